@@ -1,0 +1,96 @@
+"""The ``ctxtool`` command: a click group that loads each command module only when it runs.
+
+Errors raised by the core (:class:`ctxtool.errors.CtxtoolError`) are turned into one line on
+stderr and the matching exit code here, once, for every command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import signal
+import sys
+from typing import Any
+
+import click
+
+from ctxtool import __version__
+from ctxtool.cli import messages
+from ctxtool.errors import CtxtoolError, ExitCode
+
+# name -> "module:function"; a command appears once its module exists.
+COMMANDS: dict[str, str] = {
+    "estimate": "ctxtool.cli.estimate:estimate_cmd",
+    "validate": "ctxtool.cli.validate:validate_cmd",
+    "persist": "ctxtool.cli.persist:persist_cmd",
+    "restore": "ctxtool.cli.restore:restore_cmd",
+    "snip": "ctxtool.cli.snip:snip_cmd",
+    "microcompact": "ctxtool.cli.microcompact:microcompact_cmd",
+    "summarize": "ctxtool.cli.summarize:summarize_cmd",
+    "filter-compacted": "ctxtool.cli.filter_compacted:filter_compacted_cmd",
+    "cleanup": "ctxtool.cli.cleanup:cleanup_cmd",
+    "convert": "ctxtool.cli.convert:convert_cmd",
+}
+
+
+class CtxtoolGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, target in COMMANDS.items()
+                      if importlib.util.find_spec(target.split(":")[0]) is not None)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None or cmd_name not in self.list_commands(ctx):
+            return None
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        return command if isinstance(command, click.Command) else None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CtxtoolError as exc:
+            messages.error(exc.format())
+            ctx.exit(int(exc.exit_code))
+        except BrokenPipeError:
+            raise
+        except KeyboardInterrupt:
+            messages.error("interrupted")
+            ctx.exit(int(ExitCode.INTERRUPTED))
+        except OSError as exc:  # writing stdout or an -o file failed (disk full, EIO...)
+            messages.error(f"I/O error: {exc.strerror or exc}")
+            ctx.exit(int(ExitCode.STORAGE))
+
+
+@click.group(cls=CtxtoolGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="ctxtool")
+def cli() -> None:
+    """Keep LLM agent transcripts inside their context window.
+
+    Every command reads JSONL transcripts (Claude Code, Anthropic or OpenAI message lists) from
+    FILE arguments or stdin and writes JSONL to stdout, so they compose in pipelines. Messages
+    go to stderr. Nothing needs the network unless you ask for the Anthropic backend.
+
+    \b
+        ctxtool estimate session.jsonl
+        ctxtool persist < s.jsonl | ctxtool snip | ctxtool microcompact | ctxtool estimate
+        ctxtool summarize session.jsonl > compacted.jsonl
+
+    Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid input, 4 file I/O, 5 LLM backend.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: restores default SIGPIPE so `ctxtool ... | head` ends quietly."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        cli.main(args=argv, prog_name="ctxtool")
+    except KeyboardInterrupt:
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except BrokenPipeError:
+        # platforms without SIGPIPE: silence the flush at exit, then leave quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(int(ExitCode.FAILED))

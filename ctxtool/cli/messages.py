@@ -1,0 +1,42 @@
+"""Every human-readable line goes through here, to stderr. stdout carries data only."""
+
+from __future__ import annotations
+
+import sys
+
+_state = {"quiet": False, "bar_active": False}
+
+
+def set_quiet(quiet: bool) -> None:
+    _state["quiet"] = quiet
+
+
+def set_bar_active(active: bool) -> None:
+    _state["bar_active"] = active
+
+
+def _emit(line: str) -> None:
+    if _state["bar_active"]:
+        from tqdm import tqdm  # only imported when a bar is on screen
+
+        tqdm.write(line, file=sys.stderr)
+    else:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def info(message: str) -> None:
+    """A note for the user (what ran, what changed); silenced by --quiet."""
+    if not _state["quiet"]:
+        _emit(f"ctxtool: {message}")
+
+
+def warn(message: str) -> None:
+    """Something the user should know about; silenced by --quiet."""
+    if not _state["quiet"]:
+        _emit(f"ctxtool: warning: {message}")
+
+
+def error(message: str) -> None:
+    """Always shown: the one line explaining why the command failed."""
+    _emit(f"ctxtool: error: {message}")

@@ -1,0 +1,95 @@
+"""Option bundles shared by the commands (like sqlite-utils' output_options).
+
+Each bundle adds its click options and hands the command one small object instead of many
+keyword arguments: ``@io_options`` gives ``io: IOOptions``, ``@report_options`` gives
+``report: ReportOptions``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+import orjson
+
+from ctxtool.cli import messages
+from ctxtool.cli.streams import IOOptions
+from ctxtool.errors import StoreError
+from ctxtool.storage.atomic import write_bytes_atomic
+from ctxtool.types import FORMATS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def io_options(f: F) -> F:
+    """Inputs (files or stdin), -o/--output, --in-place, --format, --on-invalid, --quiet."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, inputs: tuple[str, ...], output: str | None, in_place: bool,
+                fmt: str | None, on_invalid: str, quiet: bool, **kwargs: Any) -> Any:
+        messages.set_quiet(quiet)
+        io = IOOptions(inputs=inputs, output=output, in_place=in_place, format=fmt,
+                       on_invalid=on_invalid, quiet=quiet)  # type: ignore[arg-type]
+        return f(*args, io=io, **kwargs)
+
+    options = [
+        click.argument("inputs", nargs=-1, metavar="[FILE]...",
+                       type=click.Path(allow_dash=True, path_type=str)),
+        click.option("-o", "--output", metavar="FILE",
+                     help="Write to FILE (atomically) instead of stdout."),
+        click.option("--in-place", is_flag=True,
+                     help="Rewrite each input file (atomically) instead of writing to stdout."),
+        click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
+                     help="Input format; detected from the first entries when not given."),
+        click.option("--on-invalid", type=click.Choice(["error", "skip", "keep"]),
+                     default="error", show_default=True,
+                     help="What to do with a line that is not a JSON object: stop with exit 3, "
+                          "drop it, or pass it through untouched."),
+        click.option("-q", "--quiet", is_flag=True, help="No messages or progress on stderr."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    stats: bool = False
+    report: str | None = None
+
+    def emit(self, data: dict[str, Any]) -> None:
+        """Print the report as one JSON object to stderr (--stats) and/or write it (--report)."""
+        blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        if self.stats:
+            sys.stderr.write(blob.decode() + "\n")
+            sys.stderr.flush()
+        if self.report:
+            try:
+                write_bytes_atomic(self.report, blob + b"\n")
+            except OSError as exc:  # pragma: no cover - write_bytes_atomic maps most
+                raise StoreError(f"cannot write report: {exc}", source=self.report) from exc
+
+
+def report_options(f: F) -> F:
+    """--stats (JSON report on stderr) and --report FILE."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, stats: bool, report_file: str | None, **kwargs: Any) -> Any:
+        return f(*args, report=ReportOptions(stats=stats, report=report_file), **kwargs)
+
+    wrapper = click.option("--report", "report_file", metavar="FILE",
+                           help="Write the JSON report of what was done to FILE.")(wrapper)
+    wrapper = click.option("--stats", is_flag=True,
+                           help="Print a JSON report of what was done to stderr.")(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def now_option(f: F) -> F:
+    """--now TIMESTAMP: the current time, for reproducible age and idle checks."""
+    return click.option(
+        "--now", metavar="TIME",
+        help="Use this ISO-8601 time (or epoch seconds) as 'now' instead of the clock.")(f)  # type: ignore[return-value]

@@ -1,0 +1,127 @@
+"""Opening inputs and outputs for every command: files or stdin, stdout or -o FILE, --in-place."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import click
+
+from ctxtool.cli import messages
+from ctxtool.cli.progress import bars_enabled, progress
+from ctxtool.errors import StoreError, UsageError
+from ctxtool.formats.detect import detect_format
+from ctxtool.formats.jsonl import OnInvalid, iter_entries, write_entries
+from ctxtool.storage.atomic import atomic_writer
+from ctxtool.types import Entry
+
+STDIN_NAME = "<stdin>"
+
+
+@dataclass(frozen=True)
+class IOOptions:
+    inputs: tuple[str, ...] = ()
+    output: str | None = None
+    in_place: bool = False
+    format: str | None = None
+    on_invalid: OnInvalid = "error"
+    quiet: bool = False
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.inputs or ("-",)
+
+
+def display_name(path: str) -> str:
+    return STDIN_NAME if path == "-" else path
+
+
+@contextlib.contextmanager
+def open_input(path: str) -> Iterator[BinaryIO]:
+    """A binary stream for a path or ``-``; unreadable inputs raise StoreError (exit 4)."""
+    if path == "-":
+        stdin = click.get_binary_stream("stdin")
+        yield stdin
+        return
+    if os.path.isdir(path):
+        raise StoreError("is a directory, not a transcript file", source=path)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise StoreError(f"cannot read: {exc.strerror or exc}", source=path) from exc
+    with handle:
+        yield handle
+
+
+def _lines_with_progress(path: str, stream: BinaryIO) -> Iterable[bytes]:
+    if path == "-" or not bars_enabled():
+        return stream
+    try:
+        total = os.path.getsize(path)
+    except OSError:
+        return stream
+    return progress(stream, total=total, desc=os.path.basename(path), unit="B", weight=len)
+
+
+def iter_file_entries(path: str, io: IOOptions) -> Iterator[Entry]:
+    """Entries of one input, read lazily; OS errors while reading become StoreError."""
+    name = display_name(path)
+    with open_input(path) as stream:
+        try:
+            yield from iter_entries(_lines_with_progress(path, stream), name,
+                                    on_invalid=io.on_invalid, warn=messages.warn)
+        except OSError as exc:
+            raise StoreError(f"cannot read: {exc.strerror or exc}", source=name) from exc
+
+
+def iter_input_entries(io: IOOptions) -> Iterator[Entry]:
+    """All inputs one after the other, as one stream of entries."""
+    check_stdin(io)
+    for path in io.paths:
+        yield from iter_file_entries(path, io)
+
+
+def check_stdin(io: IOOptions) -> None:
+    if "-" in io.paths and sys.stdin is not None and sys.stdin.isatty():
+        raise UsageError("no input: give transcript files as arguments or pipe one on stdin",
+                         hint="see --help for examples")
+
+
+def read_transcript(io: IOOptions) -> tuple[str, Iterator[Entry]]:
+    """(format, entries) for all inputs; the format is detected unless --format was given."""
+    return detect_format(iter_input_entries(io), io.format)
+
+
+@contextlib.contextmanager
+def open_output(output: str | None) -> Iterator[BinaryIO]:
+    """stdout, or FILE written atomically (nothing is left behind if the command fails)."""
+    if output in (None, "-"):
+        yield click.get_binary_stream("stdout")
+        return
+    try:
+        with atomic_writer(output) as handle:
+            yield handle
+    except OSError as exc:
+        raise StoreError(f"cannot write: {exc.strerror or exc}", source=output) from exc
+
+
+Transform = Callable[[str, Iterator[Entry]], Iterable[dict[str, Any]]]
+
+
+def run_transform(io: IOOptions, transform: Transform) -> None:
+    """Read, transform, write: to stdout / -o FILE, or back into each input with --in-place."""
+    if not io.in_place:
+        fmt, entries = read_transcript(io)
+        with open_output(io.output) as out:
+            write_entries(transform(fmt, entries), out)
+        return
+    if not io.inputs or "-" in io.inputs or io.output:
+        raise UsageError("--in-place needs file arguments and no -o/--output")
+    for path in io.inputs:
+        fmt, entries = detect_format(iter_file_entries(path, io), io.format)
+        with open_output(path) as out:
+            write_entries(transform(fmt, entries), out)

@@ -1,0 +1,225 @@
+"""A common view over the message formats: messages, content blocks, tool uses and results.
+
+Every format is seen as Anthropic-shaped blocks (``text``, ``thinking``, ``tool_use``,
+``tool_result``, ``image``...). For Claude Code and Anthropic entries the blocks are the entry's
+own objects; OpenAI messages are mapped to new block dicts on the fly (a view, never written
+back). Changing content goes through :func:`with_tool_result_content`, which copies only what it
+changes and writes the change back in the entry's own format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
+
+Block = dict[str, Any]
+MESSAGE_TYPES = ("user", "assistant")
+
+
+def api_message(entry: dict[str, Any], fmt: str) -> dict[str, Any] | None:
+    """The ``{"role", "content", ...}`` object of an entry, or None for non-message entries."""
+    if fmt == CLAUDE_CODE:
+        if entry.get("type") not in MESSAGE_TYPES:
+            return None
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+    if fmt in (ANTHROPIC, OPENAI):
+        return entry if isinstance(entry.get("role"), str) else None
+    return None
+
+
+def role_of(entry: dict[str, Any], fmt: str) -> str | None:
+    message = api_message(entry, fmt)
+    role = message.get("role") if message is not None else None
+    if role is None and fmt == CLAUDE_CODE and message is not None:
+        role = entry.get("type")
+    return role if isinstance(role, str) else None
+
+
+def content_blocks(entry: dict[str, Any], fmt: str) -> list[Block]:
+    """The content of a message entry as a list of Anthropic-shaped blocks (a view)."""
+    message = api_message(entry, fmt)
+    if message is None:
+        return []
+    if fmt == OPENAI:
+        return _openai_blocks(message)
+    return _as_blocks(message.get("content"))
+
+
+def _as_blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if isinstance(content, list):
+        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+    return []
+
+
+def _openai_blocks(message: dict[str, Any]) -> list[Block]:
+    content = message.get("content")
+    if message.get("role") == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
+                 "content": _openai_parts_as_blocks(content)}]
+    blocks = _openai_parts_as_blocks(content)
+    for call in message.get("tool_calls") or []:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") or {}
+        blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
+                       "input": _parse_arguments(function.get("arguments"))})
+    return blocks
+
+
+def _openai_parts_as_blocks(content: Any) -> list[Block]:
+    if not isinstance(content, list):
+        return _as_blocks(content)
+    blocks: list[Block] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            blocks.append({"type": "image", "source": part.get("image_url")})
+        elif isinstance(part, dict):
+            blocks.append({"type": "text", "text": str(part.get("text", part.get("refusal", "")))})
+    return blocks
+
+
+def _parse_arguments(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments if arguments is not None else {}
+    try:
+        return orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+
+
+# --- text of blocks -------------------------------------------------------------------------------
+
+def block_text(block: Block) -> str:
+    """The text a model sees for one block (images and documents become short markers)."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "redacted_thinking":
+        return ""
+    if kind in ("tool_use", "server_tool_use"):
+        value = block.get("input")
+        return value if isinstance(value, str) else orjson.dumps(value).decode()
+    if kind == "tool_result" or kind == "web_search_tool_result":
+        return tool_result_text(block.get("content"))
+    if kind == "image":
+        return "[image]"
+    if kind == "document":
+        return "[document]"
+    return ""
+
+
+def tool_result_text(content: Any) -> str:
+    """The text of a tool_result's content: the string itself, or its text blocks joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block_text(b) if isinstance(b, dict) else str(b) for b in content)
+    return orjson.dumps(content).decode()
+
+
+def has_image(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "image" for b in content)
+
+
+# --- tool uses and results ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str
+    name: str
+    input: Any
+    entry_index: int
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    tool_use_id: str
+    content: Any
+    is_error: bool
+    entry_index: int
+
+
+def iter_tool_uses(entry: dict[str, Any], fmt: str, index: int = 0) -> Iterator[ToolUse]:
+    for block in content_blocks(entry, fmt):
+        if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+            yield ToolUse(block["id"], str(block.get("name") or ""), block.get("input"), index)
+
+
+def iter_tool_results(entry: dict[str, Any], fmt: str, index: int = 0) -> Iterator[ToolResult]:
+    for block in content_blocks(entry, fmt):
+        if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            yield ToolResult(block["tool_use_id"], block.get("content"),
+                             bool(block.get("is_error")), index)
+
+
+def pair_tools(entries: Iterable[dict[str, Any]], fmt: str) -> dict[str, tuple[ToolUse | None, ToolResult | None]]:
+    """Map each tool id to its (tool_use, tool_result); either side is None when unpaired."""
+    pairs: dict[str, tuple[ToolUse | None, ToolResult | None]] = {}
+    for index, entry in enumerate(entries):
+        for use in iter_tool_uses(entry, fmt, index):
+            pairs[use.id] = (use, pairs.get(use.id, (None, None))[1])
+        for result in iter_tool_results(entry, fmt, index):
+            pairs[result.tool_use_id] = (pairs.get(result.tool_use_id, (None, None))[0], result)
+    return pairs
+
+
+# --- copy-on-write edits --------------------------------------------------------------------------
+
+def with_message_content(entry: dict[str, Any], fmt: str, content: Any) -> dict[str, Any]:
+    """A new entry whose message content is ``content``; the input entry is not touched."""
+    if fmt == CLAUDE_CODE:
+        message = dict(entry["message"])
+        message["content"] = content
+        new = dict(entry)
+        new["message"] = message
+        return new
+    new = dict(entry)
+    new["content"] = content
+    return new
+
+
+def with_tool_result_content(entry: dict[str, Any], fmt: str, tool_use_id: str,
+                             content: Any) -> dict[str, Any]:
+    """A new entry whose tool_result for ``tool_use_id`` holds ``content`` (copy-on-write).
+
+    For OpenAI ``role: "tool"`` messages the content is the message's own ``content``; a block
+    list is flattened to its text, since that format has no tool_result blocks.
+    """
+    if fmt == OPENAI:
+        if entry.get("role") == "tool" and entry.get("tool_call_id") == tool_use_id:
+            new = dict(entry)
+            new["content"] = content if isinstance(content, str) else tool_result_text(content)
+            return new
+        return entry
+    message = api_message(entry, fmt)
+    if message is None or not isinstance(message.get("content"), list):
+        return entry
+    blocks = list(message["content"])
+    changed = False
+    for i, block in enumerate(blocks):
+        if (isinstance(block, dict) and block.get("type") == "tool_result"
+                and block.get("tool_use_id") == tool_use_id):
+            blocks[i] = {**block, "content": content}
+            changed = True
+    return with_message_content(entry, fmt, blocks) if changed else entry
+
+
+__all__ = [
+    "ANTHROPIC", "CLAUDE_CODE", "OPENAI", "OPENCODE", "Block", "ToolResult", "ToolUse",
+    "api_message", "block_text", "content_blocks", "has_image", "iter_tool_results",
+    "iter_tool_uses", "pair_tools", "role_of", "tool_result_text", "with_message_content",
+    "with_tool_result_content",
+]

@@ -1,0 +1,190 @@
+"""Bytes <-> entries. Strict UTF-8, one JSON object per line, raw bytes kept for passthrough.
+
+Line framing found in real transcripts, and what the reader does with it:
+
+* no final newline: the last entry's raw bytes have no terminator; writers add one only when
+  another entry follows, so an identity pipeline stays byte-identical;
+* CRLF: parsed fine (``\\r`` is JSON whitespace) and kept in the raw bytes;
+* a UTF-8 BOM on line 1: skipped for parsing, kept in the raw bytes;
+* blank lines: kept, attached to the raw bytes of the entry before them (or after them, at the
+  start of a file); they go away only when that entry is changed or dropped;
+* two JSON objects glued on one line: split into two entries, with a warning;
+* a 0-byte file: no entries;
+* a truncated last line (no newline, invalid JSON - a session killed mid-write): a warning, and
+  the bytes pass through untouched unless ``on_invalid="skip"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Literal
+
+import orjson
+
+from ctxtool.errors import InputError
+from ctxtool.types import Entry
+
+OnInvalid = Literal["error", "skip", "keep"]
+Warn = Callable[[str], None]
+BOM = b"\xef\xbb\xbf"
+INVALID_HINT = "pass --on-invalid skip to drop bad lines or --on-invalid keep to pass them through"
+
+
+def _ignore(_: str) -> None:
+    pass
+
+
+def iter_entries(
+    stream: BinaryIO | Iterable[bytes],
+    source: str = "<stdin>",
+    *,
+    on_invalid: OnInvalid = "error",
+    warn: Warn = _ignore,
+) -> Iterator[Entry]:
+    """Yield one :class:`Entry` per JSON object in a binary stream (streaming, one line held)."""
+    pending = b""  # blank lines (and a BOM) not yet attached to an entry
+    held: Entry | None = None  # last entry, held back so trailing blank lines can join it
+    lineno = 0
+    for line in stream:
+        lineno += 1
+        body = line[3:] if lineno == 1 and line.startswith(BOM) else line
+        if not body.strip():
+            if held is not None:
+                held.raw = (held.raw or b"") + line
+            else:
+                pending += line
+            continue
+        is_last_partial = not line.endswith(b"\n")
+        for entry in _parse_line(pending + line, body, source, lineno, on_invalid, warn,
+                                 is_last_partial):
+            if held is not None:
+                yield held
+            held = entry
+        pending = b""
+    if held is not None:
+        yield held
+    elif pending:
+        # a file of nothing but blank lines: keep its bytes so identity stays byte-identical
+        yield Entry({}, raw=pending, source=source, lineno=lineno, invalid=True)
+
+
+def _parse_line(raw: bytes, body: bytes, source: str, lineno: int, on_invalid: OnInvalid,
+                warn: Warn, is_last_partial: bool) -> list[Entry]:
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        parts = _split_glued(body)
+        if parts is None:
+            return _invalid(raw, source, lineno, _describe(exc, body, lineno, is_last_partial),
+                            on_invalid, warn, truncated=is_last_partial)
+        warn(f"{source}:{lineno}: {len(parts)} JSON objects on one line; split into "
+             f"{len(parts)} entries")
+        return _glued_entries(raw, len(raw) - len(body), parts, source, lineno)
+    if not isinstance(data, dict):
+        return _invalid(raw, source, lineno, f"expected a JSON object, got {_kind(data)}",
+                        on_invalid, warn)
+    return [Entry(data, raw=raw, source=source, lineno=lineno)]
+
+
+def _invalid(raw: bytes, source: str, lineno: int, problem: str, on_invalid: OnInvalid,
+             warn: Warn, *, truncated: bool = False) -> list[Entry]:
+    if on_invalid == "skip":
+        warn(f"{source}:{lineno}: {problem}; line skipped")
+        return []
+    if on_invalid == "keep" or truncated:
+        # A truncated last line is what a live or killed session leaves behind: keep its bytes.
+        warn(f"{source}:{lineno}: {problem}; line passed through unchanged")
+        return [Entry({}, raw=raw, source=source, lineno=lineno, invalid=True)]
+    raise InputError(problem, source=source, lineno=lineno, hint=INVALID_HINT)
+
+
+def _describe(exc: orjson.JSONDecodeError, body: bytes, lineno: int, is_last_partial: bool) -> str:
+    reason = str(exc).split(":", 1)[0]
+    if "utf-8" in str(exc).lower() or "surrogate" in str(exc).lower():
+        return f"invalid UTF-8 or lone surrogate ({reason})"
+    if lineno == 1 and body.strip() in (b"{", b"["):
+        return "not JSONL: this looks like a pretty-printed JSON document (one object per line expected)"
+    if is_last_partial:
+        return f"truncated last line, the session was probably killed mid-write ({reason})"
+    return f"invalid JSON ({reason})"
+
+
+def _kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _split_glued(body: bytes) -> list[tuple[int, dict[str, Any]]] | None:
+    """Split ``{...}{...}`` into (byte offset where the object ends, object) pairs; None when the
+    line is not exactly a run of objects."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    parts: list[tuple[int, dict[str, Any]]] = []
+    pos = len(text) - len(text.lstrip())
+    end_of_text = len(text.rstrip())
+    while pos < end_of_text:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+            obj = orjson.loads(text[pos:end])  # same parser (and strictness) as every other line
+        except (ValueError, orjson.JSONDecodeError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        parts.append((len(text[:end].encode("utf-8")), obj))
+        pos = end
+        while pos < end_of_text and text[pos] in " \t\r":
+            pos += 1
+    return parts if len(parts) > 1 else None
+
+
+def _glued_entries(raw: bytes, body_start: int, parts: list[tuple[int, dict[str, Any]]],
+                   source: str, lineno: int) -> list[Entry]:
+    """Entries for objects glued on one line. Each keeps its own slice of the line, and all but
+    the first are marked ``glued`` so an untouched run is written back without new newlines."""
+    entries: list[Entry] = []
+    start = 0
+    for i, (end, obj) in enumerate(parts):
+        stop = len(raw) if i == len(parts) - 1 else body_start + end
+        entry = Entry(obj, raw=raw[start:stop], source=source, lineno=lineno)
+        entry.glued = i > 0
+        entries.append(entry)
+        start = stop
+    return entries
+
+
+def dumps_entry(entry: dict[str, Any]) -> bytes:
+    """Serialize a new or changed entry: compact orjson, key order kept, one line."""
+    return orjson.dumps(entry) + b"\n"
+
+
+def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """The bytes to write for each entry: raw bytes when untouched, orjson otherwise.
+
+    A raw line without a final newline (the last line of a file) gets one only when something
+    follows it, so an identity pipeline reproduces the input byte for byte.
+    """
+    need_newline = False
+    previous_raw = False
+    for entry in entries:
+        raw = entry.raw if isinstance(entry, Entry) else None
+        if need_newline and not (raw is not None and previous_raw and entry.glued):
+            yield b"\n"
+        chunk = raw if raw is not None else dumps_entry(entry)
+        need_newline = not chunk.endswith(b"\n")
+        previous_raw = raw is not None
+        yield chunk
+
+
+def write_entries(entries: Iterable[dict[str, Any]], out: BinaryIO) -> int:
+    """Write entries to a binary stream; returns the number written."""
+    count = 0
+    write = out.write
+    for chunk in iter_lines_out(entries):
+        write(chunk)
+        if chunk != b"\n":
+            count += 1
+    return count

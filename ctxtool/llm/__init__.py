@@ -1,0 +1,1 @@
+"""Summarizer and token-counter backends: offline (default) and Anthropic (opt-in, lazy)."""

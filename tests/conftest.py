@@ -1,0 +1,75 @@
+"""Shared test fixtures: corpus files, a subprocess runner for the real entry point, a CLI runner,
+and a guard that refuses any network connection that is not to loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SHARED = Path(os.environ.get("CTXTOOL_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "corpus"
+
+
+def corpus_files(suffix: str = ".jsonl") -> list[Path]:
+    """Every corpus transcript, or [] when ../shared is absent."""
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in CORPUS.rglob(f"*{suffix}") if p.is_file())
+
+
+def corpus_params(suffix: str = ".jsonl") -> list[object]:
+    """pytest params over the corpus; a single skipped param when ../shared is absent."""
+    files = corpus_files(suffix)
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"corpus not found at {CORPUS}"))]
+    return [pytest.param(p, id=f"{p.parent.name}/{p.name[-40:]}") for p in files]
+
+
+def ctxtool_executable() -> list[str]:
+    """The installed console script next to this Python, else `python -m ctxtool`."""
+    script = Path(sys.executable).with_name("ctxtool")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ctxtool"]
+
+
+def run_ctxtool(*args: str, input: bytes | None = None, env: dict[str, str] | None = None,
+                cwd: str | Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    """Run the real entry point in a subprocess; stdout and stderr captured separately."""
+    full_env = {**os.environ, **(env or {})}
+    if "ANTHROPIC_API_KEY" not in (env or {}):
+        full_env.pop("ANTHROPIC_API_KEY", None)
+    return subprocess.run([*ctxtool_executable(), *args], input=input, capture_output=True,
+                          env=full_env, cwd=cwd, timeout=timeout, check=False)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach the network: only loopback connections are allowed, and no API key
+    from the developer's environment leaks into a test."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CTXTOOL_LLM",
+                 "CTXTOOL_STORE", "CTXTOOL_MODEL", "CLAUDE_CONFIG_DIR", "DISABLE_MICROCOMPACT",
+                 "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+                 "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE", "DISABLE_AUTO_COMPACT"):
+        monkeypatch.delenv(name, raising=False)
+    real_connect = socket.socket.connect
+
+    def guarded_connect(self: socket.socket, address: object) -> object:
+        host = address[0] if isinstance(address, tuple) else address
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            if not (str(host).startswith("127.") or host in ("::1", "localhost")):
+                raise ConnectionRefusedError(f"tests may not connect to {address!r}")
+        return real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
