@@ -9,7 +9,7 @@ writer re-serializes only those.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 Format = Literal["claude-code", "anthropic", "openai", "opencode"]
 FORMATS: tuple[str, ...] = ("claude-code", "anthropic", "openai", "opencode")
@@ -133,3 +133,19 @@ class ClaudeCodeEntry(TypedDict, total=False):
     toolUseResult: Any
     compactMetadata: dict[str, Any]
     content: str
+
+
+class ResultStore(Protocol):
+    """Where transforms save content before removing it from a transcript (see storage/store.py).
+
+    The core only sees this protocol; the CLI builds the real store from --store/$CTXTOOL_STORE.
+    """
+
+    def save(self, content: str | list[Any], *, tool_use_id: str, session_id: str | None) -> str:
+        """Write ``content`` (a string as .txt, a block list as .json); return the absolute path.
+        Raises StoreError when it cannot be written."""
+        ...
+
+    def load(self, path: str) -> str | list[Any] | None:
+        """The content saved at ``path`` exactly as it was given to save(), or None if missing."""
+        ...
