@@ -93,3 +93,18 @@ def now_option(f: F) -> F:
     return click.option(
         "--now", metavar="TIME",
         help="Use this ISO-8601 time (or epoch seconds) as 'now' instead of the clock.")(f)  # type: ignore[return-value]
+
+
+def store_options(f: F) -> F:
+    """--store DIR: the root of the tool-result store; passes ``store_dir: str | None``.
+
+    Resolve it once the format and first entries are known, with
+    ``ctxtool.storage.store.store_for_entries(store_dir, entries, fmt=fmt, env=os.environ)``
+    (--store DIR, else $CTXTOOL_STORE, else Claude Code's own session folder, else
+    ./ctxtool-store); files go to ``DIR/<session>/tool-results/<tool_use_id>.txt|.json``.
+    """
+    return click.option(
+        "--store", "store_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=str),
+        help="Root folder for saved tool results: files go to DIR/<session>/tool-results/. "
+             "Default: $CTXTOOL_STORE, else Claude Code's own project folder for Claude Code "
+             "transcripts, else ./ctxtool-store.")(f)  # type: ignore[return-value]

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import click
 
 from ctxtool.cli import messages
 from ctxtool.cli.progress import bars_enabled, progress
@@ -20,6 +19,15 @@ from ctxtool.storage.atomic import atomic_writer
 from ctxtool.types import Entry
 
 STDIN_NAME = "<stdin>"
+
+
+def binary_stdin() -> BinaryIO:
+    """The binary stdin (click's CliRunner swaps sys.stdin for a wrapper that has .buffer too)."""
+    return sys.stdin.buffer
+
+
+def binary_stdout() -> BinaryIO:
+    return sys.stdout.buffer
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,7 @@ def display_name(path: str) -> str:
 def open_input(path: str) -> Iterator[BinaryIO]:
     """A binary stream for a path or ``-``; unreadable inputs raise StoreError (exit 4)."""
     if path == "-":
-        stdin = click.get_binary_stream("stdin")
+        stdin = binary_stdin()
         yield stdin
         return
     if os.path.isdir(path):
@@ -67,13 +75,15 @@ def _lines_with_progress(path: str, stream: BinaryIO) -> Iterable[bytes]:
     return progress(stream, total=total, desc=os.path.basename(path), unit="B", weight=len)
 
 
-def iter_file_entries(path: str, io: IOOptions) -> Iterator[Entry]:
-    """Entries of one input, read lazily; OS errors while reading become StoreError."""
+def iter_file_entries(path: str, io: IOOptions, *,
+                      warn: Callable[[str], None] = messages.warn) -> Iterator[Entry]:
+    """Entries of one input, read lazily; OS errors while reading become StoreError.
+    ``warn`` receives framing warnings (validate passes a no-op: it reports them itself)."""
     name = display_name(path)
     with open_input(path) as stream:
         try:
             yield from iter_entries(_lines_with_progress(path, stream), name,
-                                    on_invalid=io.on_invalid, warn=messages.warn)
+                                    on_invalid=io.on_invalid, warn=warn)
         except OSError as exc:
             raise StoreError(f"cannot read: {exc.strerror or exc}", source=name) from exc
 
@@ -100,7 +110,7 @@ def read_transcript(io: IOOptions) -> tuple[str, Iterator[Entry]]:
 def open_output(output: str | None) -> Iterator[BinaryIO]:
     """stdout, or FILE written atomically (nothing is left behind if the command fails)."""
     if output in (None, "-"):
-        yield click.get_binary_stream("stdout")
+        yield binary_stdout()
         return
     try:
         with atomic_writer(output) as handle:

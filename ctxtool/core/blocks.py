@@ -2,9 +2,10 @@
 
 Every format is seen as Anthropic-shaped blocks (``text``, ``thinking``, ``tool_use``,
 ``tool_result``, ``image``...). For Claude Code and Anthropic entries the blocks are the entry's
-own objects; OpenAI messages are mapped to new block dicts on the fly (a view, never written
-back). Changing content goes through :func:`with_tool_result_content`, which copies only what it
-changes and writes the change back in the entry's own format.
+own objects; OpenAI messages and OpenCode parts (see :mod:`ctxtool.core.opencode_view`) are
+mapped to new block dicts on the fly (a view, never written back). Changing content goes through
+:func:`with_tool_result_content`, which copies only what it changes and writes the change back in
+the entry's own format.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ctxtool.core import opencode_view
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
 
 Block = dict[str, Any]
@@ -22,7 +24,11 @@ MESSAGE_TYPES = ("user", "assistant")
 
 
 def api_message(entry: dict[str, Any], fmt: str) -> dict[str, Any] | None:
-    """The ``{"role", "content", ...}`` object of an entry, or None for non-message entries."""
+    """The ``{"role", "content", ...}`` object of an entry, or None for non-message entries.
+
+    For OpenCode it is the message's ``info`` (role, id, time, tokens...); its content lives in
+    the parts, seen through :func:`content_blocks`.
+    """
     if fmt == CLAUDE_CODE:
         if entry.get("type") not in MESSAGE_TYPES:
             return None
@@ -30,6 +36,8 @@ def api_message(entry: dict[str, Any], fmt: str) -> dict[str, Any] | None:
         return message if isinstance(message, dict) else None
     if fmt in (ANTHROPIC, OPENAI):
         return entry if isinstance(entry.get("role"), str) else None
+    if fmt == OPENCODE:
+        return entry["info"] if opencode_view.is_message(entry) else None
     return None
 
 
@@ -43,6 +51,8 @@ def role_of(entry: dict[str, Any], fmt: str) -> str | None:
 
 def content_blocks(entry: dict[str, Any], fmt: str) -> list[Block]:
     """The content of a message entry as a list of Anthropic-shaped blocks (a view)."""
+    if fmt == OPENCODE:
+        return opencode_view.message_blocks(entry)
     message = api_message(entry, fmt)
     if message is None:
         return []
@@ -180,6 +190,9 @@ def pair_tools(entries: Iterable[dict[str, Any]], fmt: str) -> dict[str, tuple[T
 
 def with_message_content(entry: dict[str, Any], fmt: str, content: Any) -> dict[str, Any]:
     """A new entry whose message content is ``content``; the input entry is not touched."""
+    if fmt == OPENCODE:
+        raise ValueError("OpenCode content lives in parts: use with_tool_result_content or "
+                         "ctxtool.core.opencode")
     if fmt == CLAUDE_CODE:
         message = dict(entry["message"])
         message["content"] = content
@@ -196,8 +209,12 @@ def with_tool_result_content(entry: dict[str, Any], fmt: str, tool_use_id: str,
     """A new entry whose tool_result for ``tool_use_id`` holds ``content`` (copy-on-write).
 
     For OpenAI ``role: "tool"`` messages the content is the message's own ``content``; a block
-    list is flattened to its text, since that format has no tool_result blocks.
+    list is flattened to its text, since that format has no tool_result blocks. For OpenCode the
+    tool part's ``state.output`` (or error text) is rewritten; see
+    :func:`ctxtool.core.opencode_view.with_tool_output`.
     """
+    if fmt == OPENCODE:
+        return opencode_view.with_tool_output(entry, tool_use_id, content, text_of=tool_result_text)
     if fmt == OPENAI:
         if entry.get("role") == "tool" and entry.get("tool_call_id") == tool_use_id:
             new = dict(entry)

@@ -11,12 +11,17 @@ import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ctxtool.errors import InputError
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry, Format, location_of
+from ctxtool.errors import InputError, UsageError
+from ctxtool.types import (ANTHROPIC, CLAUDE_CODE, FORMATS, OPENAI, OPENCODE, Entry, Format,
+                           location_of)
 
 PEEK = 64
 
 _CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
+_OPENAI_ROLES = ("system", "tool", "developer", "function")  # roles the Messages API does not have
+_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
+                     "server_tool_use", "web_search_tool_result"}
+_OPENAI_PARTS = {"image_url", "input_audio", "refusal", "file"}
 
 
 def classify(entry: dict[str, Any]) -> Format | None:
@@ -25,17 +30,19 @@ def classify(entry: dict[str, Any]) -> Format | None:
         return CLAUDE_CODE
     if isinstance(entry.get("info"), dict) and isinstance(entry.get("parts"), list):
         return OPENCODE
+    if isinstance(entry.get("session"), dict) and "role" not in entry and "type" not in entry:
+        return OPENCODE  # the {"session": ...} line ctxtool convert writes before the messages
     role = entry.get("role")
     if not isinstance(role, str):
         return CLAUDE_CODE if isinstance(entry.get("type"), str) else None
-    if role in ("system", "tool", "developer") or "tool_calls" in entry or "tool_call_id" in entry:
+    if role in _OPENAI_ROLES or "tool_calls" in entry or "tool_call_id" in entry:
         return OPENAI
     content = entry.get("content")
     if isinstance(content, list):
         kinds = {b.get("type") for b in content if isinstance(b, dict)}
-        if kinds & {"tool_use", "tool_result", "thinking", "redacted_thinking", "image"}:
+        if kinds & _ANTHROPIC_BLOCKS:
             return ANTHROPIC
-        if kinds & {"image_url", "input_audio", "refusal"}:
+        if kinds & _OPENAI_PARTS:
             return OPENAI
     return None
 
@@ -44,6 +51,8 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
     """Return the format and an iterator that still yields every entry (the peeked ones first)."""
     it = iter(entries)
     if forced:
+        if forced not in FORMATS:
+            raise UsageError(f"unknown format {forced!r}", hint=f"use one of {', '.join(FORMATS)}")
         return forced, it  # type: ignore[return-value]
     peeked: list[Entry] = []
     found: Format | None = None
@@ -58,7 +67,9 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
         found = kind
         break
     fmt = found or weak or CLAUDE_CODE
-    if found is None and weak is None and peeked and not any(e.invalid for e in peeked):
+    # plain dicts (the Python API) have no .invalid; only lines read from input can be invalid
+    if found is None and weak is None and peeked and not any(
+            getattr(e, "invalid", False) for e in peeked):
         if not any(isinstance(e.get("type"), str) for e in peeked):
             first = peeked[0]
             raise InputError(

@@ -110,6 +110,24 @@ def _describe(exc: orjson.JSONDecodeError, body: bytes, lineno: int, is_last_par
     return f"invalid JSON ({reason})"
 
 
+def describe_invalid(entry: Entry) -> tuple[str, str]:
+    """Why a line passed through as invalid (``on_invalid="keep"``) did not parse, as
+    ``(problem, kind)``; kind is ``truncated`` (a last line without newline: a killed session),
+    ``not-jsonl`` (line 1 opens a pretty-printed JSON document), ``not-an-object`` or
+    ``invalid-json``. Used by ``validate`` to report bad lines."""
+    raw = entry.raw or b""
+    truncated = not raw.endswith(b"\n")
+    body = (raw[3:] if raw.startswith(BOM) else raw).strip()
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        problem = _describe(exc, body, entry.lineno, truncated)
+        if entry.lineno == 1 and body in (b"{", b"["):
+            return problem, "not-jsonl"
+        return problem, "truncated" if truncated else "invalid-json"
+    return f"expected a JSON object, got {_kind(data)}", "not-an-object"
+
+
 def _kind(value: Any) -> str:
     return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number")

@@ -1,0 +1,214 @@
+"""``ctxtool cleanup``: age-based retention of Claude Code sessions and ctxtool's store."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import click
+import orjson
+
+from ctxtool.cli import messages
+from ctxtool.cli.options import ReportOptions, now_option, report_options
+from ctxtool.cli.progress import progress
+from ctxtool.cli.streams import open_output
+from ctxtool.core.clock import parse_duration, parse_now
+from ctxtool.core.persist import format_size
+from ctxtool.core.retention import LIVE_WINDOW, format_age, period_from_settings
+from ctxtool.errors import UsageError
+from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
+from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, check_folder
+from ctxtool.storage.lock import folder_lock
+from ctxtool.storage.paths import claude_config_dir
+from ctxtool.storage.store import STORE_ENV
+
+T = TypeVar("T")
+
+
+@click.command("cleanup")
+@click.option("--root", metavar="DIR",
+              help="Claude Code config folder.  [default: $CLAUDE_CONFIG_DIR or ~/.claude]")
+@click.option("--store", metavar="DIR", help="ctxtool's store, cleaned too.  [default: $CTXTOOL_STORE]")
+@click.option("--older-than", metavar="AGE",
+              help="Remove what has been inactive this long: 30d, 12h, 2w.  "
+                   "[default: cleanupPeriodDays from settings.json, else 30d]")
+@click.option("--include", multiple=True, metavar="CATEGORY[,...]",
+              help=f"Only act on these categories: {', '.join(CATEGORIES)}.")
+@click.option("--exclude", multiple=True, metavar="CATEGORY[,...]",
+              help="Never act on these categories.")
+@click.option("--apply", is_flag=True, help="Really remove (or archive). Without it: only the plan.")
+@click.option("--archive", "archive_dir", metavar="DIR",
+              help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it.")
+@click.option("--force", is_flag=True,
+              help="Accept a --root/--store that does not look like one (never / or ~).")
+@now_option
+@click.option("-q", "--quiet", is_flag=True, help="No summary, warnings or progress on stderr.")
+@report_options
+def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
+                include: tuple[str, ...], exclude: tuple[str, ...], apply: bool,
+                archive_dir: str | None, force: bool, now: str | None, quiet: bool,
+                report: ReportOptions) -> None:
+    """Remove old sessions and their side files, safely: a plan by default, --apply to act.
+
+    A session goes as a whole (transcript, tool-results/, subagents/, file-history, todos,
+    plans, debug log, session-env, image-cache, its folder in ctxtool's store) once its last
+    activity - the newest timestamp inside or the newest file time, whichever is later - is
+    older than --older-than. Never touched: sessions active within the last hour, tool results
+    a kept transcript still points at, anything behind a symlink, anything outside the root.
+    One JSONL record per path on stdout; a summary on stderr; exit 1 if anything failed.
+
+    \b
+        ctxtool cleanup                                  # the plan: what would go, and why
+        ctxtool cleanup --older-than 60d --apply
+        ctxtool cleanup --apply --archive ~/claude-archive --exclude plans
+        ctxtool cleanup | jq -r 'select(.action != "keep") | .path'
+
+    Restore an archived session with: tar -xzf ARCHIVE -C ~/.claude
+    """
+    messages.set_quiet(quiet)
+    when = parse_now(now)
+    real_root = _resolve_root(root, force=force)
+    real_store = _resolve_store(store, os.environ.get(STORE_ENV) or None, root=real_root, force=force)
+    options = CleanupOptions(
+        root=real_root, store=real_store, now=when, apply=apply,
+        older_than=_older_than(older_than, real_root),
+        include=_categories(include, exclude),
+        archive_dir=_resolve_archive(archive_dir, real_root, real_store))
+    with _locks(options):
+        plan = plan_cleanup(options, progress=_progress)
+        run = CleanupRun(plan)
+        _write_records(progress(run.records(), desc="cleaning up" if apply else "planning",
+                                unit="path"))
+    _finish(run.summary, options, report)
+    if run.summary.errors:
+        click.get_current_context().exit(1)
+
+
+def _progress(items: Iterable[T], total: int, desc: str) -> Iterator[T]:
+    return progress(items, total=total, desc=desc, unit="session")
+
+
+def _resolve_root(root: str | None, *, force: bool) -> str | None:
+    path = root or str(claude_config_dir(os.environ))
+    if root is None and not os.path.lexists(path):
+        # a machine without Claude Code (yet): nothing to clean, not an error for cron
+        messages.info(f"no Claude Code folder at {path}; nothing to clean there")
+        return None
+    return check_folder(path, what="root", force=force)
+
+
+def _resolve_store(option: str | None, from_env: str | None, *, root: str | None,
+                   force: bool) -> str | None:
+    store = option or from_env
+    if store is None:
+        return None
+    if option is None and not os.path.lexists(store):
+        messages.warn(f"${STORE_ENV} {store} does not exist; nothing to clean there")
+        return None
+    real = check_folder(store, what="store", force=force)
+    if real == root or _swept(real, root=root, store=None):
+        raise UsageError(f"the store {store} is inside a Claude Code folder cleanup sweeps",
+                         hint="keep the store elsewhere")
+    return real
+
+
+def _resolve_archive(folder: str | None, root: str | None, store: str | None) -> str | None:
+    if folder is None:
+        return None
+    real = os.path.realpath(os.path.expanduser(folder))
+    if _swept(real, root=root, store=store):
+        # a later run would take the archives for old sessions and remove them
+        raise UsageError(f"--archive: {folder} is inside a folder cleanup sweeps",
+                         hint="keep archives outside the swept folders, e.g. ~/claude-archive")
+    return real
+
+
+def _swept(real: str, *, root: str | None, store: str | None) -> bool:
+    """Whether ``real`` is (inside) a folder cleanup removes things from."""
+    folders = [os.path.join(root, name) for name in CLAUDE_CATEGORIES] if root else []
+    folders += [store] if store else []
+    return any(real == folder or real.startswith(folder + os.sep) for folder in folders)
+
+
+def _older_than(value: str | None, root: str | None) -> timedelta:
+    if value is not None:
+        age = parse_duration(value, option="--older-than")
+        if age < LIVE_WINDOW:
+            messages.warn(f"sessions active within the last {format_age(LIVE_WINDOW)} are kept "
+                          f"whatever --older-than says")
+        return age
+    settings: Any = None
+    if root is None:
+        return period_from_settings(None)[0]
+    path = os.path.join(root, "settings.json")
+    with contextlib.suppress(FileNotFoundError):
+        try:
+            with open(path, "rb") as handle:
+                settings = orjson.loads(handle.read())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            messages.warn(f"{path}: cannot read settings ({exc}); using 30 days")
+    age, problem = period_from_settings(settings)
+    if problem:
+        messages.warn(f"{path}: {problem}")
+    return age
+
+
+def _categories(include: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, ...]:
+    def names(values: tuple[str, ...], option: str) -> list[str]:
+        found = [name.strip() for value in values for name in value.split(",") if name.strip()]
+        unknown = [name for name in found if name not in CATEGORIES]
+        if unknown:
+            raise UsageError(f"{option}: unknown category {unknown[0]!r}",
+                             hint=f"choose from {', '.join(CATEGORIES)}")
+        return found
+
+    chosen = names(include, "--include") or list(CATEGORIES)
+    dropped = set(names(exclude, "--exclude"))
+    return tuple(name for name in CATEGORIES if name in chosen and name not in dropped)
+
+
+@contextlib.contextmanager
+def _locks(options: CleanupOptions) -> Iterator[None]:
+    """Only a run that changes things takes the locks (a dry run writes nothing, not even those)."""
+    with contextlib.ExitStack() as stack:
+        if options.apply:
+            for folder in dict.fromkeys(filter(None, (options.root, options.store))):
+                stack.enter_context(folder_lock(folder))
+        yield
+
+
+def _write_records(records: Iterable[dict[str, Any]]) -> None:
+    with open_output(None) as out:
+        for record in records:
+            out.write(orjson.dumps(record) + b"\n")
+        out.flush()
+
+
+def _finish(summary: Summary, options: CleanupOptions, report: ReportOptions) -> None:
+    for error in dict.fromkeys(summary.errors):
+        messages.warn(error)
+    messages.info(summary_line(summary, options))
+    report.emit(summary.as_dict())
+
+
+def summary_line(summary: Summary, options: CleanupOptions) -> str:
+    verb = "would remove" if summary.dry_run else "removed"
+    removed = f"{summary.removed_sessions} sessions and {summary.removed_items} other items"
+    kept = sum(summary.kept.values())
+    detail = ", ".join(f"{count} {status}" for status, count in sorted(summary.kept.items()))
+    parts = [f"cleanup{' (dry run)' if summary.dry_run else ''}: {verb} {removed}"
+             f" ({format_size(summary.bytes)}) inactive for {format_age(options.older_than)}+",
+             f"kept {kept}" + (f" ({detail})" if detail else "")]
+    if summary.referenced_files:
+        parts.append(f"{summary.referenced_files} referenced files left in place")
+    if summary.archives:
+        parts.append(f"{len(summary.archives)} archives in {options.archive_dir}")
+    if summary.errors:
+        parts.append(f"{len(summary.errors)} errors")
+    if summary.dry_run:
+        parts.append("pass --apply to act")
+    return "; ".join(parts)
+

@@ -1,0 +1,209 @@
+"""``ctxtool estimate``: how full the context window is, and what fills it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import click
+import orjson
+
+from ctxtool.cli.options import io_options
+from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
+from ctxtool.core.estimate import (
+    CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
+)
+from ctxtool.errors import LLMError, UsageError
+from ctxtool.formats.detect import detect_format
+from ctxtool.formats.jsonl import write_entries
+
+DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"  # for --exact when neither --model nor the file names one
+NO_KEY_HINT = "set ANTHROPIC_API_KEY, or leave out --exact for the offline estimate"
+LABELS = {
+    "system_and_tools": "system prompt, tools, other", "user_text": "user text",
+    "assistant_text": "assistant text", "thinking": "thinking", "tool_inputs": "tool inputs",
+    "tool_results": "tool results", "images": "images", "compact_summaries": "compact summaries",
+    "system_messages": "system messages",
+}
+SYMBOLS = {"system_and_tools": "S", "user_text": "U", "assistant_text": "A", "thinking": "T",
+           "tool_inputs": "I", "tool_results": "R", "images": "M", "compact_summaries": "C",
+           "system_messages": "Y"}
+GRID_COLUMNS, GRID_ROWS = 50, 4
+FREE, BUFFER = ".", "~"
+
+
+@click.command("estimate")
+@io_options
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON report per input file, one per line (schemas/estimate-report).")
+@click.option("--grid", is_flag=True,
+              help="Draw the window as a grid of cells: used by category, free, auto-compact buffer.")
+@click.option("--per-entry", is_flag=True,
+              help="Emit the transcript back as JSONL, each entry annotated under a 'ctxtool' key.")
+@click.option("--model", metavar="NAME",
+              help="Model whose window applies (default: the transcript's; '[1m]' suffix = 1M).")
+@click.option("--context-window", type=click.IntRange(min=1), metavar="TOKENS",
+              help="Context window size, overriding the model's.")
+@click.option("--system-tokens", type=click.IntRange(min=0), default=DEFAULT_SYSTEM_TOKENS,
+              show_default=True, envvar="CTXTOOL_SYSTEM_TOKENS", metavar="TOKENS",
+              help="System prompt + tool definitions, assumed when the transcript records no "
+                   "usage ($CTXTOOL_SYSTEM_TOKENS).")
+@click.option("--no-usage", is_flag=True,
+              help="Ignore recorded usage and estimate every message (after persist or snip "
+                   "changed content the last API call saw).")
+@click.option("--top", type=click.IntRange(min=0), default=DEFAULT_TOP, show_default=True,
+              metavar="N", help="How many of the largest tool results to list.")
+@click.option("--exact", is_flag=True,
+              help="Count the messages with Anthropic's count_tokens API (needs ANTHROPIC_API_KEY).")
+def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, model: str | None,
+                 context_window: int | None, system_tokens: int, no_usage: bool, top: int,
+                 exact: bool) -> None:
+    """Show how much of the context window a transcript fills, and with what.
+
+    The context "now" is what follows the last compact boundary: the prompt size of the last
+    API call recorded in the transcript (its usage), plus an estimate of everything after it.
+    Without usage it is an estimate of every message plus --system-tokens. The total adds what
+    compactions took out of view. Several files give one report each.
+
+    \b
+        ctxtool estimate ~/.claude/projects/my-project/SESSION.jsonl
+        ctxtool estimate --json session.jsonl | jq .context_tokens
+        ctxtool microcompact session.jsonl | ctxtool estimate --grid
+        ctxtool persist s.jsonl | ctxtool snip | ctxtool estimate --no-usage
+        ctxtool estimate --per-entry s.jsonl | jq -c 'select(.ctxtool.tokens > 5000) | .uuid'
+    """
+    if io.in_place:
+        raise UsageError("estimate does not rewrite its input: --in-place does not apply")
+    if per_entry and (as_json or grid or exact):
+        raise UsageError("--per-entry emits the transcript: it does not combine with "
+                         "--json, --grid or --exact")
+    counter = _counter() if exact else None
+    check_stdin(io)
+    with open_output(io.output) as out:
+        for path in io.paths:
+            fmt, entries = detect_format(iter_file_entries(path, io), io.format)
+            if per_entry:
+                write_entries(annotate(entries, fmt=fmt, system_tokens=system_tokens,
+                                       use_usage=not no_usage), out)
+                continue
+            options: dict[str, Any] = {
+                "fmt": fmt, "model": model, "context_window": context_window,
+                "system_tokens": system_tokens, "env": os.environ, "top": top,
+                "source": display_name(path), "use_usage": not no_usage}
+            if counter is None:
+                report = estimate(entries, **options)
+            else:
+                report = _exact(list(entries), counter, options)
+            _write(out, report, as_json=as_json, grid=grid)
+
+
+def _counter() -> Any:
+    """``count_tokens`` of the Anthropic backend; fails fast (exit 5) without a key."""
+    from ctxtool.llm.anthropic import count_tokens, has_key  # the SDK only for --exact
+
+    if not has_key(os.environ):
+        raise LLMError("--exact needs an Anthropic API key", hint=NO_KEY_HINT)
+    return count_tokens
+
+
+def _exact(entries: list[Any], counter: Any, options: dict[str, Any]) -> EstimateReport:
+    report = estimate(entries, **options)
+    messages = api_view(entries, options["fmt"])
+    name = (options["model"] or report.model or DEFAULT_COUNT_MODEL).removesuffix("[1m]")
+    counted = counter(messages, system=None, model=name) if messages else 0
+    return report.with_exact(counted)
+
+
+def _write(out: BinaryIO, report: EstimateReport, *, as_json: bool, grid: bool) -> None:
+    if as_json:
+        out.write(orjson.dumps(report.as_dict()) + b"\n")
+        return
+    lines = render_grid(report) if grid else render_table(report)
+    out.write(("\n".join(lines) + "\n\n").encode())
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def render_table(report: EstimateReport) -> list[str]:
+    limits, used = report.limits, report.context_tokens
+    lines = [f"{report.source or '-'}: {_n(used)} tokens in context "
+             f"({100 * used / limits.window:.1f}% of {_n(limits.window)}), {report.status}"]
+    lines += [f"  {label:<17}{value}" for label, value in _summary_rows(report)]
+    lines += ["", f"  {'what fills the context':<30}{'tokens':>10}{'%':>7}"]
+    for category in CATEGORIES:
+        tokens = report.breakdown.get(category, 0)
+        if tokens or category == "system_and_tools":
+            share = 100 * tokens / used if used else 0.0
+            lines.append(f"  {LABELS[category]:<30}{_n(tokens):>10}{share:>7.1f}")
+        if category == "tool_results":
+            lines += [f"    {tool:<28}{_n(n):>10}" for tool, n in
+                      list(report.tool_results_by_tool.items())[:8]]
+    if report.top:
+        lines += ["", f"  {'largest tool results':<22}{'tokens':>8}  {'tool':<12}target / where"]
+        for o in report.top:
+            lines.append(f"  {'':<22}{_n(o.tokens):>8}  {o.tool[:12]:<12}"
+                         f"{o.target or '-'}  ({o.location or o.tool_use_id})")
+    return lines
+
+
+def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
+    limits, used = report.limits, report.context_tokens
+    yield "model", f"{report.model or '-'} (window {_n(limits.window)}: {report.window_source})"
+    if report.method == "usage" and report.anchor is not None:
+        base = used - report.estimated_after_anchor
+        how = (f"last API call's usage {_n(base)} + {_n(report.estimated_after_anchor)} "
+               "estimated after it")
+    elif report.method == "exact":
+        how = f"count_tokens API + {_n(report.system_tokens)} assumed system tokens"
+    else:
+        how = f"estimated, incl. {_n(report.system_tokens)} assumed system/tool tokens"
+    yield "context now", f"{_n(used)}  ({how})"
+    yield "total", (f"{_n(report.total_tokens)}  (incl. {_n(report.total_tokens - used)} "
+                    f"compacted away, {report.compact_boundaries} compaction(s))")
+    state = "" if limits.auto_compact_enabled else "  (auto-compact disabled)"
+    yield "auto-compact at", (f"{_n(limits.auto_compact)}  ({_n(max(0, limits.auto_compact - used))}"
+                              f" to go; warning at {_n(limits.warning)}, blocking at "
+                              f"{_n(limits.blocking)}){state}")
+
+
+# --- the grid -------------------------------------------------------------------------------------
+
+def _cells(report: EstimateReport, total: int) -> list[str]:
+    """One symbol per cell: used cells by category (largest remainder), free, then the buffer."""
+    per_cell = report.limits.window / total
+    used = min(total, round(report.context_tokens / per_cell))
+    parts = [(c, report.breakdown.get(c, 0) / per_cell) for c in CATEGORIES]
+    counts = {c: int(v) for c, v in parts}
+    by_remainder = sorted(parts, key=lambda cv: cv[1] - int(cv[1]), reverse=True)
+    for category, _ in by_remainder[:max(0, used - sum(counts.values()))]:
+        counts[category] += 1
+    cells = [SYMBOLS[c] for c in CATEGORIES for _ in range(counts[c])][:total]
+    buffer = round((report.limits.window - report.limits.auto_compact) / per_cell)
+    free = max(0, total - len(cells) - buffer)
+    return cells + [FREE] * free + [BUFFER] * (total - len(cells) - free)
+
+
+def render_grid(report: EstimateReport) -> list[str]:
+    total = GRID_COLUMNS * GRID_ROWS
+    cells = _cells(report, total)
+    limits, used = report.limits, report.context_tokens
+    lines = [f"{report.source or '-'}: {_n(used)} / {_n(limits.window)} tokens "
+             f"({100 * used / limits.window:.1f}%), one cell = {_n(limits.window // total)} tokens"]
+    lines += ["  " + "".join(cells[r * GRID_COLUMNS:(r + 1) * GRID_COLUMNS])
+              for r in range(GRID_ROWS)]
+    for category in CATEGORIES:
+        tokens = report.breakdown.get(category, 0)
+        if tokens:
+            lines.append(f"  {SYMBOLS[category]} {LABELS[category]:<28}{_n(tokens):>10}"
+                         f"{100 * tokens / limits.window:>6.1f}%")
+    buffer = limits.window - limits.auto_compact
+    free = max(0, limits.window - used - buffer)
+    lines.append(f"  {FREE} {'free':<28}{_n(free):>10}{100 * free / limits.window:>6.1f}%")
+    lines.append(f"  {BUFFER} {'auto-compact buffer':<28}{_n(buffer):>10}"
+                 f"{100 * buffer / limits.window:>6.1f}%")
+    return lines

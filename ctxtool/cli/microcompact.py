@@ -1,0 +1,108 @@
+"""``ctxtool microcompact``: clear old tool results, as Claude Code does before each call."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import click
+
+from ctxtool.cli import messages
+from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, env_flag, run_clearing
+from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options
+from ctxtool.cli.spool import FileSource
+from ctxtool.cli.streams import IOOptions, run_transform
+from ctxtool.core.clock import parse_duration, parse_now
+from ctxtool.core.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
+                                       STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
+                                       MicrocompactReport, microcompact)
+
+DISABLE_ENV = "DISABLE_MICROCOMPACT"
+
+
+@click.command("microcompact")
+@io_options
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="claude-code",
+              show_default=True,
+              help="claude-code: clear oldest results down to --target; opencode: prune "
+                   "output older than the last user turns; idle: clear all but --keep after "
+                   "an idle gap.")
+@click.option("--keep", type=click.IntRange(min=0), metavar="N",
+              help="Newest compactable tool calls left intact (Anthropic's `keep`). "
+                   "Default: 3, or 5 with --strategy idle.")
+@click.option("--target", type=click.IntRange(min=0), default=TARGET_TOKENS, show_default=True,
+              help="Clear until compactable results hold at most this many tokens (opencode: "
+                   "the newest tool output protected).")
+@click.option("--clear-at-least", type=click.IntRange(min=0), default=CLEAR_AT_LEAST,
+              show_default=True,
+              help="Clear nothing unless at least this many tokens would go (Anthropic's "
+                   "`clear_at_least`).")
+@click.option("--trigger", type=click.IntRange(min=0), metavar="TOKENS",
+              help="Run only when the context holds at least this many tokens (Anthropic's "
+                   "`trigger`). Default: Claude Code's warning threshold for the model.")
+@click.option("--force", is_flag=True,
+              help="Skip the --trigger and --clear-at-least conditions (like a manual /compact).")
+@click.option("--tools", metavar="A,B",
+              help=f"Compactable tools (default: {','.join(sorted(COMPACTABLE_TOOLS))}).")
+@click.option("--include-mcp", is_flag=True, help="Also clear results of mcp__* tools.")
+@click.option("--exclude-tools", metavar="A,B",
+              help="Tools whose results are never cleared (Anthropic's `exclude_tools`).")
+@click.option("--protect", metavar="A,B", default=",".join(sorted(PROTECTED_TOOLS)),
+              show_default=True, help="opencode: tools never pruned (any case).")
+@click.option("--protect-turns", type=click.IntRange(min=0), default=2, show_default=True,
+              help="opencode: newest user turns whose tool output is never pruned.")
+@click.option("--idle", "idle", default="60m", show_default=True, metavar="DURATION",
+              help="idle: clear only after this gap since the last assistant entry "
+                   "(5m, 2h; a bare number means minutes; seed 001 uses 5m).")
+@now_option
+@click.option("--clear-tool-inputs", is_flag=True,
+              help="Also blank the inputs of cleared tool uses (saved too; Anthropic's "
+                   "`clear_tool_inputs`).")
+@clearing_options
+@report_options
+def microcompact_cmd(io: IOOptions, strategy: str, keep: int | None, target: int,
+                     clear_at_least: int, trigger: int | None, force: bool, tools: str | None,
+                     include_mcp: bool, exclude_tools: str | None, protect: str,
+                     protect_turns: int, idle: str, now: str | None, clear_tool_inputs: bool,
+                     clear: ClearingSettings, report: ReportOptions) -> None:
+    """Replace old tool results with short placeholders.
+
+    Each cleared result is saved to the store first and replaced with Claude Code's own
+    placeholder naming the file (`ctxtool restore` brings it back); Claude Code transcripts get
+    a microcompact_boundary entry listing the cleared tool ids. tool_use blocks, order, ids and
+    the uuid chain are kept, untouched lines stay byte-identical, and a second run changes
+    nothing. DISABLE_MICROCOMPACT=1 passes the input through unchanged.
+
+    \b
+        ctxtool microcompact session.jsonl > smaller.jsonl
+        ctxtool microcompact --force --keep 5 session.jsonl | ctxtool estimate
+        ctxtool microcompact --strategy idle --idle 5m --in-place session.jsonl
+        cat chat.jsonl | ctxtool microcompact --strategy opencode --no-save > pruned.jsonl
+    """
+    if env_flag(DISABLE_ENV):
+        messages.info(f"{DISABLE_ENV} is set: input passed through unchanged")
+        if not io.in_place:
+            run_transform(io, lambda fmt, entries: entries)
+        return
+    options = MicrocompactOptions(
+        strategy=strategy, keep=keep, target=target, clear_at_least=clear_at_least,
+        trigger=trigger, force=force, tools=csv_set(tools) or COMPACTABLE_TOOLS,
+        include_mcp=include_mcp, exclude_tools=csv_set(exclude_tools) or frozenset(),
+        protect=csv_set(protect) or frozenset(), protect_turns=protect_turns,
+        idle=_idle(idle), clear_tool_inputs=clear_tool_inputs)
+    moment = parse_now(now)
+
+    def transform(fmt: str, source: FileSource, run: MicrocompactReport) -> Iterator[dict[str, Any]]:
+        return microcompact(source, fmt=fmt, store=clear.store(fmt, source), now=moment,
+                            options=options, limits=clear.limits, report=run)
+
+    run_clearing(io, clear, report, transform, MicrocompactReport)
+
+
+def _idle(value: str) -> timedelta:
+    """--idle: a duration, where a bare number means minutes (not days, as elsewhere)."""
+    if re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        value = f"{value.strip()}m"
+    return parse_duration(value, option="--idle")

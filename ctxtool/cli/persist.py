@@ -1,0 +1,158 @@
+"""``ctxtool persist``: move oversized tool results to files, leaving Claude Code's placeholder."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+import click
+
+from ctxtool.cli import messages
+from ctxtool.cli.options import ReportOptions, io_options, report_options, store_options
+from ctxtool.cli.spool import spooled_inputs, staged_output
+from ctxtool.cli.streams import IOOptions, check_stdin, iter_input_entries, open_output
+from ctxtool.core.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS, PersistOptions,
+                                  PersistReport, auto_max_chars, measure_context, persist)
+from ctxtool.core.tokens import thresholds
+from ctxtool.errors import ExitCode, StoreError, UsageError
+from ctxtool.formats.detect import detect_format
+from ctxtool.formats.jsonl import write_entries
+from ctxtool.storage.store import store_for_entries
+from ctxtool.types import Entry
+
+
+# --- helpers shared with restore: units of work, inputs read twice, all-or-nothing output -------
+
+def units(io: IOOptions) -> list[tuple[IOOptions, str | None]]:
+    """(inputs, output) pairs: all inputs to stdout/-o as one stream, or each file in place."""
+    if not io.in_place:
+        return [(io, io.output)]
+    if not io.inputs or "-" in io.inputs or io.output:
+        raise UsageError("--in-place needs file arguments and no -o/--output")
+    return [(dataclasses.replace(io, inputs=(path,), in_place=False), path) for path in io.inputs]
+
+
+def output_for(target: str | None, *, hold: bool) -> contextlib.AbstractContextManager[BinaryIO]:
+    """The output stream; with ``hold`` (--strict) stdout gets the bytes only once the block
+    ended without an error. -o and --in-place files are written atomically either way."""
+    return staged_output(target) if hold else open_output(target)
+
+
+@contextlib.contextmanager
+def input_entries(io: IOOptions, *, twice: bool) -> Iterator[Callable[[], Iterator[Entry]]]:
+    """A function giving the entries of all inputs; with ``twice`` it may be called again
+    (stdin is spooled to a temp file, see cli/spool.py)."""
+    if not twice:
+        yield lambda: iter_input_entries(io)
+        return
+    check_stdin(io)
+    with spooled_inputs(io.paths, io) as source:
+        yield lambda: iter(source)
+
+
+def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: str) -> None:
+    """Emit --stats/--report, then exit 4 when some results had problems (not --strict)."""
+    report.emit(data)
+    if problems:
+        messages.warn(f"{problems} tool result(s) {what}; see the warnings above")
+        click.get_current_context().exit(int(ExitCode.STORAGE))
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+@click.command("persist")
+@io_options
+@click.option("--max-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_CHARS,
+              show_default=True,
+              help="Persist each tool result longer than this many characters (Claude Code's "
+                   "classic per-result limit).")
+@click.option("--max-message-chars", type=click.IntRange(min=0),
+              default=DEFAULT_MAX_MESSAGE_CHARS, show_default=True,
+              help="When one message's tool results together exceed this, persist the largest "
+                   "first until it fits; 0 turns the per-message budget off.")
+@click.option("--max-lines", type=click.IntRange(min=1), metavar="N",
+              help="Also persist results with more than N lines (OpenCode uses 2000).")
+@click.option("--budget", type=click.Choice(["fixed", "auto"]), default="fixed",
+              show_default=True,
+              help="auto: tighten --max-chars with context use (>=50% of the effective window: "
+                   "30000, >70%: 15000), measured like `ctxtool estimate`.")
+@click.option("--truncate", is_flag=True,
+              help="Lossy: keep head and tail of each result over --max-chars around a "
+                   "'[... N chars truncated ...]' marker instead of writing files.")
+@click.option("--strict", is_flag=True,
+              help="A result that cannot be saved is an error (exit 4) and nothing is written; "
+                   "by default it stays in place with a warning, and the exit code is 4.")
+@store_options
+@report_options
+def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines: int | None,
+                budget: str, truncate: bool, strict: bool, store_dir: str | None,
+                report: ReportOptions) -> None:
+    """Move oversized tool results to files, leaving a <persisted-output> preview.
+
+    Each tool result over --max-chars is saved to DIR/<session>/tool-results/<tool_use_id>.txt
+    (.json for block lists) and replaced by Claude Code's own placeholder: its size, the full
+    path and a 2000-character preview. Claude Code transcripts default to the session's own
+    folder under ~/.claude/projects/, where Claude Code's Read tool finds the files. `ctxtool
+    restore` puts them back. Running persist twice changes nothing the second time.
+
+    \b
+        ctxtool persist session.jsonl > smaller.jsonl
+        ctxtool persist --budget auto --store ./saved session.jsonl | ctxtool estimate
+        ctxtool persist --in-place --max-chars 20000 ~/.claude/projects/*/SESSION.jsonl
+        ctxtool persist --truncate --max-chars 10000 < chat.jsonl > short.jsonl
+    """
+    base = PersistOptions(max_chars=max_chars, max_message_chars=max_message_chars or None,
+                          max_lines=max_lines, truncate=truncate)
+    totals = PersistReport()
+    stores: set[str] = set()
+    for unit, target in units(io):
+        run, root = _persist_unit(unit, target, base, auto=budget == "auto", strict=strict,
+                                  store_dir=store_dir)
+        _add(totals, run)
+        stores.update([root] if root else [])
+    finish(report, {**totals.as_dict(), "stores": sorted(stores)}, problems=totals.failed,
+           what="could not be saved and were left in place")
+
+
+def _persist_unit(io: IOOptions, target: str | None, base: PersistOptions, *, auto: bool,
+                  strict: bool, store_dir: str | None) -> tuple[PersistReport, str | None]:
+    """Persist one output's worth of input; returns its report and the store root used."""
+    run = PersistReport()
+    with input_entries(io, twice=auto) as entries_of:
+        options = _auto_options(base, entries_of, io) if auto else base
+        fmt, entries = detect_format(entries_of(), io.format)
+        store = None
+        if not base.truncate:
+            store, entries = store_for_entries(store_dir, entries, fmt=fmt, env=os.environ,
+                                               notice=messages.warn)
+            # fsync saved files when the transcript itself is replaced durably (-o or
+            # --in-place); on stdout the input still holds everything
+            store.durable = target not in (None, "-")
+        with output_for(target, hold=strict) as out:
+            write_entries(persist(entries, fmt=fmt, store=store, options=options, report=run,
+                                  warn=messages.warn), out)
+            if strict and run.failed:
+                raise StoreError(f"{run.failed} tool result(s) could not be saved; no output "
+                                 "written", hint="fix the store or drop --strict")
+    return run, str(store.root) if store is not None else None
+
+
+def _auto_options(base: PersistOptions, entries_of: Callable[[], Iterator[Entry]],
+                  io: IOOptions) -> PersistOptions:
+    """First pass for --budget auto: how full the context is at the end of the input."""
+    fmt, entries = detect_format(entries_of(), io.format)
+    use = measure_context(entries, fmt)
+    effective = thresholds(model=use.model, env=os.environ).effective
+    limit = auto_max_chars(use.tokens, effective, base.max_chars)
+    messages.info(f"context {use.tokens:,} of {effective:,} tokens "
+                  f"({use.tokens / effective:.0%}); persisting results over {limit} chars")
+    return dataclasses.replace(base, max_chars=limit)
+
+
+def _add(totals: PersistReport, run: PersistReport) -> None:
+    for name in ("entries", "entries_changed", "results", "persisted", "truncated", "failed",
+                 "chars_before", "chars_after", "tokens_before", "tokens_after", "files"):
+        setattr(totals, name, getattr(totals, name) + getattr(run, name))

@@ -1,0 +1,56 @@
+"""``ctxtool restore``: put tool results saved by persist (or Claude Code) back in place."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ctxtool.cli import messages
+from ctxtool.cli.options import ReportOptions, io_options, report_options, store_options
+from ctxtool.cli.persist import output_for, units
+from ctxtool.cli.streams import IOOptions, read_transcript
+from ctxtool.core.restore import RestoreReport, restore
+from ctxtool.errors import StoreError
+from ctxtool.formats.jsonl import write_entries
+from ctxtool.storage.store import STORE_ENV, ToolResultStore
+
+
+@click.command("restore")
+@io_options
+@click.option("--strict", is_flag=True,
+              help="A placeholder whose file is missing or unreadable is an error (exit 4) and "
+                   "nothing is written; by default it stays in place with a warning.")
+@store_options
+@report_options
+def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: ReportOptions) -> None:
+    """Put tool results that were saved to files back into the transcript.
+
+    Every <persisted-output> block (ctxtool's or Claude Code's own) and every snip or
+    microcompact placeholder naming a saved file gets its original content back, string or
+    block list, exactly as it was: `ctxtool persist | ctxtool restore` gives back the input byte
+    for byte. Files are read from the absolute paths in the placeholders; with --store DIR (or
+    $CTXTOOL_STORE) a missing file is also looked for in DIR/<session>/tool-results/.
+
+    \b
+        ctxtool restore smaller.jsonl > full.jsonl
+        ctxtool persist session.jsonl | ctxtool restore | cmp - session.jsonl
+        ctxtool restore --strict --store ./moved-store smaller.jsonl -o full.jsonl
+    """
+    root = store_dir or os.environ.get(STORE_ENV)
+    store = ToolResultStore(root or ".", notice=messages.warn, relocate=bool(root))
+    totals = RestoreReport()
+    for unit, target in units(io):
+        run = RestoreReport()
+        fmt, entries = read_transcript(unit)
+        with output_for(target, hold=strict) as out:
+            write_entries(restore(entries, fmt=fmt, store=store, report=run,
+                                  warn=messages.warn), out)
+            if strict and (run.missing or run.failed):
+                raise StoreError(f"{run.missing + run.failed} saved tool result(s) could not be "
+                                 "restored; no output written",
+                                 hint="restore the files, point --store at them, or drop --strict")
+        for name in ("entries", "entries_changed", "placeholders", "restored", "missing",
+                     "failed", "exact_lines"):
+            setattr(totals, name, getattr(totals, name) + getattr(run, name))
+    report.emit(totals.as_dict())

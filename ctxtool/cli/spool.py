@@ -1,0 +1,334 @@
+"""Inputs that can be read twice, for commands that need look-ahead (snip, microcompact...).
+
+:func:`spooled_input` (:func:`spooled_inputs` for several) makes any input re-readable: a file
+is opened again, seekable stdin (``< file``) is rewound, and a pipe is copied once to an anonymous
+temp file. The :class:`FileSource` it yields is the transcript such a command's core reads
+twice (a :class:`ctxtool.core.twopass.LazySource`): the first pass parses every line and notes
+where each starts (16 bytes a line); the second parses only the lines the core asks for and
+copies the bytes between them in big blocks, so it costs about as much as a copy.
+
+:func:`run_two_pass` is :func:`ctxtool.cli.streams.run_transform` for such commands. Output to
+stdout is staged in a temp file and copied out only once the transform succeeded, so a failure
+half-way (a full disk while saving to the store) never leaves a truncated transcript on stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+
+from ctxtool.cli import messages
+from ctxtool.cli.progress import bars_enabled, progress
+from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
+                                 open_input, open_output)
+from ctxtool.errors import StoreError, UsageError
+from ctxtool.formats.detect import detect_format
+from ctxtool.formats.jsonl import BOM, iter_entries, write_entries
+from ctxtool.types import Entry
+
+COPY_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Spooled:
+    """One input that can be opened any number of times."""
+
+    name: str  # for messages: the path, or <stdin>
+    path: str | None = None  # a file to open again
+    handle: BinaryIO | None = None  # or a seekable stream to rewind
+    start: int = 0
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[BinaryIO]:
+        if self.path is not None:
+            with open_input(self.path) as stream:
+                yield stream
+            return
+        assert self.handle is not None
+        self.handle.seek(self.start)
+        yield self.handle
+
+    @property
+    def size(self) -> int | None:
+        try:
+            if self.path is not None:
+                return os.path.getsize(self.path)
+            assert self.handle is not None
+            return os.fstat(self.handle.fileno()).st_size - self.start
+        except (OSError, ValueError):
+            return None
+
+
+@contextlib.contextmanager
+def spooled_input(path: str, io: IOOptions) -> Iterator[FileSource]:
+    """``path`` (or ``-``) as a transcript that can be read more than once. A pipe on stdin is
+    copied to an anonymous temp file, removed when the block ends; nothing is held in memory."""
+    with spool(path) as spooled:
+        yield FileSource([spooled], io)
+
+
+@contextlib.contextmanager
+def spooled_inputs(paths: Iterable[str], io: IOOptions) -> Iterator[FileSource]:
+    """Several inputs, one after the other, as one re-readable transcript."""
+    with contextlib.ExitStack() as stack:
+        yield FileSource([stack.enter_context(spool(path)) for path in paths], io)
+
+
+@contextlib.contextmanager
+def spool(path: str) -> Iterator[Spooled]:
+    """One input that can be opened again: the file itself, rewound stdin, or a spooled pipe."""
+    if path != "-":
+        with open_input(path):  # fail early, with the usual message, if it cannot be read
+            pass
+        yield Spooled(name=path, path=path)
+        return
+    stdin = binary_stdin()
+    start = _seekable_start(stdin)
+    if start is not None:
+        yield Spooled(name=display_name(path), handle=stdin, start=start)
+        return
+    with tempfile.TemporaryFile(prefix="ctxtool-stdin-") as spool_file:
+        try:
+            shutil.copyfileobj(stdin, spool_file, COPY_CHUNK)
+        except OSError as exc:
+            raise StoreError(f"cannot spool stdin to a temp file: {exc.strerror or exc}",
+                             source=display_name(path),
+                             hint="set TMPDIR to a folder with room") from exc
+        yield Spooled(name=display_name(path), handle=spool_file, start=0)
+
+
+def _seekable_start(stream: BinaryIO) -> int | None:
+    """Where a seekable regular-file stdin starts, or None for a pipe or terminal."""
+    try:
+        if not stream.seekable():
+            return None
+        import stat
+
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            return None
+        return stream.tell()
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+@dataclass
+class LineTable:
+    """Where each entry of one input starts (bytes), from a complete first read: what lets
+    the second read copy untouched bytes in big blocks and seek to the lines it must parse."""
+
+    linenos: array[int] = field(default_factory=lambda: array("q"))
+    starts: array[int] = field(default_factory=lambda: array("q"))
+    size: int = 0  # bytes accounted for by the entries' raw bytes
+
+    def add(self, entry: Entry) -> None:
+        self.linenos.append(entry.lineno)
+        self.starts.append(self.size)
+        self.size += len(entry.raw or b"")
+
+    def span(self, lineno: int) -> tuple[int, int] | None:
+        """Bytes [start, end) of the entries read from line ``lineno`` (several if glued)."""
+        first = bisect_left(self.linenos, lineno)
+        if first == len(self.linenos) or self.linenos[first] != lineno:
+            return None
+        after = bisect_right(self.linenos, lineno)
+        return self.starts[first], self.starts[after] if after < len(self.starts) else self.size
+
+
+class FileSource:
+    """A transcript made of spooled inputs, read in order; iterate it as often as needed.
+    Framing warnings (bad or glued lines) are given by the first full read only."""
+
+    def __init__(self, inputs: list[Spooled], io: IOOptions) -> None:
+        self.inputs = inputs
+        self.io = io
+        self._warned = False
+        self._tables: dict[int, LineTable] = {}  # input index -> table of a complete read
+
+    @property
+    def name(self) -> str:
+        return ", ".join(spooled.name for spooled in self.inputs)
+
+    def __iter__(self) -> Iterator[Entry]:
+        """Every entry, every line parsed (bad lines handled as --on-invalid says)."""
+        warn, self._warned = (_quiet if self._warned else messages.warn), True
+        for index, spooled in enumerate(self.inputs):
+            table = LineTable()
+            with spooled.open() as stream:
+                for entry in self._guard(spooled, iter_entries(
+                        self._lines(spooled, stream), spooled.name,
+                        on_invalid=self.io.on_invalid, warn=warn)):
+                    table.add(entry)
+                    yield entry
+            self._tables[index] = table  # reached only when the input was read to its end
+
+    def iter_parsing(self, lines: Collection[tuple[str, int]]) -> Iterator[Entry]:
+        """Every entry again, parsing only ``lines``; the rest passes as opaque raw entries:
+        big blocks copied by offset after a complete first read, else line by line. Warnings
+        were given by the first read and are not repeated."""
+        for index, spooled in enumerate(self.inputs):
+            table = self._tables.get(index)
+            wanted = sorted(n for source, n in lines if source == spooled.name)
+            with spooled.open() as stream:
+                if self.io.on_invalid == "skip":  # skipped lines must stay skipped: parse all
+                    parsed = iter_entries(stream, spooled.name, on_invalid="skip")
+                elif table is not None and table.size == spooled.size:
+                    parsed = iter_spans(stream, spooled.name, table, wanted)
+                else:
+                    parsed = iter_lazy_entries(stream, spooled.name, lines)
+                yield from self._guard(spooled, self._entries_progress(spooled, parsed))
+
+    def _lines(self, spooled: Spooled, stream: BinaryIO) -> Iterable[bytes]:
+        if not bars_enabled():
+            return stream
+        return progress(stream, total=spooled.size, desc=os.path.basename(spooled.name),
+                        unit="B", weight=len)
+
+    def _entries_progress(self, spooled: Spooled, entries: Iterator[Entry]) -> Iterator[Entry]:
+        if not bars_enabled():
+            return entries
+        return progress(entries, total=spooled.size, desc=os.path.basename(spooled.name),
+                        unit="B", weight=lambda entry: len(entry.raw or b""))
+
+    @staticmethod
+    def _guard(spooled: Spooled, entries: Iterator[Entry]) -> Iterator[Entry]:
+        try:
+            yield from entries
+        except OSError as exc:
+            raise StoreError(f"cannot read: {exc.strerror or exc}", source=spooled.name) from exc
+
+
+def iter_spans(stream: BinaryIO, source: str, table: LineTable,
+               wanted: Iterable[int]) -> Iterator[Entry]:
+    """The second read with a :class:`LineTable`: the lines numbered in ``wanted`` parsed, all
+    other bytes as opaque entries of up to :data:`COPY_CHUNK` bytes (continuation blocks are
+    marked ``glued`` so writers add no newline between them)."""
+    position = 0
+    for lineno in wanted:
+        span = table.span(lineno)
+        if span is None or span[0] < position:
+            continue
+        yield from _blocks(stream, source, span[0] - position)
+        raw = stream.read(span[1] - span[0])
+        for entry in iter_entries([raw], source, on_invalid="keep"):
+            entry.lineno = lineno
+            yield entry
+        position = span[1]
+    yield from _blocks(stream, source, table.size - position)
+
+
+def _blocks(stream: BinaryIO, source: str, length: int) -> Iterator[Entry]:
+    first = True
+    while length > 0:
+        block = stream.read(min(COPY_CHUNK, length))
+        if not block:
+            raise OSError(f"the input changed while it was read (ended {length} bytes early)")
+        length -= len(block)
+        entry = Entry({}, raw=block, source=source, invalid=True)
+        entry.glued, first = not first, False
+        yield entry
+
+
+_BLANK_START = (b"", b"\n", b"\r", b" ", b"\t", b"\x0b", b"\x0c")
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def iter_lazy_entries(lines: Iterable[bytes], source: str,
+                      parse: Collection[tuple[str, int]]) -> Iterator[Entry]:
+    """Entries of a stream parsing only the lines numbered in ``parse`` (as ``(source,
+    lineno)``); every other line comes back unparsed as an opaque entry (``invalid=True``) that
+    writers copy byte for byte. The fallback of :func:`iter_spans` when there is no table. Blank lines travel with the line before them (leading ones with
+    the first), exactly as :func:`ctxtool.formats.jsonl.iter_entries` frames them."""
+    pending = b""
+    held: tuple[int, bytes] | None = None
+    lineno = 0
+    for line in lines:
+        lineno += 1
+        body = line[len(BOM):] if lineno == 1 and line.startswith(BOM) else line
+        if body[:1] in _BLANK_START and not body.strip():  # strip() only lines that may be blank
+            if held is None:
+                pending += line
+            else:
+                held = (held[0], held[1] + line)
+            continue
+        if held is not None:
+            yield from _lazy_entry(held, source, parse)
+        held, pending = (lineno, pending + line), b""
+    if held is not None:
+        yield from _lazy_entry(held, source, parse)
+    elif pending:
+        yield Entry({}, raw=pending, source=source, lineno=lineno, invalid=True)
+
+
+def _lazy_entry(held: tuple[int, bytes], source: str,
+                parse: Collection[tuple[str, int]]) -> Iterator[Entry]:
+    lineno, raw = held
+    if (source, lineno) not in parse:
+        yield Entry({}, raw=raw, source=source, lineno=lineno, invalid=True)
+        return
+    for entry in iter_entries([raw], source, on_invalid="keep"):
+        entry.lineno = lineno
+        yield entry
+
+
+# --- running a two-pass transform -----------------------------------------------------------------
+
+TwoPass = Callable[[str, FileSource], Iterable[dict[str, Any]]]
+
+
+@contextlib.contextmanager
+def staged_output(output: str | None) -> Iterator[BinaryIO]:
+    """Like :func:`ctxtool.cli.streams.open_output`, but stdout gets the bytes only after the
+    block succeeded (they are staged in an anonymous temp file until then)."""
+    if output not in (None, "-"):
+        with open_output(output) as handle:
+            yield handle
+        return
+    with tempfile.TemporaryFile(prefix="ctxtool-out-") as stage:
+        yield stage
+        stage.seek(0)
+        stdout = binary_stdout()
+        shutil.copyfileobj(stage, stdout, COPY_CHUNK)
+        stdout.flush()
+
+
+def source_format(source: FileSource, forced: str | None) -> str:
+    """The format of a source, detected from its first entries unless ``forced``."""
+    fmt, entries = detect_format(iter(source), forced)
+    close = getattr(entries, "close", None)
+    if close is not None:
+        close()
+    return fmt
+
+
+def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
+    """Read, transform (the core reads the source twice), write: to stdout / -o FILE, or back
+    into each input with --in-place."""
+    if not io.in_place:
+        check_stdin(io)
+        with spooled_inputs(io.paths, io) as source:
+            fmt = source_format(source, io.format)
+            with staged_output(io.output) as out:
+                write_entries(transform(fmt, source), out)
+        return
+    if not io.inputs or "-" in io.inputs or io.output:
+        raise UsageError("--in-place needs file arguments and no -o/--output")
+    for path in io.inputs:
+        with spooled_input(path, io) as source:
+            fmt = source_format(source, io.format)
+            with open_output(path) as out:
+                write_entries(transform(fmt, source), out)
+
+
+__all__ = ["FileSource", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass", "source_format", "spool",
+           "spooled_input", "spooled_inputs", "staged_output"]

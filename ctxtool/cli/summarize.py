@@ -1,0 +1,180 @@
+"""``ctxtool summarize``: compact a session into a nine-section summary (offline by default)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from ctxtool.cli import messages
+from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options, store_options
+from ctxtool.cli.progress import progress
+from ctxtool.cli.streams import IOOptions, STDIN_NAME, open_output, read_transcript, run_transform
+from ctxtool.core.clock import parse_now
+from ctxtool.core.summarize import Compaction, SummarizeOptions, compact
+from ctxtool.core.summary_model import call_max_tokens
+from ctxtool.core.tokens import thresholds
+from ctxtool.errors import StoreError, UsageError
+from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend, make_summarizer
+from ctxtool.llm.base import Summarizer
+from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
+from ctxtool.storage.store import store_for_entries
+from ctxtool.types import Entry
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything but the streams, resolved once per run."""
+
+    summarizer: Summarizer
+    options: SummarizeOptions
+    store_dir: str | None
+
+
+def _progress(steps: Iterable[int], total: int) -> Iterable[int]:
+    return progress(steps, total=total, desc="summarizing", unit="part")
+
+
+def _instructions(text: str | None, path: str | None) -> str | None:
+    parts = [text] if text else []
+    if path:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                parts.append(handle.read())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read instructions: {exc}", source=path) from exc
+    return "\n\n".join(p.strip() for p in parts if p.strip()) or None
+
+
+def _auto_threshold(window: int | None) -> int | None:
+    limits = thresholds(context_window_override=window, env=os.environ)
+    return limits.auto_compact if limits.auto_compact_enabled else None
+
+
+def _transcript_path(entries: list[Any], output: str | None) -> str | None:
+    """The file the summary points to for the full history: the input file, else the output."""
+    source = entries[0].source if entries and isinstance(entries[0], Entry) else STDIN_NAME
+    if source != STDIN_NAME:
+        return os.path.abspath(source)
+    return os.path.abspath(output) if output and output != "-" else None
+
+
+def _run(settings: Settings, fmt: str, entries: Iterator[Entry], output: str | None) -> Compaction:
+    store, stream = store_for_entries(settings.store_dir, entries, fmt=fmt, env=os.environ,
+                                      notice=messages.info)
+    items = list(stream)
+    options = settings.options
+    if options.transcript_path is None:
+        options = dataclasses.replace(options, transcript_path=_transcript_path(items, output))
+    done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,
+                   progress=_progress)
+    _tell(done)
+    return done
+
+
+def _tell(done: Compaction) -> None:
+    """One line on stderr: which backend ran and what it did (or why nothing changed)."""
+    r = done.report
+    who = f"{r.backend} ({r.model})" if r.model else r.backend
+    if r.error:
+        messages.warn(f"{r.error}; input passed through unchanged (--passthrough-on-error)")
+    elif r.reason:
+        messages.info(f"{r.reason}; input passed through unchanged")
+    else:
+        parts = f", {r.calls} call(s), {r.chunks} part(s)" if r.calls else ""
+        messages.info(f"summarized with {who}{parts}: context {r.tokens_before} -> "
+                      f"{r.tokens_after} tokens, summary {r.summary_tokens} tokens")
+    for note in r.notes:
+        messages.info(note)
+
+
+@click.command("summarize")
+@io_options
+@click.option("--llm", type=click.Choice(BACKENDS), envvar=LLM_ENV, default="auto",
+              show_default=True, help="Backend: anthropic when an API key is set (auto), "
+              f"offline (no network), or anthropic. Also ${LLM_ENV}.")
+@click.option("--model", envvar=MODEL_ENV, default=DEFAULT_MODEL, show_default=True,
+              help=f"Model for the anthropic backend. Also ${MODEL_ENV}.")
+@click.option("--instructions", metavar="TEXT", help="What the summary should focus on, like "
+              "`/compact TEXT`.")
+@click.option("--instructions-file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Read the instructions from FILE.")
+@click.option("--keep-last", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Keep the last N messages verbatim after the summary.")
+@click.option("--keep-tokens", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Keep at least N tokens of the newest messages verbatim.")
+@click.option("--restore-files", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Re-attach the latest content of the N most recently read or edited files "
+              "(from the transcript; 5000 tokens each, 50000 in all).")
+@click.option("--max-summary-tokens", type=click.IntRange(min=500), default=8000,
+              show_default=True, help="Upper bound for the summary's size.")
+@click.option("--auto", "auto_mode", is_flag=True, help="Compact only when the context is over "
+              "Claude Code's auto-compact threshold; otherwise pass the input through.")
+@click.option("--context-window", type=click.IntRange(min=1000), metavar="TOKENS",
+              help="Context window, for --auto and the summarizing model (default: 200000).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), envvar=TIMEOUT_ENV,
+              default=DEFAULT_TIMEOUT, show_default=True,
+              help=f"Seconds per API attempt (the SDK retries). Also ${TIMEOUT_ENV}.")
+@click.option("--passthrough-on-error", is_flag=True, help="If the LLM backend fails, write the "
+              "input unchanged (exit 0, with a warning) instead of failing with exit 5.")
+@click.option("--text", is_flag=True, help="Print only the summary text, not the transcript.")
+@store_options
+@now_option
+@report_options
+def summarize_cmd(io: IOOptions, llm: str, model: str, instructions: str | None,
+                  instructions_file: str | None, keep_last: int, keep_tokens: int,
+                  restore_files: int, max_summary_tokens: int, auto_mode: bool,
+                  context_window: int | None, timeout: float, passthrough_on_error: bool,
+                  text: bool, store_dir: str | None, now: str | None,
+                  report: ReportOptions) -> None:
+    """Replace a session's history by a nine-section summary, losing nothing.
+
+    Claude Code transcripts keep every line and get a compact boundary and the summary appended
+    (what /compact writes), so Claude Code resumes from the summary and filter-compacted cuts
+    there. Message lists become the summary plus the kept tail; the original is saved in the
+    store. Offline (no network) unless an Anthropic key is set or --llm anthropic is given.
+
+    \b
+        ctxtool summarize session.jsonl > compacted.jsonl
+        ctxtool summarize --keep-last 4 --restore-files 3 session.jsonl | ctxtool filter-compacted
+        ctxtool summarize --text --instructions "focus on the failing tests" session.jsonl
+        ctxtool summarize --auto --passthrough-on-error --in-place ~/.claude/projects/*/*.jsonl
+    """
+    if text and io.in_place:
+        raise UsageError("--text prints the summary; it cannot be combined with --in-place")
+    options = SummarizeOptions(
+        keep_last=keep_last, keep_tokens=keep_tokens, restore_files=restore_files,
+        instructions=_instructions(instructions, instructions_file),
+        max_summary_tokens=max_summary_tokens, auto=auto_mode,
+        auto_compact_at=_auto_threshold(context_window) if auto_mode else None,
+        passthrough_on_error=passthrough_on_error, now=parse_now(now))
+    summarizer = make_summarizer(choose_backend(llm), model=model, timeout=timeout,
+                                 window=context_window,
+                                 max_tokens=call_max_tokens(max_summary_tokens))
+    _execute(io, Settings(summarizer=summarizer, options=options, store_dir=store_dir),
+             text=text, report=report)
+
+
+def _execute(io: IOOptions, settings: Settings, *, text: bool, report: ReportOptions) -> None:
+    """Run over the inputs (one transcript, or each file with --in-place) and report."""
+    reports: list[dict[str, Any]] = []
+
+    def transform(fmt: str, entries: Iterator[Entry]) -> list[dict[str, Any]]:
+        done = _run(settings, fmt, entries, io.output)
+        reports.append(done.report.as_dict())
+        return done.entries
+
+    if text:
+        fmt, entries = read_transcript(io)
+        done = _run(settings, fmt, entries, io.output)
+        reports.append(done.report.as_dict())
+        with open_output(io.output) as out:
+            out.write(((done.summary or "") + "\n").encode("utf-8") if done.summary else b"")
+    else:
+        run_transform(io, transform)
+    if reports:
+        report.emit(reports[0] if len(reports) == 1 else {"files": reports})

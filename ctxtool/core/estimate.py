@@ -1,0 +1,366 @@
+"""``estimate``: how much of the context window a transcript occupies, and what fills it.
+
+:func:`estimate` makes one pass over the entries and keeps only small running totals (the
+largest tool results in a bounded heap), so it works on transcripts of any size. The context
+"now" is everything after the last compact boundary, sized by :class:`ContextMeter` (the usage
+anchor of the last API call plus the estimate of what came after it; see ``core/meter.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ctxtool.core.blocks import content_blocks, role_of
+from ctxtool.core.chain import is_compact_boundary, is_compact_summary
+from ctxtool.core.convert import to_anthropic
+from ctxtool.core.meter import (
+    DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage, usage_of,
+)
+from ctxtool.core.tokens import (
+    DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
+    estimate_block_tokens, thresholds,
+)
+from ctxtool.types import CLAUDE_CODE, location_of
+
+CATEGORIES = ("system_and_tools", "user_text", "assistant_text", "thinking", "tool_inputs",
+              "tool_results", "images", "compact_summaries", "system_messages")
+# Input keys that say what a tool worked on, most telling first (Read/Edit/Write, Bash, Grep...).
+TARGET_KEYS = ("file_path", "notebook_path", "path", "command", "pattern", "url", "query",
+               "description", "prompt")
+TARGET_WIDTH = 120
+DEFAULT_TOP = 10
+
+
+@dataclass(frozen=True)
+class Offender:
+    """One large tool result in the current context."""
+
+    tokens: int
+    tool: str
+    tool_use_id: str
+    target: str | None
+    location: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "tool": self.tool, "tool_use_id": self.tool_use_id,
+                "target": self.target, "location": self.location}
+
+
+@dataclass(frozen=True)
+class EstimateReport:
+    """What ``ctxtool estimate`` reports for one transcript (see schemas/estimate-report)."""
+
+    source: str | None
+    format: str
+    model: str | None
+    method: str  # "usage", "heuristic" or "exact"
+    context_tokens: int
+    total_tokens: int
+    system_tokens: int
+    anchor: Usage | None
+    estimated_after_anchor: int
+    entries: int
+    messages: int
+    compact_boundaries: int
+    breakdown: dict[str, int]
+    tool_results_by_tool: dict[str, int]
+    top: list[Offender]
+    limits: Thresholds
+    window_source: str  # "option", "model", "usage" (a prompt larger than 200K was seen), "default"
+
+    @property
+    def status(self) -> str:
+        """ok / warning / auto_compact / blocking: the highest threshold the context reached."""
+        used, limits = self.context_tokens, self.limits
+        if used >= limits.blocking:
+            return "blocking"
+        if used >= limits.auto_compact:
+            return "auto_compact"
+        return "warning" if used >= limits.warning else "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        limits, used = self.limits, self.context_tokens
+        return {
+            "source": self.source, "format": self.format, "model": self.model,
+            "method": self.method, "context_tokens": used, "total_tokens": self.total_tokens,
+            "system_tokens": self.system_tokens,
+            "anchor": None if self.anchor is None else {
+                **self.anchor.as_dict(), "estimated_after": self.estimated_after_anchor},
+            "entries": self.entries, "messages": self.messages,
+            "compact_boundaries": self.compact_boundaries,
+            "breakdown": dict(self.breakdown),
+            "tool_results_by_tool": dict(self.tool_results_by_tool),
+            "top": [o.as_dict() for o in self.top],
+            "thresholds": {**limits.as_dict(), "window_source": self.window_source},
+            "percent": {"window": _percent(used, limits.window),
+                        "effective": _percent(used, limits.effective),
+                        "auto_compact": _percent(used, limits.auto_compact)},
+            "tokens_until_auto_compact": max(0, limits.auto_compact - used),
+            "status": self.status,
+        }
+
+    def with_exact(self, message_tokens: int) -> EstimateReport:
+        """The report with the context counted by the API (messages) plus the system tokens."""
+        context = message_tokens + self.system_tokens
+        rest = sum(v for k, v in self.breakdown.items() if k != "system_and_tools")
+        breakdown = {**self.breakdown, "system_and_tools": max(0, context - rest)}
+        return replace(self, method="exact", context_tokens=context, breakdown=breakdown,
+                       total_tokens=self.total_tokens - self.context_tokens + context)
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(100.0 * part / whole, 1) if whole > 0 else 0.0
+
+
+# --- one entry: tokens by category ----------------------------------------------------------------
+
+def block_category(block: dict[str, Any], role: str | None) -> str:
+    kind = block.get("type")
+    if kind == "image":
+        return "images"
+    if kind in ("tool_result", "web_search_tool_result"):
+        return "tool_results"
+    if kind in ("tool_use", "server_tool_use"):
+        return "tool_inputs"
+    if kind in ("thinking", "redacted_thinking"):
+        return "thinking"
+    if role in ("system", "developer"):
+        return "system_messages"
+    return "assistant_text" if role == "assistant" else "user_text"
+
+
+def _images_in(block: dict[str, Any]) -> int:
+    content = block.get("content")
+    if block.get("type") != "tool_result" or not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+
+
+Scored = tuple[dict[str, Any], str, int, int]  # block, category, tokens, of which images
+
+
+def scored_blocks(entry: dict[str, Any], fmt: str) -> list[Scored]:
+    """Each content block with its category and estimated tokens (the message framing goes to
+    the first block), computed once for the breakdown, the offenders and the meter."""
+    blocks = content_blocks(entry, fmt)
+    if not blocks:
+        return []
+    role = role_of(entry, fmt)
+    summary = is_compact_summary(entry)
+    scored = []
+    for i, block in enumerate(blocks):
+        category = "compact_summaries" if summary else block_category(block, role)
+        tokens = estimate_block_tokens(block) + (MESSAGE_OVERHEAD if i == 0 else 0)
+        scored.append((block, category, tokens, _images_in(block) * IMAGE_TOKENS))
+    return scored
+
+
+def breakdown_of(scored: list[Scored]) -> dict[str, int]:
+    parts: Counter[str] = Counter()
+    for _, category, tokens, images in scored:
+        parts[category] += tokens - images
+        if images:
+            parts["images"] += images
+    return dict(parts)
+
+
+def entry_breakdown(entry: dict[str, Any], fmt: str) -> dict[str, int]:
+    """Estimated tokens of one entry by category; the values add up to
+    :func:`ctxtool.core.tokens.estimate_entry_tokens`. Images inside tool results count as
+    images."""
+    return breakdown_of(scored_blocks(entry, fmt))
+
+
+def main_category(parts: Mapping[str, int]) -> str | None:
+    return max(parts, key=lambda k: parts[k]) if parts else None
+
+
+# --- tool targets and offenders -------------------------------------------------------------------
+
+def tool_target(tool_input: Any) -> str | None:
+    """What a tool call worked on: a file path, command, pattern, URL... (shortened)."""
+    if not isinstance(tool_input, dict):
+        return None
+    for key in TARGET_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            text = " ".join(value.split())
+            return text if len(text) <= TARGET_WIDTH else text[:TARGET_WIDTH - 1] + "…"
+    return None
+
+
+class _Segment:
+    """Totals for the entries after the last compact boundary (the context now)."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top
+        self.breakdown: Counter[str] = Counter()
+        self.by_tool: Counter[str] = Counter()
+        self.tokens = 0
+        self.tools: dict[str, tuple[str, str | None]] = {}  # tool_use id -> (name, target)
+        self._heap: list[tuple[int, int, Offender]] = []
+        self._seq = itertools.count()
+
+    def add(self, entry: dict[str, Any], scored: list[Scored], parts: Mapping[str, int]) -> None:
+        self.breakdown.update(parts)
+        self.tokens += sum(parts.values())
+        for i, (block, _, tokens, images) in enumerate(scored):
+            kind = block.get("type")
+            if kind == "tool_use" and isinstance(block.get("id"), str):
+                self.tools[block["id"]] = (str(block.get("name") or "?"),
+                                           tool_target(block.get("input")))
+            elif kind == "tool_result":
+                framing = MESSAGE_OVERHEAD if i == 0 else 0
+                self._add_result(block, entry, tokens - images - framing)
+
+    def _add_result(self, block: dict[str, Any], entry: dict[str, Any], tokens: int) -> None:
+        tool_id = str(block.get("tool_use_id") or "")
+        name, target = self.tools.pop(tool_id, ("?", None))
+        self.by_tool[name] += tokens
+        if self.top <= 0:
+            return
+        item = (tokens, next(self._seq), Offender(tokens, name, tool_id, target, location_of(entry)))
+        if len(self._heap) < self.top:
+            heapq.heappush(self._heap, item)
+        elif tokens > self._heap[0][0]:
+            heapq.heapreplace(self._heap, item)
+
+    def offenders(self) -> list[Offender]:
+        return [o for _, _, o in sorted(self._heap, key=lambda i: (-i[0], i[1]))]
+
+
+class Estimator:
+    """The running state of :func:`estimate`: feed entries with :meth:`add`, then :meth:`report`.
+
+    Also used entry by entry by :func:`annotate`."""
+
+    def __init__(self, fmt: str, *, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+                 top: int = DEFAULT_TOP, use_usage: bool = True) -> None:
+        self.fmt = fmt
+        self.top = top
+        self.meter = ContextMeter(fmt, system_tokens=system_tokens, use_usage=use_usage)
+        self.segment = _Segment(top)
+        self.compacted = 0  # estimated tokens of what compactions took out of view
+        self.entries = self.messages = self.boundaries = 0
+        self.model: str | None = None
+        self.peak_prompt = 0
+
+    def add(self, entry: dict[str, Any]) -> dict[str, int]:
+        """Account for one entry; returns its tokens by category ({} when not in context)."""
+        self.entries += 1
+        if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
+            return {}
+        if is_compact_boundary(entry):
+            self.boundaries += 1
+            self.compacted += self.segment.tokens
+            self.segment = _Segment(self.top)
+        scored = scored_blocks(entry, self.fmt)
+        parts = breakdown_of(scored)
+        self.meter.add(entry, tokens=sum(parts.values()))
+        if parts:
+            self.messages += 1
+            self.segment.add(entry, scored, parts)
+            self._note_model(entry)
+        return parts
+
+    def _note_model(self, entry: dict[str, Any]) -> None:
+        if role_of(entry, self.fmt) != "assistant":
+            return
+        usage = usage_of(entry, self.fmt)
+        if usage is not None:
+            self.peak_prompt = max(self.peak_prompt, usage.prompt_tokens)
+        message = entry.get("message") if self.fmt == CLAUDE_CODE else entry
+        model = message.get("model") if isinstance(message, dict) else None
+        if isinstance(model, str) and model and model != SYNTHETIC_MODEL:
+            self.model = model
+
+    def limits(self, model: str | None, window: int | None,
+               env: Mapping[str, str] | None) -> tuple[Thresholds, str]:
+        """Thresholds for the model, and where the window size came from."""
+        if window:
+            return thresholds(model=model, context_window_override=window, env=env), "option"
+        if context_window(model) != DEFAULT_WINDOW:
+            return thresholds(model=model, env=env), "model"
+        if self.peak_prompt > DEFAULT_WINDOW:  # the API accepted it: a 1M-context session
+            return thresholds(model=model, context_window_override=LONG_WINDOW, env=env), "usage"
+        return thresholds(model=model, env=env), "default"
+
+    def report(self, *, source: str | None = None, model: str | None = None,
+               context_window: int | None = None,
+               env: Mapping[str, str] | None = None) -> EstimateReport:
+        meter, segment = self.meter, self.segment
+        model = model or self.model
+        limits, window_source = self.limits(model, context_window, env)
+        context = meter.context_tokens
+        breakdown = {c: segment.breakdown.get(c, 0) for c in CATEGORIES}
+        breakdown["system_and_tools"] = max(0, context - sum(breakdown.values()))
+        return EstimateReport(
+            source=source, format=self.fmt, model=model,
+            method="usage" if meter.anchored else "heuristic", context_tokens=context,
+            total_tokens=context + self.compacted, system_tokens=meter.system_tokens,
+            anchor=meter.anchor, estimated_after_anchor=meter.since_anchor if meter.anchored else 0,
+            entries=self.entries, messages=self.messages, compact_boundaries=self.boundaries,
+            breakdown=breakdown,
+            tool_results_by_tool=dict(sorted(segment.by_tool.items(), key=lambda kv: -kv[1])),
+            top=segment.offenders(), limits=limits, window_source=window_source)
+
+
+def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None = None,
+             context_window: int | None = None, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+             env: Mapping[str, str] | None = None, top: int = DEFAULT_TOP,
+             source: str | None = None, use_usage: bool = True) -> EstimateReport:
+    """Size and breakdown of the context a transcript occupies. Streams (nothing buffered).
+
+    ``model``/``context_window`` choose the window (default: the transcript's own model, 200K,
+    or 1M when a recorded prompt was larger than 200K); ``env`` supplies the Claude Code
+    variables that move the thresholds (``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE``...).
+    ``use_usage=False`` ignores recorded usage and estimates every message.
+    """
+    state = Estimator(fmt, system_tokens=system_tokens, top=top, use_usage=use_usage)
+    for entry in entries:
+        state.add(entry)
+    return state.report(source=source, model=model, context_window=context_window, env=env)
+
+
+def annotate(entries: Iterable[dict[str, Any]], *, fmt: str,
+             system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+             use_usage: bool = True) -> Iterator[dict[str, Any]]:
+    """Each entry with a ``ctxtool`` key: ``{"tokens", "category", "context_tokens"}`` (its own
+    estimate, its main category, the context size after it). Streams. Entries outside the
+    context (another side chain) get ``tokens: 0``; unparsed lines pass through untouched."""
+    state = Estimator(fmt, system_tokens=system_tokens, top=0, use_usage=use_usage)
+    for entry in entries:
+        if getattr(entry, "invalid", False):
+            yield entry
+            continue
+        parts = state.add(entry)
+        yield {**entry, "ctxtool": {"tokens": sum(parts.values()),
+                                    "category": main_category(parts),
+                                    "context_tokens": state.meter.context_tokens}}
+
+
+def api_view(entries: Iterable[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+    """The messages the model would be sent now, as Anthropic Messages API messages (for
+    ``count_tokens``): entries after the last compact boundary, of the main chain, converted by
+    :func:`ctxtool.core.convert.to_anthropic` (thinking dropped). Buffers that part."""
+    meter = ContextMeter(fmt)
+    view: list[dict[str, Any]] = []
+    for entry in entries:
+        if getattr(entry, "invalid", False) or not meter.in_context(entry):
+            continue
+        if is_compact_boundary(entry):
+            view = []
+        view.append(entry)
+    return list(to_anthropic(view, fmt))
+
+
+__all__ = [
+    "CATEGORIES", "DEFAULT_SYSTEM_TOKENS", "ContextMeter", "EstimateReport", "Estimator",
+    "Offender", "Usage", "annotate", "api_view", "block_category", "breakdown_of",
+    "entry_breakdown", "estimate", "main_category", "scored_blocks", "tool_target",
+]

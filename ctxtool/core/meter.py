@@ -1,0 +1,180 @@
+"""How full the context window is, measured in one pass over a transcript.
+
+:class:`ContextMeter` is the single rule every command uses to size "the context now":
+
+* the **usage anchor** - the last real assistant API call's prompt (``input_tokens +
+  cache_creation_input_tokens + cache_read_input_tokens``) plus what it produced - is taken as
+  exact, and the heuristic estimate of every entry after it is added;
+* without any usage (other formats, hand-made transcripts, or right after a compaction) it is
+  the heuristic estimate of every entry plus ``system_tokens`` for the system prompt and tool
+  definitions that a transcript never records;
+* a compact boundary starts over; a ``microcompact_boundary`` subtracts the
+  ``microcompactMetadata.tokensSaved`` it records from the anchor taken before it (that API call
+  still saw the full tool results; Claude Code keeps them in the file and clears them in memory).
+
+Streamed responses are written as several assistant lines sharing ``message.id`` (and
+``requestId``): they form one API call, with the largest usage snapshot kept. Recent Claude Code
+versions record ``output_tokens`` from the first stream event only (1-10 tokens), so the call's
+output is the larger of the recorded count and the estimate of its content. Lines from
+``model: "<synthetic>"`` (local error notices) are never an anchor. Entries of a side chain
+(``isSidechain`` different from the first entry's) are not part of this context and are skipped.
+
+Recorded usage describes the transcript as the API saw it. A transform that shrinks content
+before the last call without saying so (no boundary with ``tokensSaved``) leaves the anchor
+stale; ``use_usage=False`` then estimates every entry instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.core.tokens import estimate_entry_tokens
+from ctxtool.types import CLAUDE_CODE
+
+# Claude Code's system prompt plus its built-in tool definitions (and CLAUDE.md, MCP tools...):
+# the first API call of a session minus the estimate of the messages before it, median over 28
+# corpus sessions (13.6K-44K; Claude Code 1.0 ~15K, 2.1 ~26K). Override with --system-tokens.
+DEFAULT_SYSTEM_TOKENS = 24_000
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One API call's usage, de-duplicated over its streamed lines."""
+
+    key: tuple[str, str]
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def merged(self, other: Usage) -> Usage:
+        """The largest snapshot of each counter (streamed lines repeat or grow them)."""
+        return Usage(self.key, max(self.input_tokens, other.input_tokens),
+                     max(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
+                     max(self.cache_read_input_tokens, other.cache_read_input_tokens),
+                     max(self.output_tokens, other.output_tokens))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message_id": self.key[0], "request_id": self.key[1] or None,
+                "input_tokens": self.input_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens,
+                "output_tokens": self.output_tokens, "prompt_tokens": self.prompt_tokens}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
+    """The usage recorded on a Claude Code assistant line, or None (no usage, synthetic, other
+    formats)."""
+    if fmt != CLAUDE_CODE or entry.get("type") != "assistant":
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict) or message.get("model") == SYNTHETIC_MODEL:
+        return None
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    key = (str(message.get("id") or ""), str(entry.get("requestId") or ""))
+    found = Usage(key, _int(usage.get("input_tokens")),
+                  _int(usage.get("cache_creation_input_tokens")),
+                  _int(usage.get("cache_read_input_tokens")), _int(usage.get("output_tokens")))
+    return found if found.prompt_tokens > 0 else None
+
+
+def tokens_saved(entry: dict[str, Any]) -> int:
+    meta = entry.get("microcompactMetadata")
+    return _int(meta.get("tokensSaved")) if isinstance(meta, dict) else 0
+
+
+class ContextMeter:
+    """Running size of the model's context over a stream of entries, in one pass.
+
+    Feed every entry in file order with :meth:`add`; read :attr:`context_tokens` at any time.
+    Memory is constant: nothing is buffered.
+
+        meter = ContextMeter(fmt)
+        for entry in entries:
+            meter.add(entry)
+            if meter.context_tokens > limits.warning: ...
+    """
+
+    def __init__(self, fmt: str, *, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+                 use_usage: bool = True) -> None:
+        self.fmt = fmt
+        self.system_tokens = system_tokens
+        self.use_usage = use_usage  # False: estimate everything (content changed after the calls)
+        self.anchor: Usage | None = None
+        self.anchor_content = 0  # estimate of the anchor call's own output blocks
+        self.saved = 0  # tokensSaved of microcompact boundaries after the anchor
+        self.since_anchor = 0  # estimate of the entries after the anchor (or the boundary)
+        self._chain: bool | None = None  # isSidechain value of the context being measured
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the model would see if it were called now (system prompt included)."""
+        return self.base_tokens + self.since_anchor
+
+    @property
+    def base_tokens(self) -> int:
+        """The part not estimated entry by entry: the anchor, or the assumed system prompt."""
+        if self.anchor is None:
+            return self.system_tokens
+        output = max(self.anchor.output_tokens, self.anchor_content)
+        return max(0, self.anchor.prompt_tokens + output - self.saved)
+
+    @property
+    def anchored(self) -> bool:
+        return self.anchor is not None
+
+    def in_context(self, entry: dict[str, Any]) -> bool:
+        """False for entries of another chain (side chains mixed into a main transcript)."""
+        flag = entry.get("isSidechain")
+        if not isinstance(flag, bool):
+            return True
+        if self._chain is None:
+            self._chain = flag
+        return flag == self._chain
+
+    def reset(self) -> None:
+        """Start over, as after a compaction: only what follows counts."""
+        self.anchor, self.anchor_content, self.saved, self.since_anchor = None, 0, 0, 0
+
+    def add(self, entry: dict[str, Any], *, tokens: int | None = None) -> int:
+        """Account for one entry; returns its estimated tokens (0 when it is not in context).
+
+        ``tokens`` passes the entry's estimate when the caller computed it already."""
+        if getattr(entry, "invalid", False) or not self.in_context(entry):
+            return 0
+        if is_compact_boundary(entry):
+            self.reset()
+            return 0
+        if is_microcompact_boundary(entry):
+            if self.anchor is not None:
+                self.saved += tokens_saved(entry)
+            return 0
+        if tokens is None:
+            tokens = estimate_entry_tokens(entry, self.fmt)
+        usage = usage_of(entry, self.fmt) if self.use_usage else None
+        if usage is None:
+            self.since_anchor += tokens
+        elif self.anchor is not None and usage.key == self.anchor.key:
+            self.anchor = self.anchor.merged(usage)
+            self.anchor_content += tokens
+        else:
+            self.anchor, self.anchor_content = usage, tokens
+            self.saved = self.since_anchor = 0
+        return tokens
+
+
+__all__ = ["DEFAULT_SYSTEM_TOKENS", "ContextMeter", "Usage", "tokens_saved", "usage_of"]

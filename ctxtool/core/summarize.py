@@ -1,0 +1,311 @@
+"""``summarize``: replace a session's history by a nine-section summary, losing nothing.
+
+* Claude Code transcripts: every input entry is passed through unchanged, then a
+  ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text,
+  the restored files (``restore_files``) and copies of the kept tail (``keep_last`` /
+  ``keep_tokens``) re-chained after the summary - the file Claude Code itself would have after
+  ``/compact``, and ``filter-compacted`` cuts it at the new boundary.
+* Anthropic / OpenAI message lists: OpenAI ``system``/``developer`` messages, the summary message
+  (its text starts with ``[ctxtool summary]``, the marker ``filter-compacted`` cuts at) and the
+  kept tail, unchanged. The full original list is saved in the store first and the summary names
+  the file, so nothing is lost.
+
+The summary covers everything before the kept tail. A tail never starts between a ``tool_use``
+and its result, nor inside one streamed response (assistant lines sharing ``message.id``).
+Buffers the whole input: the summary must see all of it before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from ctxtool.core.blocks import iter_tool_results, iter_tool_uses, role_of
+from ctxtool.core.chain import is_compact_boundary, last_uuid
+from ctxtool.core.file_state import collect_file_state
+from ctxtool.core.filter_compacted import SUMMARY_MARKER  # the cut marker for message lists
+from ctxtool.core.meter import ContextMeter
+from ctxtool.core.summary_input import build_request, main_chain, summary_text_of
+from ctxtool.core.summary_output import (boundary_entry, common_fields, iso_timestamp,
+                                         meta_user_entry, rechain, restored_files, summary_entry,
+                                         summary_message)
+from ctxtool.core.summary_prompt import continuation_text
+from ctxtool.core.tokens import estimate_entry_tokens, estimate_text_tokens
+from ctxtool.errors import InputError, LLMError
+from ctxtool.formats.jsonl import iter_lines_out
+from ctxtool.llm.base import Progress, Summarizer, SummaryRequest, no_progress
+from ctxtool.types import CLAUDE_CODE, OPENAI, OPENCODE
+
+
+class TranscriptStore(Protocol):
+    """Where a whole original transcript is saved before a message list is compacted."""
+
+    def save_transcript(self, data: bytes, *, name: str, session_id: str | None) -> str:
+        ...
+
+
+@dataclass(frozen=True)
+class SummarizeOptions:
+    keep_last: int = 0  # messages kept verbatim after the summary
+    keep_tokens: int = 0  # ...or at least this many tokens of the newest messages
+    restore_files: int = 0  # re-attach the latest content of this many recent files
+    instructions: str | None = None  # custom focus, like `/compact <instructions>`
+    max_summary_tokens: int = 8000
+    auto: bool = False  # compact only when the context is at or over auto_compact_at
+    auto_compact_at: int | None = None
+    transcript_path: str | None = None  # named in the summary (Claude Code transcripts)
+    passthrough_on_error: bool = False  # on LLMError, output the input unchanged
+    now: datetime | None = None
+
+
+@dataclass
+class SummarizeReport:
+    backend: str = ""
+    model: str | None = None
+    compacted: bool = False
+    reason: str | None = None  # why nothing was compacted
+    error: str | None = None  # the LLM error passed through with passthrough_on_error
+    entries_in: int = 0
+    entries_out: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summary_tokens: int = 0
+    calls: int = 0
+    chunks: int = 0
+    dropped: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    kept_messages: int = 0
+    restored_files: list[str] = field(default_factory=list)
+    transcript_saved: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Compaction:
+    entries: list[dict[str, Any]]
+    summary: str | None  # the nine sections, None when nothing was compacted
+    report: SummarizeReport
+
+
+# --- where the kept tail starts ---------------------------------------------------------------------
+
+def _message_groups(items: Sequence[dict[str, Any]], fmt: str, indices: Iterable[int]) -> list[list[int]]:
+    """Message entries as groups: one API message each (streamed assistant lines together)."""
+    groups: list[list[int]] = []
+    last_key: str | None = None
+    for index in indices:
+        entry = items[index]
+        role = role_of(entry, fmt)
+        if role not in ("user", "assistant", "tool") or summary_text_of(entry, fmt) is not None:
+            continue
+        message = entry.get("message") if fmt == CLAUDE_CODE else None
+        key = message.get("id") if isinstance(message, dict) and role == "assistant" else None
+        if groups and isinstance(key, str) and key == last_key:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+        last_key = key if isinstance(key, str) else None
+    return groups
+
+
+def _tail_group(items: Sequence[dict[str, Any]], fmt: str, groups: list[list[int]],
+                keep_last: int, keep_tokens: int) -> int:
+    """Index of the first kept group (len(groups) when nothing is kept)."""
+    start = len(groups)
+    if keep_last > 0:
+        start = max(0, len(groups) - keep_last)
+    if keep_tokens > 0:
+        total, k = 0, len(groups)
+        while k > 0 and total < keep_tokens:
+            k -= 1
+            total += sum(estimate_entry_tokens(items[i], fmt) for i in groups[k])
+        start = min(start, k)
+    return _keep_pairs(items, fmt, groups, start)
+
+
+def _keep_pairs(items: Sequence[dict[str, Any]], fmt: str, groups: list[list[int]], start: int) -> int:
+    """Move ``start`` back until every tool result in the tail has its tool_use in the tail."""
+    def uses(k: int) -> set[str]:
+        return {u.id for i in groups[k] for u in iter_tool_uses(items[i], fmt)}
+
+    while 0 < start < len(groups):
+        kept = set().union(*(uses(k) for k in range(start, len(groups))))
+        wanted = {r.tool_use_id for k in range(start, len(groups)) for i in groups[k]
+                  for r in iter_tool_results(items[i], fmt)} - kept
+        earlier = [k for k in range(start) if uses(k) & wanted]
+        if not earlier:
+            break
+        start = min(earlier)
+    return start
+
+
+# --- the run ----------------------------------------------------------------------------------------
+
+def _digest(items: Sequence[dict[str, Any]]) -> str:
+    sha = hashlib.sha256()
+    for chunk in iter_lines_out(items):
+        sha.update(chunk)
+    return sha.hexdigest()
+
+
+def _context_tokens(entries: Iterable[dict[str, Any]], fmt: str) -> int:
+    meter = ContextMeter(fmt)
+    for entry in entries:
+        meter.add(entry)
+    return meter.context_tokens
+
+
+def _last_cut(items: Sequence[dict[str, Any]], fmt: str, main: list[int]) -> int:
+    """Index of the last compaction (boundary, or prior summary in a message list), else -1."""
+    found = -1
+    for index in main:
+        entry = items[index]
+        if (fmt == CLAUDE_CODE and is_compact_boundary(entry)) or summary_text_of(entry, fmt) is not None:
+            found = index
+    return found
+
+
+@dataclass
+class _Plan:
+    """What will be summarized and what kept: the request, the cut index and the kept tail."""
+
+    request: SummaryRequest
+    cut: int
+    tail: list[dict[str, Any]]
+    kept_messages: int
+    reason: str | None = None  # why there is nothing to summarize
+
+
+def _plan(items: list[dict[str, Any]], fmt: str, options: SummarizeOptions) -> _Plan:
+    main = main_chain(items, fmt)
+    since = _last_cut(items, fmt, main)
+    groups = _message_groups(items, fmt, (i for i in main if i > since))
+    first_kept = _tail_group(items, fmt, groups, options.keep_last, options.keep_tokens)
+    cut = groups[first_kept][0] if first_kept < len(groups) else len(items)
+    request = build_request(items[:cut], fmt, instructions=options.instructions,
+                            max_summary_tokens=options.max_summary_tokens)
+    tail = [items[i] for group in groups[first_kept:] for i in group]
+    plan = _Plan(request, cut, tail, len(groups) - first_kept)
+    if not request.recent_turns:
+        plan.reason = "nothing to summarize: " + (
+            "the kept tail holds every message" if groups and first_kept == 0
+            else "no messages since the last compaction" if groups or request.turns
+            else "no messages")
+    return plan
+
+
+def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,
+            options: SummarizeOptions = SummarizeOptions(), store: TranscriptStore | None = None,
+            progress: Progress = no_progress) -> Compaction:
+    """Summarize ``entries``; see the module docstring. Raises LLMError when the summarizer fails
+    (unless ``passthrough_on_error``), StoreError when the original cannot be saved."""
+    if fmt == OPENCODE:
+        raise InputError("summarize reads Claude Code, Anthropic and OpenAI transcripts, not OpenCode",
+                         hint="convert the session first (ctxtool convert)")
+    items = list(entries)
+    report = SummarizeReport(backend=summarizer.name, model=summarizer.model, entries_in=len(items))
+    report.tokens_before = _context_tokens(items, fmt)
+    unchanged = Compaction(items, None, report)
+    threshold = options.auto_compact_at
+    if options.auto and (threshold is None or report.tokens_before < threshold):
+        limit = "auto-compact is off" if threshold is None else str(threshold)
+        report.reason = f"context {report.tokens_before} tokens is below the auto-compact threshold ({limit})"
+        return _finish(unchanged, fmt)
+    plan = _plan(items, fmt, options)
+    if plan.reason:
+        report.reason = plan.reason
+        return _finish(unchanged, fmt)
+    try:
+        result = summarizer.summarize(plan.request, progress=progress)
+    except LLMError as exc:
+        if not options.passthrough_on_error:
+            raise
+        report.error = exc.format()
+        return _finish(unchanged, fmt)
+    for key in ("calls", "chunks", "dropped", "input_tokens", "output_tokens"):
+        setattr(report, key, getattr(result, key))
+    report.notes = list(result.notes)
+    report.summary_tokens = estimate_text_tokens(result.text)
+    report.kept_messages = plan.kept_messages
+    build = _claude_code_output if fmt == CLAUDE_CODE else _message_list_output
+    output = build(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
+    report.compacted = True
+    return _finish(Compaction(output, result.text, report), fmt)
+
+
+def _finish(compaction: Compaction, fmt: str) -> Compaction:
+    compaction.report.entries_out = len(compaction.entries)
+    compaction.report.tokens_after = _context_tokens(compaction.entries, fmt)
+    return compaction
+
+
+def _claude_code_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                        tail: list[dict[str, Any]], fmt: str, summary: str,
+                        options: SummarizeOptions, report: SummarizeReport,
+                        store: TranscriptStore | None) -> list[dict[str, Any]]:
+    digest = _digest(items)
+    main = [items[i] for i in main_chain(items, fmt)]
+    template = next((e for e in reversed(main) if isinstance(e.get("sessionId"), str)), None)
+    common = common_fields(template)
+    stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
+    text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto)
+    boundary = boundary_entry(common=common, logical_parent=last_uuid(main), digest=digest,
+                              timestamp=stamp, trigger="auto" if options.auto else "manual",
+                              pre_tokens=report.tokens_before)
+    added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
+                                     timestamp=stamp, text=text)]
+    for record, note in _restore(head, fmt, options.restore_files):
+        added.append(meta_user_entry(common=common, parent=added[-1]["uuid"], digest=digest,
+                                     what=f"restore:{record.path}", timestamp=stamp, text=note))
+        report.restored_files.append(record.path)
+    added.extend(rechain(tail, parent=added[-1]["uuid"], digest=digest))
+    return [*items, *added]
+
+
+def _restore(head: Sequence[dict[str, Any]], fmt: str, count: int) -> list[tuple[Any, str]]:
+    if count <= 0:
+        return []
+    state = collect_file_state([head[i] for i in main_chain(head, fmt)], fmt)
+    return restored_files(state.recent(len(state.files)), count)
+
+
+def _message_list_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                         tail: list[dict[str, Any]], fmt: str, summary: str,
+                         options: SummarizeOptions, report: SummarizeReport,
+                         store: TranscriptStore | None) -> list[dict[str, Any]]:
+    digest = _digest(items)
+    if store is not None:
+        data = b"".join(iter_lines_out(items))  # the input's own bytes
+        report.transcript_saved = store.save_transcript(data, name=f"transcript-{digest[:16]}",
+                                                        session_id=None)
+    else:
+        report.notes.append("no store given: the original list was not saved")
+    text = SUMMARY_MARKER + " " + continuation_text(summary, transcript_path=report.transcript_saved,
+                                                    auto=options.auto)
+    message = summary_message(text)
+    notes = _restore(head, fmt, options.restore_files)
+    if notes:
+        message["content"] = [{"type": "text", "text": text}] + [
+            {"type": "text", "text": note} for _, note in notes]
+        report.restored_files = [record.path for record, _ in notes]
+    lead = [e for e in head if fmt == OPENAI and e.get("role") in ("system", "developer")]
+    return [*lead, message, *tail]
+
+
+def summarize(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,
+              options: SummarizeOptions = SummarizeOptions(), store: TranscriptStore | None = None,
+              progress: Progress = no_progress,
+              report: SummarizeReport | None = None) -> Iterator[dict[str, Any]]:
+    """The compacted transcript, entry by entry (see :func:`compact`); ``report`` is filled in."""
+    done = compact(entries, fmt=fmt, summarizer=summarizer, options=options, store=store,
+                   progress=progress)
+    if report is not None:
+        report.__dict__.update(done.report.__dict__)
+    yield from done.entries

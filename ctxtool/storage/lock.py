@@ -1,0 +1,65 @@
+"""An exclusive, non-blocking lock file, so two cleanups never sweep the same folder at once.
+
+The lock is an OS advisory lock (``flock``, or ``msvcrt.locking`` on Windows) on a file inside the
+folder. The OS drops it when the process ends, however it ends, so a crashed run never leaves a
+stale lock behind; the file itself stays (removing it would race with the next run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+from ctxtool.errors import OperationError, StoreError
+from ctxtool.storage.safe_fs import NOFOLLOW, describe
+
+LOCK_NAME = ".ctxtool-cleanup.lock"
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _holder(fd: int) -> str:
+    with contextlib.suppress(OSError, ValueError):
+        os.lseek(fd, 0, os.SEEK_SET)
+        pid = int(os.read(fd, 32).decode().strip() or "0")
+        if pid:
+            return f" (pid {pid})"
+    return ""
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str) -> Iterator[str]:
+    """Hold ``folder/.ctxtool-cleanup.lock`` for the duration; OperationError (exit 1) when
+    another process holds it. Yields the lock file's path."""
+    path = os.path.join(folder, LOCK_NAME)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise StoreError(f"cannot create lock file: {describe(exc)}", source=path) from exc
+    try:
+        if not _try_lock(fd):
+            raise OperationError(f"another cleanup is running{_holder(fd)}", source=path,
+                                 hint="wait for it to finish; the lock goes away with its process")
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode())  # only informational: who holds it
+        yield path
+    finally:
+        os.close(fd)

@@ -1,0 +1,333 @@
+"""The tool-result store: where content goes before a transform takes it out of a transcript.
+
+Layout (the same as Claude Code's own, so its Read tool and ``restore`` both find the files)::
+
+    <root>/<session>/tool-results/<tool_use_id>.txt     a string, its exact UTF-8 bytes
+    <root>/<session>/tool-results/<tool_use_id>.json    a block list, JSON indented by 2
+    <root>/<session>/ctxtool-lines/<sha256>.jsonl       original line bytes (see save_line)
+    <root>/<session>/transcripts/<name>.jsonl           a whole original (see save_transcript)
+
+``<root>`` is chosen by :func:`resolve_store`; ``<session>`` is the entry's session id, or
+``default``. Ids come from untrusted input, so both names pass through
+:func:`ctxtool.storage.paths.safe_name` and can never leave their folder.
+
+Writes are atomic and never overwrite: content is written to a temp file (0600) in the target
+folder and hard-linked to its name, which fails if the name exists. An existing file with the same
+bytes is reused; one with different bytes keeps its name and the new content gets
+``<id>-<sha256 prefix>.<ext>`` instead (with a notice). New folders are created 0700.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import chain
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from ctxtool.errors import StoreError
+from ctxtool.storage.paths import claude_project_dir, safe_name
+from ctxtool.types import CLAUDE_CODE
+
+TOOL_RESULTS = "tool-results"
+LINES = "ctxtool-lines"
+TRANSCRIPTS = "transcripts"  # whole originals saved by summarize
+DEFAULT_ROOT = "ctxtool-store"
+DEFAULT_SESSION = "default"
+STORE_ENV = "CTXTOOL_STORE"
+SUFFIXES = (".txt", ".json")
+PEEK_LIMIT = 1000  # entries looked at to find the session id and cwd before choosing a store
+
+Notice = Callable[[str], None]
+
+
+def _ignore(_: str) -> None:
+    pass
+
+
+def encode_content(content: str | list[Any]) -> tuple[bytes, str]:
+    """The bytes and file suffix a content is stored as: ``.txt`` for a string, ``.json`` for a
+    block list (indented by 2, like Claude Code's ``JSON.stringify(content, null, 2)``)."""
+    if isinstance(content, str):
+        return content.encode("utf-8"), ".txt"
+    if isinstance(content, list):
+        return orjson.dumps(content, option=orjson.OPT_INDENT_2), ".json"
+    raise TypeError(f"cannot store tool result content of type {type(content).__name__}")
+
+
+class ToolResultStore:
+    """A :class:`ctxtool.types.ResultStore` rooted at one folder (see the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str], *, notice: Notice = _ignore,
+                 durable: bool = True, relocate: bool = False) -> None:
+        self.root = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+        self.notice = notice
+        self.durable = durable  # fsync each file before it gets its name
+        # load(): when a named file is missing, also look for <root>/<session>/tool-results/<name>
+        # (a store that was moved or copied to another machine)
+        self.relocate = relocate
+        self.files_written = 0
+        self.files_reused = 0
+        self.bytes_written = 0
+
+    def session_dir(self, session_id: str | None) -> Path:
+        return self.root / safe_name(session_id, fallback=DEFAULT_SESSION)
+
+    # --- ResultStore protocol ---------------------------------------------------------------
+
+    def save(self, content: str | list[Any], *, tool_use_id: str, session_id: str | None) -> str:
+        """Store ``content``; return the absolute path of the file that holds it.
+        Raises StoreError when it cannot be written."""
+        data, suffix = encode_content(content)
+        folder = self.session_dir(session_id) / TOOL_RESULTS
+        stem = safe_name(tool_use_id, fallback="result")
+        return str(self._put(folder, stem, suffix, data, what=f"tool result {stem}"))
+
+    def load(self, path: str) -> str | list[Any] | None:
+        """The content saved at ``path`` (None if there is no such file).
+
+        Only files that look like stored tool results are read - a ``.txt`` or ``.json`` file in
+        a ``tool-results`` folder, not a symlink - because the path comes from the transcript,
+        and a crafted transcript must not make ``restore`` copy ``~/.ssh/id_rsa`` into it.
+        Raises StoreError for a refused, unreadable or undecodable file.
+        """
+        target = Path(path)
+        if not target.is_absolute() or target.suffix not in SUFFIXES \
+                or target.parent.name != TOOL_RESULTS or "\x00" in path:
+            raise StoreError("not a stored tool result (an absolute path to a .txt or .json "
+                             "file in a tool-results folder is expected)", source=path)
+        data = _read_file(target)
+        if data is None and self.relocate:
+            target = self.relocated(target)
+            data = _read_file(target)
+        if data is None:
+            return None
+        try:
+            if target.suffix == ".txt":
+                return data.decode("utf-8")
+            content = orjson.loads(data)
+        except (UnicodeDecodeError, orjson.JSONDecodeError) as exc:
+            raise StoreError(f"stored tool result is damaged: {exc}", source=path) from exc
+        if not isinstance(content, list):
+            raise StoreError("stored tool result is not a block list", source=path)
+        return content
+
+    # --- exact original lines -----------------------------------------------------------------
+
+    def save_line(self, raw: bytes, *, canonical: bytes, session_id: str | None) -> str:
+        """Keep the exact bytes of a line whose compact re-serialization (``canonical``) differs
+        from them (other spacing or escapes, no final newline, a BOM), so ``restore`` can give
+        the original bytes back. The file is named by the hash of ``canonical``."""
+        folder = self.session_dir(session_id) / LINES
+        return str(self._put(folder, line_key(canonical), ".jsonl", raw, what="original line",
+                             alternate=False))
+
+    def load_line(self, canonical: bytes, *, near: str) -> bytes | None:
+        """The bytes :meth:`save_line` kept for ``canonical`` beside the tool result ``near``."""
+        name = f"{line_key(canonical)}.jsonl"
+        folders = [Path(near).parent.parent]
+        if self.relocate:
+            folders.append(self.relocated(Path(near)).parent.parent)
+        for folder in folders:
+            with contextlib.suppress(StoreError):
+                data = _read_file(folder / LINES / name)
+                if data is not None:
+                    return data
+        return None
+
+    def relocated(self, path: Path) -> Path:
+        """Where a file saved as ``.../<session>/tool-results/<name>`` is in this store."""
+        session = safe_name(path.parent.parent.name, fallback=DEFAULT_SESSION)
+        name = f"{safe_name(path.stem, fallback='result')}{path.suffix}"
+        return self.root / session / TOOL_RESULTS / name
+
+    # --- whole transcripts (summarize) ---------------------------------------------------------
+
+    def save_transcript(self, data: bytes, *, name: str, session_id: str | None) -> str:
+        """Keep a whole original transcript (``summarize`` of a message list saves the list it
+        replaces): ``<root>/<session>/transcripts/<name>.jsonl``; returns the absolute path."""
+        folder = self.session_dir(session_id) / TRANSCRIPTS
+        return str(self._put(folder, safe_name(name, fallback="transcript"), ".jsonl", data,
+                             what="original transcript"))
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def _put(self, folder: Path, stem: str, suffix: str, data: bytes, *, what: str,
+             alternate: bool = True) -> Path:
+        try:
+            _make_dirs(folder)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store folder: {exc.strerror or exc}",
+                             source=str(folder)) from exc
+        first = folder / f"{stem}{suffix}"
+        if self._create_or_match(first, data) != "differs":
+            return first
+        if not alternate:
+            self.notice(f"{first} holds other content; kept it")
+            return first
+        # content-addressed, so a re-run finds (and reuses) it again
+        second = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
+        outcome = self._create_or_match(second, data)
+        if outcome == "differs":
+            raise StoreError(f"cannot store {what}: {first.name} and {second.name} hold other "
+                             "content", source=str(folder))
+        if outcome == "created":
+            self.notice(f"{first} holds other content; saved {what} as {second.name}")
+        return second
+
+    def _create_or_match(self, target: Path, data: bytes) -> str:
+        """"created", "same" (``target`` already holds ``data``) or "differs"."""
+        try:
+            same = _holds(target, data)
+        except StoreError:  # a symlink, a folder, an unreadable file: not ours to reuse
+            return "differs"
+        if same is not None:
+            self.files_reused += int(same)
+            return "same" if same else "differs"
+        try:
+            created = _create_exclusive(target, data, durable=self.durable)
+        except OSError as exc:
+            raise StoreError(f"cannot write: {exc.strerror or exc}", source=str(target)) from exc
+        if not created:
+            return self._create_or_match(target, data)  # lost a race: look at what is there now
+        self.files_written += 1
+        self.bytes_written += len(data)
+        return "created"
+
+
+def line_key(canonical: bytes) -> str:
+    return hashlib.sha256(canonical).hexdigest()[:40]
+
+
+def _read_file(target: Path) -> bytes | None:
+    """The bytes of a regular file (symlinks refused); None when it does not exist."""
+    with _open_regular(target) as handle:
+        return None if handle is None else handle.read()
+
+
+def _holds(target: Path, data: bytes) -> bool | None:
+    """Whether the file ``target`` holds exactly ``data``; None when it does not exist."""
+    with _open_regular(target) as handle:
+        if handle is None:
+            return None
+        if os.fstat(handle.fileno()).st_size != len(data):
+            return False
+        return handle.read() == data
+
+
+@contextlib.contextmanager
+def _open_regular(target: Path) -> Iterator[BinaryIO | None]:
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        yield None
+        return
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError("refusing to follow a symlink", source=str(target)) from exc
+        raise StoreError(f"cannot read: {exc.strerror or exc}", source=str(target)) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError("not a regular file", source=str(target))
+    with os.fdopen(fd, "rb") as handle:
+        yield handle
+
+
+def _make_dirs(folder: Path) -> None:
+    """Create ``folder`` and any missing parents with mode 0700 (os.makedirs applies the mode to
+    the last folder only). Existing folders are left as they are."""
+    missing: list[Path] = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path, 0o700)
+    if not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(folder))
+
+
+def _create_exclusive(target: Path, data: bytes, *, durable: bool) -> bool:
+    """Write ``data`` to a new file ``target`` atomically, 0600; False if ``target`` exists."""
+    fd, tmp = tempfile.mkstemp(prefix=".ctxtool-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.chmod(tmp, 0o600)
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            # Filesystems without hard links: check, then rename (a race can still lose here).
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV,
+                                 errno.EMLINK):
+                raise
+            if os.path.lexists(target):
+                return False
+            os.replace(tmp, target)
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+# --- choosing the store ---------------------------------------------------------------------------
+
+def resolve_store(option: str | None, *, env: Mapping[str, str], fmt: str,
+                  session_id: str | None, cwd: str | None,
+                  notice: Notice = _ignore) -> ToolResultStore:
+    """The store for one run. ``DIR`` below is a root: files go to ``DIR/<session>/tool-results/``.
+
+    1. ``--store DIR``;
+    2. ``$CTXTOOL_STORE``;
+    3. Claude Code transcripts with a ``sessionId`` and ``cwd``: the project folder Claude Code
+       itself uses, ``$CLAUDE_CONFIG_DIR`` (or ``~/.claude``) ``/projects/<slug of cwd>``, so files
+       land in ``<sessionId>/tool-results/`` beside the session, exactly where Claude Code puts
+       its own;
+    4. ``./ctxtool-store`` (so ``./ctxtool-store/<session or "default">/tool-results/``).
+    """
+    if option:
+        return ToolResultStore(option, notice=notice)
+    if env.get(STORE_ENV):
+        return ToolResultStore(env[STORE_ENV], notice=notice)
+    if fmt == CLAUDE_CODE and session_id and cwd and os.path.isabs(cwd):
+        return ToolResultStore(claude_project_dir(cwd, env), notice=notice)
+    return ToolResultStore(DEFAULT_ROOT, notice=notice)
+
+
+def session_of(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(sessionId, cwd) of a Claude Code entry, each None when absent or not a string."""
+    session, cwd = entry.get("sessionId"), entry.get("cwd")
+    return (session if isinstance(session, str) else None, cwd if isinstance(cwd, str) else None)
+
+
+def store_for_entries(option: str | None, entries: Iterable[dict[str, Any]], *, fmt: str,
+                      env: Mapping[str, str], notice: Notice = _ignore,
+                      ) -> tuple[ToolResultStore, Iterator[dict[str, Any]]]:
+    """Choose the store for a stream: looks ahead (at most PEEK_LIMIT entries, buffered) for the
+    first entry with a ``sessionId`` and ``cwd``, and returns the store with the full stream."""
+    iterator = iter(entries)
+    seen: list[dict[str, Any]] = []
+    session_id = cwd = None
+    if not option and not env.get(STORE_ENV) and fmt == CLAUDE_CODE:
+        for entry in iterator:
+            seen.append(entry)
+            session_id, cwd = session_of(entry)
+            if (session_id and cwd) or len(seen) >= PEEK_LIMIT:
+                break
+    store = resolve_store(option, env=env, fmt=fmt, session_id=session_id, cwd=cwd, notice=notice)
+    return store, chain(seen, iterator)

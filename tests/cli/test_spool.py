@@ -1,0 +1,129 @@
+"""The re-readable inputs of two-pass commands: the lazy second pass frames lines exactly like
+iter_entries, stdin is spooled or rewound, and stdout sees nothing when a run fails."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ctxtool.cli import spool
+from ctxtool.cli.spool import LineTable, iter_lazy_entries, iter_spans
+from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.types import Entry
+from tests.clearing_helpers import Session
+from tests.conftest import ctxtool_executable, run_ctxtool
+
+A = b'{"type":"user","uuid":"a","message":{"role":"user","content":"hi"}}'
+B = b'{"type":"assistant","uuid":"b","message":{"role":"assistant","content":"yo"}}'
+FRAMINGS = {
+    "plain": A + b"\n" + B + b"\n",
+    "no final newline": A + b"\n" + B,
+    "crlf": A + b"\r\n" + B + b"\r\n",
+    "bom": b"\xef\xbb\xbf" + A + b"\n" + B + b"\n",
+    "blank lines": b"\n\n" + A + b"\n\n  \n" + B + b"\n\n",
+    "glued": A + B + b"\n" + B + b"\n",
+    "only blanks": b"\n \n",
+    "empty": b"",
+    "truncated last line": A + b"\n" + B[:20],
+}
+
+
+def write(entries: list[Entry]) -> bytes:
+    out = io.BytesIO()
+    write_entries(entries, out)
+    return out.getvalue()
+
+
+def lines(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("data", FRAMINGS.values(), ids=list(FRAMINGS))
+def test_unparsed_second_pass_is_a_byte_copy(data: bytes) -> None:
+    lazy = list(iter_lazy_entries(lines(data), "f", parse=()))
+    assert all(e.invalid for e in lazy)
+    assert write(lazy) == data
+
+
+@pytest.mark.parametrize("data", FRAMINGS.values(), ids=list(FRAMINGS))
+def test_parsed_lines_match_iter_entries(data: bytes) -> None:
+    full = list(iter_entries(lines(data), "f", on_invalid="keep"))
+    every_line = {("f", n) for n in range(1, len(lines(data)) + 1)}
+    lazy = list(iter_lazy_entries(lines(data), "f", parse=every_line))
+    assert [(dict(e), e.raw, e.lineno, e.invalid, e.glued) for e in lazy] == \
+        [(dict(e), e.raw, e.lineno, e.invalid, e.glued) for e in full]
+
+
+def test_only_the_asked_lines_are_parsed() -> None:
+    data = b"\n" + A + b"\n" + B + b"\n\n" + A + b"\n"
+    lazy = list(iter_lazy_entries(lines(data), "f", parse={("f", 3)}))
+    assert [e.invalid for e in lazy] == [True, False, True]
+    assert lazy[1] == {"type": "assistant", "uuid": "b",
+                       "message": {"role": "assistant", "content": "yo"}}
+    assert lazy[1].lineno == 3 and lazy[1].raw == B + b"\n\n"
+
+
+def table_of(data: bytes) -> LineTable:
+    table = LineTable()
+    for entry in iter_entries(lines(data), "f", on_invalid="keep"):
+        table.add(entry)
+    return table
+
+
+@pytest.mark.parametrize("block", [7, 1 << 20])
+@pytest.mark.parametrize("data", FRAMINGS.values(), ids=list(FRAMINGS))
+def test_offset_second_pass_copies_blocks_and_parses_the_asked_lines(
+        monkeypatch: pytest.MonkeyPatch, data: bytes, block: int) -> None:
+    monkeypatch.setattr(spool, "COPY_CHUNK", block)
+    table = table_of(data)
+    assert table.size == len(data)
+    copied = list(iter_spans(io.BytesIO(data), "f", table, []))
+    assert all(e.invalid for e in copied) and write(copied) == data
+    full = list(iter_entries(lines(data), "f", on_invalid="keep"))
+    parsed = list(iter_spans(io.BytesIO(data), "f", table, sorted(set(table.linenos))))
+    assert [(dict(e), e.raw, e.lineno, e.invalid, e.glued) for e in parsed] == \
+        [(dict(e), e.raw, e.lineno, e.invalid, e.glued) for e in full]
+
+
+def test_offset_second_pass_parses_only_the_asked_line() -> None:
+    data = b"\n" + A + b"\n" + B + b"\n\n" + A + b"\n"
+    out = list(iter_spans(io.BytesIO(data), "f", table_of(data), [3]))
+    assert [e.invalid for e in out] == [True, False, True]
+    assert out[1].lineno == 3 and out[1].raw == B + b"\n\n" and out[1]["uuid"] == "b"
+    assert write(out) == data
+
+
+def session_bytes() -> bytes:
+    session = Session().user("go")
+    for size in (30_000, 30_000, 30_000, 100, 100, 100):
+        session.sized_call("Bash", size)
+    return session.jsonl()
+
+
+def test_piped_and_seekable_stdin_and_file_give_the_same_output(tmp_path: Path) -> None:
+    data = session_bytes()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    args = ("microcompact", "--force", "--no-save", "--now", "2026-01-02T00:00:00Z")
+    from_file = run_ctxtool(*args, str(path))
+    from_pipe = run_ctxtool(*args, input=data)
+    with path.open("rb") as stdin:  # `< s.jsonl`: a seekable stdin, rewound instead of copied
+        from_redirect = subprocess.run([*ctxtool_executable(), *args], stdin=stdin,
+                                       capture_output=True, check=False)
+    assert from_file.returncode == from_pipe.returncode == from_redirect.returncode == 0
+    assert b"[Old tool result content cleared]" in from_file.stdout
+    assert from_pipe.stdout == from_file.stdout == from_redirect.stdout
+
+
+def test_a_failure_while_writing_leaves_stdout_empty(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the store should go")
+    proc = run_ctxtool("microcompact", "--force", "--store", str(blocker / "store"),
+                       input=session_bytes())
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stdout == b""
+    assert proc.stderr.decode().startswith("ctxtool: error: ")
+    assert b"Traceback" not in proc.stderr

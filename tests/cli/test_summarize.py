@@ -1,0 +1,165 @@
+"""`ctxtool summarize` offline, through the real entry point and click's runner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from ctxtool.cli import cli
+from ctxtool.core.summary_prompt import HEADINGS, missing_headings
+from ctxtool.errors import ExitCode
+from tests.conftest import ROOT, run_ctxtool
+from tests.summarize_builder import coding_session
+
+EXAMPLE = ROOT / "ctxtool" / "examples" / "session.jsonl"
+NOW = "2026-02-03T10:00:00Z"
+
+
+def last_entries(stdout: bytes, count: int) -> list[dict]:
+    return [orjson.loads(line) for line in stdout.splitlines()[-count:]]
+
+
+def test_readme_command_compacts_the_bundled_example_offline() -> None:
+    """The README's first command: `ctxtool summarize ctxtool/examples/session.jsonl`."""
+    proc = run_ctxtool("summarize", "ctxtool/examples/session.jsonl", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    data = EXAMPLE.read_bytes()
+    assert proc.stdout.startswith(data)
+    boundary, summary = last_entries(proc.stdout, 2)
+    assert boundary["subtype"] == "compact_boundary" and summary["isCompactSummary"] is True
+    text = summary["message"]["content"]
+    assert missing_headings(text) == []
+    for prompt in ("The CSV export in invoices/export.py crashes", "ありがとう！READMEにも",
+                   "Great. Now run the whole test suite before I commit."):
+        assert prompt in text
+    for path in ("invoices/export.py (read x1, edited x1)", "README.md (read x1, edited x1)",
+                 "tests/test_export.py (written x1)"):
+        assert path in text
+    assert "UnicodeEncodeError" in text and "[in_progress] Investigate the rounding failure" in text
+    assert str(EXAMPLE) in text  # the full transcript is named
+    assert proc.stderr.decode().startswith("ctxtool: summarized with offline")
+    assert b"Traceback" not in proc.stderr
+
+
+def test_example_output_validates_and_filter_compacted_starts_at_the_boundary(tmp_path: Path) -> None:
+    out = tmp_path / "compacted.jsonl"
+    proc = run_ctxtool("summarize", "--keep-last", "3", "--restore-files", "2", "--now", NOW,
+                       "-o", str(out), str(EXAMPLE))
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    check = run_ctxtool("validate", str(out))
+    assert check.returncode == 0, check.stdout + check.stderr
+    view = run_ctxtool("filter-compacted", str(out))
+    assert view.returncode == 0, view.stderr
+    first = orjson.loads(view.stdout.splitlines()[0])
+    written = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    ours = [e for e in written if e.get("subtype") == "compact_boundary"]
+    assert len(ours) == 1 and first == ours[0]
+    assert len(view.stdout.splitlines()) == len(written) - written.index(ours[0])
+
+
+def test_text_prints_only_the_summary(runner) -> None:
+    result = runner.invoke(cli, ["summarize", "--text", "--instructions", "focus on tests",
+                                 str(EXAMPLE)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("1. Primary Request and Intent:")
+    assert all(f"{title}:" in result.stdout for title in HEADINGS)
+    assert "Focus asked for this summary: focus on tests" in result.stdout
+    assert "ctxtool: summarized with offline" in result.stderr
+
+
+def test_stats_report_on_stderr(runner) -> None:
+    result = runner.invoke(cli, ["summarize", "--stats", "--now", NOW], input=coding_session().jsonl())
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stderr[result.stderr.index("{"):])
+    assert report["backend"] == "offline" and report["compacted"] is True
+    assert report["tokens_before"] > 0 and report["tokens_after"] > 0 and report["calls"] == 0
+    assert report["entries_out"] == report["entries_in"] + 2
+
+
+def test_in_place_and_instructions_file(runner, tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(coding_session().jsonl())
+    focus = tmp_path / "focus.txt"
+    focus.write_text("remember the PAGER_SIZE default", encoding="utf-8")
+    result = runner.invoke(cli, ["summarize", "-q", "--in-place", "--instructions-file", str(focus),
+                                 "--now", NOW, str(path)])
+    assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
+    summary = last_entries(path.read_bytes(), 1)[0]["message"]["content"]
+    assert "remember the PAGER_SIZE default" in summary and str(path) in summary
+
+
+def test_bad_options_and_missing_files(runner, tmp_path: Path) -> None:
+    data = coding_session().jsonl()
+    missing = runner.invoke(cli, ["summarize", "--instructions-file", str(tmp_path / "nope")], input=data)
+    assert missing.exit_code == ExitCode.STORAGE and "cannot read instructions" in missing.stderr
+    both = runner.invoke(cli, ["summarize", "--text", "--in-place", str(EXAMPLE)])
+    assert both.exit_code == ExitCode.USAGE and "--text" in both.stderr
+    bad_env = runner.invoke(cli, ["summarize"], input=data, env={"CTXTOOL_LLM": "gpt"})
+    assert bad_env.exit_code == ExitCode.USAGE
+
+
+def test_llm_choice_from_environment_and_missing_key(runner) -> None:
+    data = coding_session().jsonl()
+    offline = runner.invoke(cli, ["summarize"], input=data, env={"CTXTOOL_LLM": "offline",
+                                                                 "ANTHROPIC_API_KEY": "sk-ant-unused-key"})
+    assert offline.exit_code == 0 and "summarized with offline" in offline.stderr
+    nokey = runner.invoke(cli, ["summarize", "--llm", "anthropic"], input=data)
+    assert nokey.exit_code == ExitCode.LLM and nokey.stdout == ""
+    assert nokey.stderr.strip() == ("ctxtool: error: no Anthropic API key is configured — set "
+                                    "ANTHROPIC_API_KEY, or use --llm offline")
+
+
+def test_nothing_to_summarize_passes_through(runner) -> None:
+    line = b'{"type":"summary","summary":"A title","leafUuid":"x"}\n'
+    result = runner.invoke(cli, ["summarize"], input=line)
+    assert result.exit_code == 0 and result.stdout_bytes == line
+    assert "nothing to summarize" in result.stderr
+
+
+def test_offline_run_never_imports_the_sdk() -> None:
+    code = ("import sys\nfrom ctxtool.cli import main\nsys.argv=['ctxtool','summarize','-q',"
+            f"{str(EXAMPLE)!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(str('anthropic' in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert proc.stderr.decode().endswith("False"), proc.stderr
+
+
+def test_auto_compacts_only_over_the_threshold(runner) -> None:
+    data = coding_session().jsonl()
+    below = runner.invoke(cli, ["summarize", "--auto"], input=data)
+    assert below.exit_code == 0 and below.stdout_bytes == data
+    assert "below the auto-compact threshold" in below.stderr
+    over = runner.invoke(cli, ["summarize", "--auto", "--context-window", "100000", "--now", NOW],
+                         input=data, env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1"})  # at 800 tokens
+    assert over.exit_code == 0, over.stderr
+    boundary, summary = last_entries(over.stdout_bytes, 2)
+    assert boundary["compactMetadata"]["trigger"] == "auto"
+    assert "Continue with the last task" in summary["message"]["content"]
+    off = runner.invoke(cli, ["summarize", "--auto", "--context-window", "100000"], input=data,
+                        env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1", "DISABLE_AUTO_COMPACT": "1"})
+    assert off.stdout_bytes == data and "auto-compact is off" in off.stderr
+
+
+def test_openai_list_is_compacted_and_the_original_saved(runner, tmp_path: Path) -> None:
+    lines = [{"role": "system", "content": "You are terse."},
+             {"role": "user", "content": "what is in the repo?"},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "call_1", "content": "README.md\nsrc/"},
+             {"role": "assistant", "content": "A README and a src folder."}]
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    result = runner.invoke(cli, ["summarize", "--keep-last", "2", "--store", str(tmp_path), "--stats"],
+                           input=data)
+    assert result.exit_code == 0, result.stderr
+    out = [orjson.loads(line) for line in result.stdout_bytes.splitlines()]
+    assert out[0] == lines[0] and out[1]["content"].startswith("[ctxtool summary] This session")
+    assert out[2:] == lines[2:]  # the tool result pulled its call into the kept tail
+    saved = Path(json.loads(result.stderr[result.stderr.index("{"):])["transcript_saved"])
+    assert saved.read_bytes() == data and saved.is_relative_to(tmp_path)
+    assert str(saved) in out[1]["content"]
+    view = run_ctxtool("filter-compacted", input=result.stdout_bytes)
+    assert view.returncode == 0 and view.stdout == result.stdout_bytes

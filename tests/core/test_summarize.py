@@ -1,0 +1,200 @@
+"""summarize as a transform: what is appended to a Claude Code transcript, what a message list
+becomes, the kept tail, restored files, --auto and the failure paths."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ctxtool.core.file_state import collect_file_state, strip_line_numbers
+from ctxtool.core.summarize import SummarizeOptions, SummarizeReport, compact, summarize
+from ctxtool.core.validate import validate
+from ctxtool.errors import InputError, LLMError
+from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.llm.base import SummaryRequest, SummaryResult
+from ctxtool.llm.offline import OfflineSummarizer
+from ctxtool.storage.store import ToolResultStore
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
+from tests.summarize_builder import Session, coding_session, text_block
+
+NOW = datetime(2026, 2, 1, 12, 0, 0, 250000, tzinfo=timezone.utc)
+OPTIONS = SummarizeOptions(now=NOW)
+
+
+class Failing:
+    name = "anthropic"
+    model = "claude-haiku-4-5"
+
+    def summarize(self, request: SummaryRequest, *, progress=None) -> SummaryResult:
+        raise LLMError("gave up after 3 attempts in a row: Anthropic API error 529: Overloaded")
+
+
+def read(data: bytes) -> list:
+    return list(iter_entries(io.BytesIO(data), "session.jsonl"))
+
+
+def written(entries: list) -> bytes:
+    out = io.BytesIO()
+    write_entries(entries, out)
+    return out.getvalue()
+
+
+def test_claude_code_keeps_every_line_then_boundary_and_summary() -> None:
+    session = coding_session()
+    data = session.jsonl()
+    done = compact(read(data), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(now=NOW, transcript_path="/p/s.jsonl"))
+    output = written(done.entries)
+    assert output.startswith(data)  # every input line unchanged, byte for byte
+    boundary, summary = [orjson.loads(line) for line in output[len(data):].splitlines()]
+    last = session.entries[-1]
+    assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] == last["uuid"]
+    assert (boundary["type"], boundary["subtype"], boundary["content"]) == (
+        "system", "compact_boundary", "Conversation compacted")
+    assert boundary["compactMetadata"] == {"trigger": "manual", "preTokens": done.report.tokens_before}
+    for key in ("sessionId", "cwd", "version", "gitBranch", "userType"):
+        assert boundary[key] == summary[key] == last[key]
+    assert boundary["timestamp"] == summary["timestamp"] == "2026-02-01T12:00:00.250Z"
+    assert summary["parentUuid"] == boundary["uuid"]
+    assert summary["isCompactSummary"] is True and summary["isVisibleInTranscriptOnly"] is True
+    text = summary["message"]["content"]
+    assert text.startswith("This session is being continued from a previous conversation that ran "
+                           "out of context. The summary below covers the earlier portion")
+    assert "/p/s.jsonl" in text and "Continue with the last task" not in text
+    assert done.summary and done.summary in text and done.report.compacted
+    assert not [p for p in validate(read(output), fmt=CLAUDE_CODE) if p.severity == "error"]
+
+
+def test_same_input_same_bytes_and_auto_trigger() -> None:
+    data = coding_session().jsonl()
+    runs = [written(compact(read(data), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                            options=OPTIONS).entries) for _ in range(2)]
+    assert runs[0] == runs[1]
+    auto = compact(read(data), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(now=NOW, auto=True, auto_compact_at=10))
+    assert auto.entries[-2]["compactMetadata"]["trigger"] == "auto"
+    assert "Continue with the last task you were asked to do" in auto.entries[-1]["message"]["content"]
+
+
+def test_auto_passes_through_below_the_threshold() -> None:
+    items = read(coding_session().jsonl())
+    done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(auto=True, auto_compact_at=10_000_000))
+    assert done.entries == items and done.summary is None and not done.report.compacted
+    assert "below the auto-compact threshold" in (done.report.reason or "")
+
+
+def test_keep_last_never_splits_a_tool_use_from_its_result() -> None:
+    session = coding_session()
+    items = read(session.jsonl())
+    done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(now=NOW, keep_last=3))
+    copies = done.entries[len(items) + 2:]
+    # the last 3 messages are the user prompt, the question... and the tool result of
+    # `pytest` - whose tool_use was moved into the tail with it
+    texts = [str(c["message"]["content"])[:40] for c in copies]
+    assert any("toolu_test2" in str(c["message"]["content"]) for c in copies)
+    uses = {b["id"] for c in copies for b in c["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    results = {b["tool_use_id"] for c in copies if isinstance(c["message"]["content"], list)
+               for b in c["message"]["content"] if b.get("type") == "tool_result"}
+    assert results <= uses, texts
+    assert copies[0]["parentUuid"] == done.entries[len(items) + 1]["uuid"]
+    for before, after in zip(copies, copies[1:]):
+        assert after["parentUuid"] == before["uuid"]
+    assert not {c["uuid"] for c in copies} & {e["uuid"] for e in items}
+    assert done.report.kept_messages >= 3
+    assert "Thanks! Now make the page size" not in done.summary  # kept verbatim, not summarized
+    assert not [p for p in validate(done.entries, fmt=CLAUDE_CODE) if p.severity == "error"]
+
+
+def test_keep_tokens_and_streamed_responses_stay_whole() -> None:
+    s = Session()
+    s.user("first")
+    s.assistant(text_block("a" * 400), text_block("b" * 400), message_id="msg_stream")
+    s.user("second")
+    s.assistant(text_block("ok"))
+    done = compact(s.entries, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(now=NOW, keep_tokens=200))
+    copies = done.entries[len(s.entries) + 2:]
+    ids = [c["message"].get("id") for c in copies if c["type"] == "assistant"]
+    assert ids.count("msg_stream") in (0, 2)
+    assert copies and copies[-1]["message"]["content"][0]["text"] == "ok"
+
+
+def test_keeping_everything_leaves_nothing_to_summarize() -> None:
+    items = read(coding_session().jsonl())
+    done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(keep_last=1000))
+    assert done.entries == items and "kept tail holds every message" in (done.report.reason or "")
+
+
+def test_restore_files_from_the_transcript() -> None:
+    items = read(coding_session().jsonl())
+    done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(now=NOW, restore_files=5))
+    restored = [e for e in done.entries[len(items):] if e.get("isMeta")]
+    assert done.report.restored_files == ["/work/app/tests/test_pager.py", "/work/app/app/pager.py"]
+    pager = restored[1]["message"]["content"]
+    assert "latest content of /work/app/app/pager.py" in pager
+    assert pager.endswith("def pages(n, size):\n    return -(-n // size)\n")  # edit applied
+    assert restored[0]["parentUuid"] == done.entries[len(items) + 1]["uuid"]
+
+
+def test_file_state_reads_edits_and_partial_reads() -> None:
+    s = Session()
+    s.call("r1", "Read", {"file_path": "/a.py"}, "     1\tx = 1\n     2\ty = 2",
+           structured={"type": "text", "file": {"content": "x = 1\ny = 2", "numLines": 2, "totalLines": 2}})
+    s.call("e1", "Edit", {"file_path": "/a.py", "old_string": "y = 2", "new_string": "y = 3"}, "ok")
+    s.call("r2", "Read", {"file_path": "/b.py", "offset": 10, "limit": 5}, "    10\tpartial")
+    s.call("e2", "Edit", {"file_path": "/c.py", "old_string": "a", "new_string": "b"}, "no", )
+    state = collect_file_state(s.entries, CLAUDE_CODE)
+    assert state.files["/a.py"].content == "x = 1\ny = 3" and state.files["/a.py"].edits == 1
+    assert state.files["/b.py"].content is None and state.files["/b.py"].reads == 1
+    assert state.files["/c.py"].content is None  # no known content to apply the edit to
+    assert strip_line_numbers("     1\u2192a\n     2\u2192b") == "a\nb"
+    assert strip_line_numbers("not numbered") == "not numbered"
+
+
+@pytest.mark.parametrize("fmt", [ANTHROPIC, OPENAI])
+def test_message_lists_become_summary_plus_tail_and_the_original_is_saved(
+        tmp_path: Path, fmt: str) -> None:
+    lines = [{"role": "user", "content": "write a haiku about tests"},
+             {"role": "assistant", "content": "green bars in the dawn"},
+             {"role": "user", "content": "now one about bugs"},
+             {"role": "assistant", "content": "a moth in the relay"}]
+    if fmt == OPENAI:
+        lines.insert(0, {"role": "system", "content": "You are a poet."})
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    store = ToolResultStore(tmp_path)
+    report = SummarizeReport()
+    out = list(summarize(read(data), fmt=fmt, summarizer=OfflineSummarizer(), store=store,
+                         options=SummarizeOptions(now=NOW, keep_last=2), report=report))
+    saved = Path(report.transcript_saved or "")
+    assert saved.read_bytes() == data and saved.parent.name == "transcripts"
+    lead = [{"role": "system", "content": "You are a poet."}] if fmt == OPENAI else []
+    assert out[:len(lead)] == lead
+    summary = out[len(lead)]
+    assert summary["role"] == "user" and summary["content"].startswith(
+        "[ctxtool summary] This session is being continued from a previous conversation")
+    assert str(saved) in summary["content"] and "write a haiku about tests" in summary["content"]
+    assert written(out[len(lead) + 1:]) == data.split(b"\n", len(lines) - 2)[-1]  # tail unchanged
+
+
+def test_passthrough_on_error_gives_the_input_back() -> None:
+    items = read(coding_session().jsonl())
+    with pytest.raises(LLMError):
+        compact(items, fmt=CLAUDE_CODE, summarizer=Failing(), options=OPTIONS)
+    done = compact(items, fmt=CLAUDE_CODE, summarizer=Failing(),
+                   options=SummarizeOptions(passthrough_on_error=True))
+    assert done.entries == items and "529" in (done.report.error or "")
+
+
+def test_empty_and_unsupported_inputs() -> None:
+    done = compact([], fmt=CLAUDE_CODE, summarizer=OfflineSummarizer())
+    assert done.entries == [] and done.report.reason == "nothing to summarize: no messages"
+    with pytest.raises(InputError, match="not OpenCode"):
+        compact([], fmt=OPENCODE, summarizer=OfflineSummarizer())

@@ -1,0 +1,155 @@
+"""A fake Anthropic Messages API on 127.0.0.1 for tests, driven through the real SDK.
+
+    with FakeAnthropic() as api:
+        api.push(error(429, "rate_limit_error", "slow down"), summary())
+        run with ANTHROPIC_BASE_URL=api.url ...
+        api.requests  # every request received: path, headers, JSON body
+
+``POST /v1/messages`` answers from the script (replies pushed with :meth:`FakeAnthropic.push`),
+then from ``responder`` (a function of the request body), then with a valid nine-section summary.
+``POST /v1/messages/count_tokens`` answers ``{"input_tokens": count_tokens_value}`` unless a
+scripted reply is queued for it. Error replies carry ``retry-after-ms`` so the SDK's own retries
+are quick in tests. A reply with ``delay`` is sent late (for timeouts); a client that gave up by
+then is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ctxtool.core.summary_prompt import HEADINGS
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        """The text of the (single) user message of a Messages request."""
+        messages = self.body.get("messages") or []
+        content = messages[-1].get("content") if messages else ""
+        if isinstance(content, list):
+            return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+        return str(content)
+
+
+def summary_text(*, missing: tuple[str, ...] = (), note: str = "fake summary") -> str:
+    """A reply the way a model writes one: the scratchpad, then the nine sections."""
+    sections = "\n\n".join(f"{n}. {title}:\n   {note} for {title.lower()}"
+                           for n, title in enumerate(HEADINGS, start=1) if title not in missing)
+    return f"<analysis>\nscratchpad that must not survive\n</analysis>\n\n<summary>\n{sections}\n</summary>"
+
+
+def summary(*, missing: tuple[str, ...] = (), note: str = "fake summary", delay: float = 0.0,
+            model: str = "claude-haiku-4-5") -> Reply:
+    body = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": summary_text(missing=missing, note=note)}],
+            "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 1234, "output_tokens": 321}}
+    return Reply(200, body, delay=delay)
+
+
+def error(status: int, kind: str, message: str, *, retry_after_ms: int = 5) -> Reply:
+    return Reply(status, {"type": "error", "error": {"type": kind, "message": message}},
+                 {"retry-after-ms": str(retry_after_ms)})
+
+
+def overloaded() -> Reply:
+    return error(529, "overloaded_error", "Overloaded")
+
+
+class FakeAnthropic:
+    """The server; use it as a context manager (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.script: deque[Reply] = deque()
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.count_tokens_value = 4242
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def push(self, *replies: Reply) -> None:
+        self.script.extend(replies)
+
+    def messages(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path == "/v1/messages"]
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(Recorded(path, headers, body))
+            if self.script:
+                return self.script.popleft()
+        if path.endswith("/count_tokens"):
+            return Reply(200, {"input_tokens": self.count_tokens_value})
+        if self.responder is not None:
+            return self.responder(body)
+        return summary(model=str(body.get("model")))
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b"{}"
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                path = self.path.split("?", 1)[0]
+                if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+                    reply = error(404, "not_found_error", f"no route {path}")
+                else:
+                    reply = fake.answer(path, headers, json.loads(raw or b"{}"))
+                if reply.delay:
+                    time.sleep(reply.delay)
+                data = json.dumps(reply.body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.send_header("request-id", f"req_fake_{len(fake.requests)}")
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and left
+
+        return Handler

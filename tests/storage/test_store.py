@@ -1,0 +1,237 @@
+"""The tool-result store: exact round trips, safe names, permissions, no overwrites, failures."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from ctxtool.errors import StoreError
+from ctxtool.storage.paths import claude_config_dir, claude_project_dir, project_slug, safe_name
+from ctxtool.storage.store import (ToolResultStore, resolve_store, store_for_entries)
+from tests.persist_fixtures import CWD, SESSION, cc_results
+
+
+def _inside(root: Path, path: str) -> bool:
+    return os.path.commonpath([os.path.realpath(root), os.path.realpath(path)]) == \
+        os.path.realpath(root)
+
+
+# --- round trips ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content", [
+    "plain ascii\n", "中文 — emoji 😀 \u2028 and \x00 NUL and \r\n CRLF", "",
+    [{"type": "text", "text": "a"}, {"type": "text", "text": "中", "cache_control": {"t": 1.5}}],
+    [],
+])
+def test_save_load_round_trip_is_exact(tmp_path: Path, content: object) -> None:
+    store = ToolResultStore(tmp_path / "store")
+    path = store.save(content, tool_use_id="toolu_01ABC",  # type: ignore[arg-type]
+                      session_id=SESSION)
+    assert os.path.isabs(path)
+    assert path == str(tmp_path / "store" / SESSION / "tool-results"
+                       / ("toolu_01ABC.txt" if isinstance(content, str) else "toolu_01ABC.json"))
+    assert store.load(path) == content
+    if isinstance(content, str):
+        assert Path(path).read_bytes() == content.encode("utf-8")
+
+
+def test_block_list_is_indented_like_claude_code(tmp_path: Path) -> None:
+    path = ToolResultStore(tmp_path).save([{"type": "text", "text": "x"}], tool_use_id="t",
+                                           session_id=None)
+    assert Path(path).read_text() == '[\n  {\n    "type": "text",\n    "text": "x"\n  }\n]'
+    assert Path(path).parent.parent.name == "default"
+
+
+def test_files_0600_and_new_folders_0700(tmp_path: Path) -> None:
+    path = Path(ToolResultStore(tmp_path / "a" / "b").save("x", tool_use_id="t", session_id="s"))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    for folder in (tmp_path / "a", tmp_path / "a" / "b", path.parent.parent, path.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert [p.name for p in path.parent.iterdir()] == ["t.txt"]  # no temp files left
+
+
+def test_existing_folder_modes_are_left_alone(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    ToolResultStore(tmp_path).save("x", tool_use_id="t", session_id="s")
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
+
+
+def test_identical_content_is_reused(tmp_path: Path) -> None:
+    store = ToolResultStore(tmp_path)
+    first = store.save("same", tool_use_id="t", session_id="s")
+    mtime = os.stat(first).st_mtime_ns
+    assert store.save("same", tool_use_id="t", session_id="s") == first
+    assert os.stat(first).st_mtime_ns == mtime
+    assert (store.files_written, store.files_reused) == (1, 1)
+
+
+def test_different_content_never_overwrites(tmp_path: Path) -> None:
+    notices: list[str] = []
+    store = ToolResultStore(tmp_path, notice=notices.append)
+    first = store.save("one", tool_use_id="t", session_id="s")
+    second = store.save("two", tool_use_id="t", session_id="s")
+    assert first != second and Path(first).read_text() == "one"
+    assert store.load(second) == "two"
+    assert len(notices) == 1 and "holds other content" in notices[0]
+    # the alternate name is content-addressed: saving "two" again reuses it, no new notice
+    assert store.save("two", tool_use_id="t", session_id="s") == second
+    assert len(notices) == 1
+
+
+# --- untrusted ids -------------------------------------------------------------------------------
+
+HOSTILE = ["../../etc/passwd", "/etc/passwd", "..", ".", "a/../../b", "toolu\x00.txt",
+           "x" * 10_000, "\u202eexe.txt", "toolu\uff0f..\uff0fx", "ﬁle", "../" * 50,
+           "C:\\Windows\\system32", "~root", "-rf", "a\nb", " "]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_ids_never_leave_the_store(tmp_path: Path, hostile: str) -> None:
+    root = tmp_path / "store"
+    store = ToolResultStore(root)
+    path = store.save("payload", tool_use_id=hostile, session_id=hostile)
+    assert _inside(root, path)
+    assert Path(path).parent.name == "tool-results"
+    assert len(Path(path).name) < 100 and "\x00" not in path
+    assert store.load(path) == "payload"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+
+
+def test_safe_ids_keep_their_names_and_others_are_stable_hashes() -> None:
+    real = "toolu_011FB334YmudsnxzixRg2Kza"
+    assert safe_name(real, fallback="r") == real
+    assert safe_name("call_abc-123", fallback="r") == "call_abc-123"
+    assert safe_name(None, fallback="default") == "default"
+    assert safe_name("", fallback="default") == "default"
+    hashed = safe_name("../x", fallback="r")
+    assert hashed.startswith("x-") and hashed == safe_name("../x", fallback="r")
+    assert hashed != safe_name("../y", fallback="r")
+
+
+# --- reading is restricted to stored results -----------------------------------------------------
+
+def test_load_refuses_paths_that_are_not_stored_results(tmp_path: Path) -> None:
+    secret = tmp_path / "id_rsa"
+    secret.write_text("KEY")
+    store = ToolResultStore(tmp_path)
+    for path in (str(secret), "/etc/passwd", "relative/tool-results/a.txt",
+                 str(tmp_path / "tool-results" / "a.sh")):
+        with pytest.raises(StoreError, match="not a stored tool result"):
+            store.load(path)
+
+
+def test_load_refuses_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "secret").write_text("KEY")
+    folder = tmp_path / "s" / "tool-results"
+    folder.mkdir(parents=True)
+    (folder / "t.txt").symlink_to(tmp_path / "secret")
+    with pytest.raises(StoreError, match="symlink"):
+        ToolResultStore(tmp_path).load(str(folder / "t.txt"))
+
+
+def test_load_missing_is_none_and_damaged_json_is_an_error(tmp_path: Path) -> None:
+    store = ToolResultStore(tmp_path)
+    assert store.load(str(tmp_path / "s" / "tool-results" / "nope.txt")) is None
+    folder = tmp_path / "s" / "tool-results"
+    folder.mkdir(parents=True)
+    (folder / "bad.json").write_text("[{")
+    (folder / "obj.json").write_text('{"a": 1}')
+    (folder / "bin.txt").write_bytes(b"\xff\xfe")
+    for name in ("bad.json", "obj.json", "bin.txt"):
+        with pytest.raises(StoreError):
+            store.load(str(folder / name))
+
+
+def test_relocated_store_finds_moved_files(tmp_path: Path) -> None:
+    old = ToolResultStore(tmp_path / "old").save("moved", tool_use_id="t", session_id="s")
+    (tmp_path / "old").rename(tmp_path / "new")
+    assert ToolResultStore(tmp_path / "x").load(old) is None
+    assert ToolResultStore(tmp_path / "new", relocate=True).load(old) == "moved"
+
+
+def test_save_line_and_load_line(tmp_path: Path) -> None:
+    store = ToolResultStore(tmp_path)
+    near = store.save("x", tool_use_id="t", session_id="s")
+    store.save_line(b'{"a": 1}', canonical=b'{"a":1}', session_id="s")
+    assert store.load_line(b'{"a":1}', near=near) == b'{"a": 1}'
+    assert store.load_line(b'{"a":2}', near=near) is None
+
+
+# --- failing writes ------------------------------------------------------------------------------
+
+def test_a_file_where_a_folder_should_be_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "blocker").write_text("I am a file")
+    for root in (tmp_path / "blocker", tmp_path / "blocker" / "deeper"):
+        with pytest.raises(StoreError, match="Not a directory|not a directory"):
+            ToolResultStore(root).save("x", tool_use_id="t", session_id="s")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores folder permissions")
+def test_read_only_store_is_a_store_error(tmp_path: Path) -> None:
+    store = ToolResultStore(tmp_path)
+    store.save("x", tool_use_id="t", session_id="s")
+    folder = tmp_path / "s" / "tool-results"
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(StoreError, match="cannot write"):
+            store.save("y", tool_use_id="u", session_id="s")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_a_folder_in_the_way_of_a_file_gets_another_name(tmp_path: Path) -> None:
+    (tmp_path / "s" / "tool-results" / "t.txt").mkdir(parents=True)
+    path = ToolResultStore(tmp_path).save("x", tool_use_id="t", session_id="s")
+    assert Path(path).name.startswith("t-") and Path(path).read_text() == "x"
+
+
+# --- where the store is --------------------------------------------------------------------------
+
+def test_project_slug_matches_claude_code() -> None:
+    # expected values computed by Claude Code's own function (from its CLI bundle) under node
+    assert project_slug("/Users/dain/workspace/claude-code-log-sample") == \
+        "-Users-dain-workspace-claude-code-log-sample"
+    assert project_slug("/home/me/my_app.v2/src") == "-home-me-my-app-v2-src"
+    assert project_slug("C:\\dev\\apex_3.11.0") == "C--dev-apex-3-11-0"
+    assert project_slug("/tmp/😀/x") == "-tmp----x"  # an astral character is two UTF-16 units
+    assert project_slug("/home/用户/项目") == "-home------"
+    long = "/very/" + "deep/" * 50 + "project"
+    assert project_slug(long) == project_slug(long)[:200] + "-amsmfj"
+    assert len(project_slug(long)) == 207
+    assert project_slug("/" + "a" * 300).endswith("-vtkmfl")
+    assert project_slug("/" + "é" * 250 + "😀").endswith("------pstb5e")
+
+
+def test_config_dir_honours_claude_config_dir(tmp_path: Path) -> None:
+    assert claude_config_dir({"CLAUDE_CONFIG_DIR": str(tmp_path)}) == tmp_path
+    assert claude_config_dir({"HOME": "/home/x"}) == Path("/home/x/.claude")
+    assert claude_project_dir("/a/b", {"HOME": "/h"}) == Path("/h/.claude/projects/-a-b")
+
+
+def test_resolve_store_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {"HOME": str(tmp_path / "home"), "CTXTOOL_STORE": str(tmp_path / "env")}
+    kw = {"fmt": "claude-code", "session_id": SESSION, "cwd": CWD}
+    assert resolve_store("opt", env=env, **kw).root == tmp_path / "opt"
+    assert resolve_store(None, env=env, **kw).root == tmp_path / "env"
+    del env["CTXTOOL_STORE"]
+    assert resolve_store(None, env=env, **kw).root == \
+        tmp_path / "home" / ".claude" / "projects" / "-Users-dev-work-my-app-v2"
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "cfg")
+    assert resolve_store(None, env=env, **kw).root == tmp_path / "cfg" / "projects" / \
+        "-Users-dev-work-my-app-v2"
+    assert resolve_store(None, env=env, fmt="anthropic", session_id=None, cwd=None).root == \
+        tmp_path / "ctxtool-store"
+    assert resolve_store(None, env=env, fmt="claude-code", session_id=None, cwd=CWD).root == \
+        tmp_path / "ctxtool-store"
+
+
+def test_store_for_entries_looks_ahead_without_losing_entries(tmp_path: Path) -> None:
+    entries = [{"type": "summary", "summary": "x"}, cc_results(("t", "x"))]
+    store, stream = store_for_entries(None, entries, fmt="claude-code",
+                                      env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
+    assert store.root == tmp_path / "projects" / project_slug(CWD)
+    assert list(stream) == entries
