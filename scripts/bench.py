@@ -1,62 +1,103 @@
 #!/usr/bin/env python3
-"""Time ctxtool commands on a large synthetic transcript against a bare orjson loop.
+"""Time every ctxtool command on a synthetic transcript, side by side with orjson and jq.
 
-Each command runs in its own child process, reading the transcript from a file and writing to
-/dev/null; its wall time is compared with a plain ``orjson.loads`` + ``orjson.dumps`` loop over
-the same file in the same run (the cost of touching every line at all), and its peak RSS is read
-from ``os.wait4``. Add a command by adding a row to COMMANDS.
+One run generates a synthetic Claude Code transcript (``scripts/gen_transcript.py``: user
+prompts, streamed assistant lines with usage, tool results from a few bytes to 500 KB, CJK text,
+repeated reads, compact boundaries) and runs, on that same file, a bare ``orjson.loads`` loop, an
+``orjson.loads``/``orjson.dumps`` loop, ``jq -c .`` when jq is installed, and each ctxtool
+command. Every run is a child process reading the file and writing to /dev/null; its peak RSS
+comes from ``os.wait4``. Runs are interleaved (round 1 of everything, round 2...) so load from
+other processes hits them alike, and the fastest of ``--repeat`` is kept. Each command's time is
+compared with the loop that does the same kind of work: the parse loop for commands that only
+read (estimate, validate), the parse+dump loop for those that write a transcript.
 
-    python scripts/bench.py --size 200MB                      # generate, run persist, clean up
-    python scripts/bench.py --size 1GB --commands persist --rss-goal 150
-    python scripts/bench.py --input /tmp/big.jsonl --commands persist,restore
+``--rss-size 1GB`` also runs each command once on a second, larger file for its peak RSS.
+Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-line input against
+``python -c "import click, orjson"``. Exit status 1 when a goal is missed.
+
+    python scripts/bench.py                                  # 200 MB, all commands
+    python scripts/bench.py --rss-size 1GB --json > bench.json
+    python scripts/bench.py --size 50MB --commands estimate,persist --repeat 1
+    python scripts/bench.py --input /tmp/big.jsonl --commands filter-compacted,filter-compacted-pipe
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from gen_transcript import generate, parse_size  # noqa: E402
 
-BASELINE = """
-import sys, orjson
+NOW = "2026-01-01T00:00:00Z"
+PARSE, DUMP = "orjson parse", "orjson parse+dump"
+PARSE_LOOP = """
+import os, sys, orjson
+loads = orjson.loads
+with open(sys.argv[1], "rb") as src:
+    for line in src:
+        loads(line)
+"""
+DUMP_LOOP = """
+import os, sys, orjson
 loads, dumps = orjson.loads, orjson.dumps
 with open(sys.argv[1], "rb") as src, open(os.devnull, "wb") as out:
     for line in src:
         out.write(dumps(loads(line)) + b"\\n")
-""".replace("import sys", "import os, sys")
+"""
+RSS_GOAL_MB = 150.0
+STARTUP_GOAL = 2.0
 
 
 @dataclass(frozen=True)
 class Command:
     """A ctxtool invocation; ``{input}`` and ``{work}`` (a scratch folder) are filled in.
-    ``setup`` names a command whose output becomes this one's input (e.g. restore after persist)."""
+
+    ``baseline`` is the loop its time is compared with and ``goal`` the largest ratio allowed
+    (None: reported, no goal). ``setup`` names a command whose output becomes this one's input
+    (restore reads what persist wrote). ``pipe`` feeds the input through a pipe (``cat``), so a
+    two-pass command has to spool it. ``rss_goal`` False: no memory goal (summarize holds the
+    history it summarizes)."""
 
     args: tuple[str, ...]
-    ratio_goal: float | None = None
+    baseline: str = DUMP
+    goal: float | None = None
     setup: str | None = None
+    pipe: bool = False
+    rss_goal: bool = True
+    default: bool = True
 
 
 COMMANDS: dict[str, Command] = {
-    "persist": Command(("persist", "--store", "{work}/store", "{input}"), ratio_goal=2.0),
+    "estimate": Command(("estimate", "{input}"), baseline=PARSE, goal=1.5),
+    "validate": Command(("validate", "{input}"), baseline=PARSE),
+    "persist": Command(("persist", "--store", "{work}/store", "{input}"), goal=2.0),
     # with -o the saved files are fsynced too (durable), so this one also measures the disk
     "persist-o": Command(("persist", "--store", "{work}/store", "-o", "{work}/out.jsonl",
-                          "{input}")),
+                          "{input}"), default=False),
     "restore": Command(("restore", "{input}"), setup="persist"),
+    "snip": Command(("snip", "--store", "{work}/store", "{input}"), goal=2.0),
     # two passes over the input (the second parses only the lines it changes)
-    "microcompact": Command(("microcompact", "--force", "--store", "{work}/store", "--now",
-                             "2026-01-01T00:00:00Z", "{input}"), ratio_goal=2.0),
-    "snip": Command(("snip", "--store", "{work}/store", "{input}"), ratio_goal=2.0),
+    "microcompact": Command(("microcompact", "--force", "--store", "{work}/store", "--now", NOW,
+                             "{input}"), goal=2.0),
+    "filter-compacted": Command(("filter-compacted", "{input}"), goal=2.0),
+    "filter-compacted-pipe": Command(("filter-compacted",), pipe=True, default=False),
+    "filter-compacted-to": Command(("filter-compacted", "--to", "anthropic", "{input}"),
+                                   default=False),
+    "summarize": Command(("summarize", "--llm", "offline", "--store", "{work}/store", "--now",
+                          NOW, "{input}"), rss_goal=False),
 }
 
 
@@ -67,21 +108,45 @@ class Run:
     returncode: int
 
 
-def run_child(argv: list[str], stdout: str = os.devnull) -> Run:
-    """Run ``argv`` with stdout to a file, return wall time and the child's own peak RSS."""
-    with open(stdout, "wb") as out:
+@dataclass
+class Row:
+    name: str
+    seconds: float
+    peak_rss_mb: float
+    returncode: int
+    baseline: str | None = None
+    ratio: float | None = None
+    goal: float | None = None
+    rss_goal_mb: float | None = None
+    large_peak_rss_mb: float | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def run_child(argv: list[str], *, stdin_path: Path | None = None) -> Run:
+    """Run ``argv`` with stdout to /dev/null; wall time and the child's own peak RSS.
+    With ``stdin_path`` the file is fed through a real pipe by ``cat``."""
+    feeder = None
+    with open(os.devnull, "wb") as out:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        if stdin_path is not None:
+            feeder = subprocess.Popen(["cat", str(stdin_path)], stdout=subprocess.PIPE)
+        child = subprocess.Popen(argv, stdin=feeder.stdout if feeder else subprocess.DEVNULL,
+                                 stdout=out, stderr=subprocess.PIPE)
+        if feeder is not None and feeder.stdout is not None:
+            feeder.stdout.close()  # the child holds the only reading end now
         assert child.stderr is not None
         errors = child.stderr.read()
         _, status, usage = os.wait4(child.pid, 0)
         elapsed = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
+        if feeder is not None:
+            feeder.wait()
+    returncode = os.waitstatus_to_exitcode(status)
+    if returncode not in (0,):
+        sys.stderr.write(f"{' '.join(argv)}: exit {returncode}\n")
         sys.stderr.write(errors.decode(errors="replace")[-2000:])
     # ru_maxrss is in KiB on Linux, bytes on macOS
     rss = usage.ru_maxrss / (1 << 20 if sys.platform == "darwin" else 1 << 10)
-    return Run(elapsed, rss, child.returncode)
+    return Run(elapsed, rss, returncode)
 
 
 def ctxtool_argv() -> list[str]:
@@ -89,85 +154,174 @@ def ctxtool_argv() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "ctxtool"]
 
 
-def bench(transcript: Path, names: list[str], work: Path,
-          repeat: int) -> list[tuple[str, Run, Command | None]]:
-    """Every command (and the baseline) ``repeat`` times, interleaved so that load from other
-    processes hits them alike; the fastest run of each is kept, with the largest peak RSS."""
-    argvs: dict[str, list[str]] = {"orjson loop": [sys.executable, "-c", BASELINE, str(transcript)]}
+def _fill(args: tuple[str, ...], transcript: Path, work: Path) -> list[str]:
+    work.mkdir(parents=True, exist_ok=True)
+    return [a.format(input=transcript, work=work) for a in args]
+
+
+def prepare(transcript: Path, names: list[str], work: Path) -> dict[str, tuple[list[str], Path | None]]:
+    """argv (and piped input) of the baselines and of each command; runs the setup commands."""
+    plans: dict[str, tuple[list[str], Path | None]] = {
+        PARSE: ([sys.executable, "-c", PARSE_LOOP, str(transcript)], None),
+        DUMP: ([sys.executable, "-c", DUMP_LOOP, str(transcript)], None)}
+    jq = shutil.which("jq")
+    if jq:
+        plans["jq -c ."] = ([jq, "-c", ".", str(transcript)], None)
     for name in names:
         command = COMMANDS[name]
         source = transcript
         if command.setup:
             source = work / f"{command.setup}-output.jsonl"
             setup = COMMANDS[command.setup]
-            run_child([*ctxtool_argv(), *_fill(setup.args, transcript, work / "setup")],
-                      str(source))
-        argvs[name] = [*ctxtool_argv(), *_fill(command.args, source, work / name)]
-    runs: dict[str, list[Run]] = {name: [] for name in argvs}
+            with open(source, "wb") as out:
+                subprocess.run([*ctxtool_argv(), *_fill(setup.args, transcript, work / "setup")],
+                               stdout=out, check=True)
+        plans[name] = ([*ctxtool_argv(), *_fill(command.args, source, work / name)],
+                       source if command.pipe else None)
+    return plans
+
+
+def run_all(plans: dict[str, tuple[list[str], Path | None]], work: Path,
+            repeat: int) -> dict[str, Run]:
+    """Each plan ``repeat`` times, interleaved; the fastest time and the largest peak RSS."""
+    runs: dict[str, list[Run]] = {name: [] for name in plans}
     for _ in range(repeat):
-        for name, argv in argvs.items():
-            shutil.rmtree(work / name / "store", ignore_errors=True)  # persist writes anew
-            runs[name].append(run_child(argv))
-    return [(name, Run(min(r.seconds for r in rs), max(r.peak_rss_mb for r in rs),
-                       max(r.returncode for r in rs)), COMMANDS.get(name))
-            for name, rs in runs.items()]
+        for name, (argv, stdin_path) in plans.items():
+            shutil.rmtree(work / name / "store", ignore_errors=True)  # each run saves anew
+            runs[name].append(run_child(argv, stdin_path=stdin_path))
+    return {name: Run(min(r.seconds for r in rs), max(r.peak_rss_mb for r in rs),
+                      max(r.returncode for r in rs)) for name, rs in runs.items()}
 
 
-def _fill(args: tuple[str, ...], transcript: Path, work: Path) -> list[str]:
-    work.mkdir(parents=True, exist_ok=True)
-    return [a.format(input=transcript, work=work) for a in args]
+def make_transcript(path: Path, size: str, seed: int) -> None:
+    started = time.perf_counter()
+    with open(path, "wb") as out:
+        generate(out, parse_size(size), seed)
+    print(f"generated {path.stat().st_size / 1e6:,.0f} MB in {time.perf_counter() - started:.0f}s",
+          file=sys.stderr, flush=True)
 
 
-def report(rows: list[tuple[str, Run, Command | None]], size: int, rss_goal: float | None) -> bool:
-    base = rows[0][1].seconds
-    ok = True
-    print(f"input {size / 1e6:,.0f} MB")
-    print(f"{'command':<14}{'seconds':>9}{'MB/s':>8}{'x orjson':>10}{'peak RSS MB':>13}  verdict")
-    for name, run, command in rows:
-        ratio = run.seconds / base if base else float("nan")
-        verdict = []
+def build_rows(runs: dict[str, Run], large: dict[str, Run] | None) -> list[Row]:
+    rows = []
+    for name, run in runs.items():
+        command = COMMANDS.get(name)
+        row = Row(name, run.seconds, run.peak_rss_mb, run.returncode)
+        if command is not None:
+            row.baseline, row.goal = command.baseline, command.goal
+            row.ratio = run.seconds / runs[command.baseline].seconds
+            row.rss_goal_mb = RSS_GOAL_MB if command.rss_goal else None
+        if large is not None and name in large:
+            row.large_peak_rss_mb = large[name].peak_rss_mb
+            if large[name].returncode:
+                row.problems.append(f"exit {large[name].returncode} on the large file")
         if run.returncode:
-            verdict.append(f"exit {run.returncode}")
-        if command and command.ratio_goal is not None:
-            verdict.append(f"time {'ok' if ratio <= command.ratio_goal else 'SLOW'} "
-                           f"(goal <= {command.ratio_goal}x)")
-        if command and rss_goal is not None:
-            verdict.append(f"rss {'ok' if run.peak_rss_mb <= rss_goal else 'HIGH'} "
-                           f"(goal <= {rss_goal:.0f} MB)")
-        ok = ok and not run.returncode and all("SLOW" not in v and "HIGH" not in v for v in verdict)
-        print(f"{name:<14}{run.seconds:>9.2f}{size / 1e6 / run.seconds:>8.0f}{ratio:>10.2f}"
-              f"{run.peak_rss_mb:>13.0f}  {', '.join(verdict)}")
-    return ok
+            row.problems.append(f"exit {run.returncode}")
+        if row.goal is not None and row.ratio is not None and row.ratio > row.goal:
+            row.problems.append(f"time {row.ratio:.2f}x > {row.goal}x")
+        rss = row.large_peak_rss_mb if row.large_peak_rss_mb is not None else row.peak_rss_mb
+        if row.rss_goal_mb is not None and rss > row.rss_goal_mb:
+            row.problems.append(f"RSS {rss:.0f} MB > {row.rss_goal_mb:.0f} MB")
+        rows.append(row)
+    return rows
+
+
+def startup(runs: int, work: Path) -> dict[str, Any]:
+    """Median wall time of ``ctxtool estimate`` on one line vs importing click and orjson."""
+    one = work / "one-line.jsonl"
+    one.write_bytes(b'{"type":"user","message":{"role":"user","content":"hello"}}\n')
+    argvs = {"python -c 'import click, orjson'": [sys.executable, "-c", "import click, orjson"],
+             "ctxtool estimate (one line)": [*ctxtool_argv(), "estimate", str(one)]}
+    times: dict[str, list[float]] = {name: [] for name in argvs}
+    for _ in range(runs):
+        for name, argv in argvs.items():
+            times[name].append(run_child(argv).seconds)
+    base, ours = (statistics.median(t) for t in times.values())
+    return {"runs": runs, "import_seconds": base, "ctxtool_seconds": ours,
+            "ratio": ours / base, "goal": STARTUP_GOAL, "ok": ours / base <= STARTUP_GOAL}
+
+
+def _fmt(value: float | None, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def render(rows: list[Row], info: dict[str, Any], start: dict[str, Any] | None) -> list[str]:
+    large = info.get("large_mb")
+    lines = [f"input {info['size_mb']:,.0f} MB, {info['lines']:,} lines; best of "
+             f"{info['repeat']} interleaved runs" + (f"; peak RSS also on {large:,.0f} MB"
+                                                      if large else ""),
+             f"{'command':<22}{'seconds':>8}{'MB/s':>7}{'ratio':>7}  {'vs':<6}{'goal':>6}"
+             f"{'RSS MB':>8}{'RSS MB':>8}  verdict",
+             f"{'':<22}{'':>8}{'':>7}{'':>7}  {'':<6}{'':>6}{'(small)':>8}{'(large)':>8}"]
+    for row in rows:
+        vs = {PARSE: "parse", DUMP: "dump"}.get(row.baseline or "", "")
+        verdict = "; ".join(row.problems) if row.problems else (
+            "ok" if row.goal is not None or row.rss_goal_mb is not None else "")
+        lines.append(f"{row.name:<22}{row.seconds:>8.2f}{info['size_mb'] / row.seconds:>7.0f}"
+                     f"{_fmt(row.ratio, '.2f'):>7}  {vs:<6}"
+                     f"{_fmt(row.goal, '.1f', '') + ('x' if row.goal else ''):>6}"
+                     f"{row.peak_rss_mb:>8.0f}{_fmt(row.large_peak_rss_mb, '.0f'):>8}  {verdict}")
+    if start:
+        lines.append(f"start-up (median of {start['runs']}): import click, orjson "
+                     f"{start['import_seconds'] * 1000:.0f} ms; ctxtool estimate on one line "
+                     f"{start['ctxtool_seconds'] * 1000:.0f} ms = {start['ratio']:.2f}x "
+                     f"(goal <= {start['goal']}x) {'ok' if start['ok'] else 'SLOW'}")
+    return lines
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="commands: " + ", ".join(f"{n}{'' if c.default else ' (not by default)'}"
+                                        for n, c in COMMANDS.items()))
+    parser.add_argument("--size", default="200MB", help="synthetic transcript size (200MB)")
+    parser.add_argument("--rss-size", help="also run each command once on a file this large "
+                                           "(e.g. 1GB) for its peak RSS")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--input", help="use this transcript instead of generating one")
+    parser.add_argument("--commands", help="comma-separated (default: all but the extra variants)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (fastest kept)")
+    parser.add_argument("--startup-runs", type=int, default=20,
+                        help="runs for the start-up median (0: skip)")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    parser.add_argument("--tmp", default=tempfile.gettempdir(), help="where scratch files go")
+    args = parser.parse_args(argv)
+    args.names = ([n.strip() for n in args.commands.split(",") if n.strip()] if args.commands
+                  else [n for n, c in COMMANDS.items() if c.default])
+    unknown = [n for n in args.names if n not in COMMANDS]
+    if unknown:
+        parser.error(f"unknown command(s): {', '.join(unknown)}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="200MB", help="synthetic transcript size (default 200MB)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--input", help="use this transcript instead of generating one")
-    parser.add_argument("--commands", default="persist",
-                        help=f"comma-separated, from: {', '.join(COMMANDS)}")
-    parser.add_argument("--rss-goal", type=float, default=150.0, help="peak RSS goal in MB")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each (fastest kept)")
-    parser.add_argument("--tmp", default=tempfile.gettempdir(), help="where scratch files go")
-    args = parser.parse_args(argv)
-    names = [n.strip() for n in args.commands.split(",") if n.strip()]
-    unknown = [n for n in names if n not in COMMANDS]
-    if unknown:
-        parser.error(f"unknown command(s): {', '.join(unknown)}")
+    args = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="ctxtool-bench-", dir=args.tmp))
     try:
         transcript = Path(args.input) if args.input else work / "transcript.jsonl"
         if not args.input:
-            started = time.perf_counter()
-            with open(transcript, "wb") as out:
-                generate(out, parse_size(args.size), args.seed)
-            print(f"generated {transcript.stat().st_size / 1e6:,.0f} MB in "
-                  f"{time.perf_counter() - started:.0f}s", flush=True)
-        rows = bench(transcript, names, work, args.repeat)
-        ok = report(rows, transcript.stat().st_size, args.rss_goal)
+            make_transcript(transcript, args.size, args.seed)
+        with open(transcript, "rb") as src:
+            info: dict[str, Any] = {"size_mb": transcript.stat().st_size / 1e6,
+                                    "lines": sum(1 for _ in src), "repeat": args.repeat}
+        runs = run_all(prepare(transcript, args.names, work / "small"), work / "small",
+                       args.repeat)
+        large = None
+        if args.rss_size:
+            big = work / "large.jsonl"
+            make_transcript(big, args.rss_size, args.seed)
+            info["large_mb"] = big.stat().st_size / 1e6
+            large = run_all(prepare(big, args.names, work / "large"), work / "large", 1)
+            big.unlink()
+        start = startup(args.startup_runs, work) if args.startup_runs > 0 else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    rows = build_rows(runs, large)
+    ok = all(not row.problems for row in rows) and (start is None or start["ok"])
+    if args.json:
+        print(json.dumps({"input": info, "rows": [asdict(r) for r in rows], "startup": start,
+                          "ok": ok}, indent=2))
+    else:
+        print("\n".join(render(rows, info, start)))
     return 0 if ok else 1
 
 

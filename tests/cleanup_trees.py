@@ -80,7 +80,8 @@ def add_session(root: Path, sid: str, last: datetime, *, slug: str | None = None
     session = Session(sid, last, root, project=project, slug=slug)
     when = mtime or last
     stamps = [last - timedelta(hours=2), last]
-    session.paths.append(write(session.transcript, transcript_lines(sid, stamps, slug=slug, extra=extra), when))
+    lines = transcript_lines(sid, stamps, slug=slug, extra=extra)
+    session.paths.append(write(session.transcript, lines, when))
     session.paths.append(write(session.folder / "tool-results" / "toolu_1.txt", "big output\n", when))
     write(session.folder / "subagents" / "agent-a1.jsonl",
           transcript_lines(sid, [last - timedelta(hours=3)]), when)

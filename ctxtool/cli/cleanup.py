@@ -31,7 +31,8 @@ T = TypeVar("T")
 @click.command("cleanup")
 @click.option("--root", metavar="DIR",
               help="Claude Code config folder.  [default: $CLAUDE_CONFIG_DIR or ~/.claude]")
-@click.option("--store", metavar="DIR", help="ctxtool's store, cleaned too.  [default: $CTXTOOL_STORE]")
+@click.option("--store", metavar="DIR",
+              help="ctxtool's store, cleaned too.  [default: $CTXTOOL_STORE]")
 @click.option("--older-than", metavar="AGE",
               help="Remove what has been inactive this long: 30d, 12h, 2w.  "
                    "[default: cleanupPeriodDays from settings.json, else 30d]")
@@ -39,7 +40,8 @@ T = TypeVar("T")
               help=f"Only act on these categories: {', '.join(CATEGORIES)}.")
 @click.option("--exclude", multiple=True, metavar="CATEGORY[,...]",
               help="Never act on these categories.")
-@click.option("--apply", is_flag=True, help="Really remove (or archive). Without it: only the plan.")
+@click.option("--apply", is_flag=True,
+              help="Really remove (or archive). Without it: only the plan.")
 @click.option("--archive", "archive_dir", metavar="DIR",
               help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it.")
 @click.option("--force", is_flag=True,
@@ -71,7 +73,8 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
     messages.set_quiet(quiet)
     when = parse_now(now)
     real_root = _resolve_root(root, force=force)
-    real_store = _resolve_store(store, os.environ.get(STORE_ENV) or None, root=real_root, force=force)
+    from_env = os.environ.get(STORE_ENV) or None
+    real_store = _resolve_store(store, from_env, root=real_root, force=force)
     options = CleanupOptions(
         root=real_root, store=real_store, now=when, apply=apply,
         older_than=_older_than(older_than, real_root),

@@ -94,7 +94,8 @@ def microcompact_cmd(io: IOOptions, strategy: str, keep: int | None, target: int
         idle=_idle(idle), clear_tool_inputs=clear_tool_inputs)
     moment = parse_now(now)
 
-    def transform(fmt: str, source: FileSource, run: MicrocompactReport) -> Iterator[dict[str, Any]]:
+    def transform(fmt: str, source: FileSource,
+                  run: MicrocompactReport) -> Iterator[dict[str, Any]]:
         return microcompact(source, fmt=fmt, store=clear.store(fmt, source), now=moment,
                             options=options, limits=clear.limits, report=run)
 

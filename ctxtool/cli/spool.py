@@ -247,8 +247,9 @@ def iter_lazy_entries(lines: Iterable[bytes], source: str,
                       parse: Collection[tuple[str, int]]) -> Iterator[Entry]:
     """Entries of a stream parsing only the lines numbered in ``parse`` (as ``(source,
     lineno)``); every other line comes back unparsed as an opaque entry (``invalid=True``) that
-    writers copy byte for byte. The fallback of :func:`iter_spans` when there is no table. Blank lines travel with the line before them (leading ones with
-    the first), exactly as :func:`ctxtool.formats.jsonl.iter_entries` frames them."""
+    writers copy byte for byte (the fallback of :func:`iter_spans` without a table). Blank
+    lines travel with the line before them (leading ones with the first), exactly as
+    :func:`ctxtool.formats.jsonl.iter_entries` frames them."""
     pending = b""
     held: tuple[int, bytes] | None = None
     lineno = 0
@@ -330,5 +331,6 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
                 write_entries(transform(fmt, source), out)
 
 
-__all__ = ["FileSource", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass", "source_format", "spool",
+__all__ = ["FileSource", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass",
+           "source_format", "spool",
            "spooled_input", "spooled_inputs", "staged_output"]

@@ -166,12 +166,12 @@ def _replace_input(tool_id: str, name: str, saved: str, entry: dict[str, Any],
 def _save(content: Any, key: str, entry: dict[str, Any], clearing: Clearing) -> str | None:
     if clearing.store is None:
         return None
-    path = clearing.store.save(content, tool_use_id=key, session_id=session_of(entry))
+    path = clearing.store.save(content, tool_use_id=key, session_id=_session(entry))
     clearing.report.files_saved += 1
     return path
 
 
-def session_of(entry: dict[str, Any]) -> str | None:
+def _session(entry: dict[str, Any]) -> str | None:
     session = entry.get("sessionId")
     return session if isinstance(session, str) else None
 
@@ -184,7 +184,7 @@ def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
         return
     canonical = orjson.dumps(entry)
     if raw != canonical + b"\n":
-        store.save_line(raw, canonical=canonical, session_id=session_of(entry))
+        store.save_line(raw, canonical=canonical, session_id=_session(entry))
         clearing.report.lines_kept += 1
 
 

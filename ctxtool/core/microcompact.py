@@ -24,7 +24,7 @@ Reads its input twice (see :mod:`ctxtool.core.twopass`); holds one small record 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -32,8 +32,8 @@ from typing import Any
 from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, microcompact_placeholder
 from ctxtool.core.mcboundary import NO_FINAL_NEWLINE, boundary_uuid
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.tokens import Thresholds, thresholds
-from ctxtool.core.twopass import ToolRecord, ToolScan, reiterable, scan_tools, second_pass
+from ctxtool.core.twopass import (Limits, ToolRecord, ToolScan, default_limits, reiterable,
+                                  scan_tools, second_pass)
 from ctxtool.errors import UsageError
 from ctxtool.types import CLAUDE_CODE, ResultStore
 
@@ -47,8 +47,6 @@ CLEAR_AT_LEAST = 20_000  # BW2 / OpenCode PRUNE_MINIMUM
 PROTECTED_TOOLS = frozenset({"skill"})  # OpenCode PRUNE_PROTECTED_TOOLS
 IDLE = timedelta(minutes=60)
 BOUNDARY_CONTENT = "Context microcompacted"
-
-Limits = Callable[[str | None], Thresholds]  # model seen in the transcript -> thresholds
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,7 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
     meter = ContextMeter(fmt) if _measures_context(options) else None
     scan = scan_tools(entries, fmt=fmt, meter=meter)
     report.clear.entries = scan.entries
-    report.selection = select(scan, options, now=now, limits=limits or _default_limits,
+    report.selection = select(scan, options, now=now, limits=limits or default_limits,
                               report=report)
     chosen = report.selection.records
     inputs = frozenset(r.id for r in chosen if r.input_clearable) \
@@ -145,15 +143,11 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
         yield boundary_entry(scan, report, now=now, after=last)
 
 
-def _default_limits(model: str | None) -> Thresholds:
-    return thresholds(model=model)
-
-
 def _measures_context(options: MicrocompactOptions) -> bool:
     return options.strategy == "claude-code" and not options.force
 
 
-# --- choosing --------------------------------------------------------------------------------------
+# --- choosing -------------------------------------------------------------------------------------
 
 def select(scan: ToolScan, options: MicrocompactOptions, *, now: datetime, limits: Limits,
            report: MicrocompactReport | None = None) -> Selection:
@@ -255,7 +249,7 @@ def _select_opencode(scan: ToolScan, options: MicrocompactOptions) -> Selection:
                                      f"--target {options.target}")
 
 
-# --- the boundary entry ----------------------------------------------------------------------------
+# --- the boundary entry ---------------------------------------------------------------------------
 
 def boundary_entry(scan: ToolScan, report: MicrocompactReport, *, now: datetime,
                    after: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -129,8 +129,8 @@ def session_activity(entries: Iterable[Mapping[str, Any]]) -> Activity:
     return found.finish()
 
 
-_SLUG = re.compile(rb'"slug"\s*:\s*"([\w.\-]+)"')
-_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([\w.\-]+)"')
+_SLUG = re.compile(rb'"slug"\s*:\s*"([^"\\]+)"')
+_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]+)"')
 
 
 def line_facts(lines: Iterable[bytes]) -> Activity:
@@ -144,10 +144,10 @@ def line_facts(lines: Iterable[bytes]) -> Activity:
     for line in lines:
         found.references |= reference_keys(line)
         if b'"slug"' in line:
-            found.slugs.update(slug.decode("ascii") for slug in _SLUG.findall(line))
+            found.slugs.update(slug.decode("utf-8", "replace") for slug in _SLUG.findall(line))
         if found.session_id is None and b'"sessionId"' in line:
             match = _SESSION_ID.search(line)
-            found.session_id = match.group(1).decode("ascii") if match else None
+            found.session_id = match.group(1).decode("utf-8", "replace") if match else None
     return found.finish()
 
 
@@ -181,7 +181,8 @@ def decide(last_activity: datetime, *, now: datetime, older_than: timedelta,
     """
     age = now - last_activity
     if age < live_window:
-        return Verdict(False, "active", f"active: modified within the last {format_age(live_window)}")
+        window = format_age(live_window)
+        return Verdict(False, "active", f"active: modified within the last {window}")
     limit = format_age(older_than)
     if age >= older_than:
         return Verdict(True, "old", f"inactive for {format_age(age)} (limit {limit})")

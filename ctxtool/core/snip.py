@@ -19,14 +19,14 @@ Reads its input twice (see :mod:`ctxtool.core.twopass`); holds one small record 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, snip_placeholder
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.tokens import Thresholds, thresholds
-from ctxtool.core.twopass import ToolRecord, ToolScan, reiterable, scan_tools, second_pass
+from ctxtool.core.twopass import (Limits, ToolRecord, ToolScan, default_limits, reiterable,
+                                  scan_tools, second_pass)
 from ctxtool.errors import UsageError
 from ctxtool.types import ResultStore
 
@@ -42,8 +42,6 @@ READ_AGAIN = "read again later"
 STALE = "file changed after the read"
 OLD_SEARCH = "older search"
 IDENTICAL = "identical to a newer result"
-
-Limits = Callable[[str | None], Thresholds]
 
 
 @dataclass(frozen=True)
@@ -90,14 +88,10 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
     meter = ContextMeter(fmt) if options.min_usage is not None else None
     scan = scan_tools(entries, fmt=fmt, meter=meter, digests=options.identical)
     report.clear.entries = scan.entries
-    chosen = select_snips(scan, options, limits=limits or _default_limits, report=report)
+    chosen = select_snips(scan, options, limits=limits or default_limits, report=report)
     clearing = Clearing({r.id: r for r in chosen}, snip_placeholder, store, report=report.clear)
     lines = {line for r in chosen for line in r.lines}
     yield from iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing)
-
-
-def _default_limits(model: str | None) -> Thresholds:
-    return thresholds(model=model)
 
 
 def select_snips(scan: ToolScan, options: SnipOptions, *, limits: Limits,

@@ -17,7 +17,7 @@ pass leaves alone. A one-shot iterator is buffered into a list by :func:`reitera
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -28,10 +28,11 @@ from ctxtool.core.blocks import api_message, content_blocks, role_of
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.clock import parse_timestamp
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.tokens import IMAGE_TOKENS, estimate_text_tokens
-from ctxtool.types import CLAUDE_CODE, Entry
+from ctxtool.core.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
+from ctxtool.types import Entry
 
 LineKey = tuple[str, int]  # (source, lineno) of an entry read from input
+Limits = Callable[[str | None], Thresholds]  # the model a transcript names -> its thresholds
 
 # Fields copied from the last entry onto an entry ctxtool appends, as Claude Code writes them.
 ENVELOPE_KEYS = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
@@ -54,8 +55,9 @@ class LazySource(Protocol):
     def __iter__(self) -> Iterator[Entry]: ...
 
     def iter_parsing(self, lines: Collection[LineKey]) -> Iterator[Entry]:
-        """Every entry again, parsing only the lines in ``lines``; the others come back as
-        opaque entries (``invalid=True``, raw bytes only) that transforms pass through."""
+        """Every entry again, parsing only the lines in ``lines``; the other bytes come back as
+        opaque entries (``invalid=True``: raw bytes of lines, or blocks of them) that transforms
+        pass through and writers copy."""
         ...
 
 
@@ -64,11 +66,17 @@ def reiterable(entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
     return list(entries) if iter(entries) is entries else entries
 
 
-def second_pass(entries: Iterable[dict[str, Any]], lines: Collection[LineKey]) -> Iterator[dict[str, Any]]:
+def second_pass(entries: Iterable[dict[str, Any]],
+                lines: Collection[LineKey]) -> Iterator[dict[str, Any]]:
     """Iterate ``entries`` again, letting a :class:`LazySource` skip lines outside ``lines``."""
     if isinstance(entries, LazySource):
         return entries.iter_parsing(lines)
     return iter(entries)
+
+
+def default_limits(model: str | None) -> Thresholds:
+    """Thresholds for the transcript's model, with no environment overrides."""
+    return thresholds(model=model)
 
 
 def line_key(entry: dict[str, Any]) -> LineKey | None:
@@ -89,7 +97,7 @@ def is_clearable(content: Any) -> bool:
     return isinstance(content, (str, list)) and bool(content) and not is_cleared(content)
 
 
-# --- the records -----------------------------------------------------------------------------------
+# --- the records ----------------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class ToolRecord:
@@ -160,19 +168,21 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
             continue
         if meter is not None:
             meter.add(entry)
-        _note_entry(scan, entry)
-        for block in content_blocks(entry, fmt):
+        blocks = content_blocks(entry, fmt)
+        _note_entry(scan, entry, blocks)
+        where = line_key(entry)
+        for block in blocks:
             kind = block.get("type")
             if kind == "tool_use" and isinstance(block.get("id"), str):
-                _note_use(scan, block, line_key(entry))
+                _note_use(scan, block, where)
             elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                _note_result(scan, block, line_key(entry), digests)
+                _note_result(scan, block, where, digests)
     if meter is not None:
         scan.context_tokens = meter.context_tokens
     return scan
 
 
-def _note_entry(scan: ToolScan, entry: dict[str, Any]) -> None:
+def _note_entry(scan: ToolScan, entry: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
     if isinstance(entry.get("uuid"), str):
         scan.last_uuid = entry["uuid"]
         scan.last_entry = entry
@@ -187,15 +197,15 @@ def _note_entry(scan: ToolScan, entry: dict[str, Any]) -> None:
         model = (api_message(entry, scan.fmt) or {}).get("model")
         if isinstance(model, str) and model != "<synthetic>":
             scan.model = model
-    elif role == "user" and _is_user_turn(entry, scan.fmt):
+    elif role == "user" and _is_user_turn(entry, blocks):
         scan.turns += 1
 
 
-def _is_user_turn(entry: dict[str, Any], fmt: str) -> bool:
+def _is_user_turn(entry: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:
     """A message the user typed (not only tool results, not a meta line or a summary)."""
     if entry.get("isMeta") is True or is_compact_summary(entry):
         return False
-    return any(b.get("type") != "tool_result" for b in content_blocks(entry, fmt))
+    return any(b.get("type") != "tool_result" for b in blocks)
 
 
 def _record(scan: ToolScan, tool_id: str, where: LineKey | None) -> ToolRecord:
@@ -287,7 +297,7 @@ def cleared_input_path(tool_input: Any) -> str | None:
     return None
 
 
-__all__ = ["CLEARED_INPUT_KEY", "LazySource", "LineKey", "ToolRecord", "ToolScan",
-           "cleared_input", "cleared_input_path", "is_clearable", "is_cleared",
+__all__ = ["CLEARED_INPUT_KEY", "LazySource", "Limits", "LineKey", "ToolRecord", "ToolScan",
+           "cleared_input", "cleared_input_path", "default_limits", "is_clearable", "is_cleared",
            "is_cleared_input", "line_key", "reiterable", "result_tokens", "scan_tools",
            "second_pass"]

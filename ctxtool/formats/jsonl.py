@@ -11,7 +11,9 @@ Line framing found in real transcripts, and what the reader does with it:
 * two JSON objects glued on one line: split into two entries, with a warning;
 * a 0-byte file: no entries;
 * a truncated last line (no newline, invalid JSON - a session killed mid-write): a warning, and
-  the bytes pass through untouched unless ``on_invalid="skip"``.
+  the bytes pass through untouched unless ``on_invalid="skip"``;
+* integers past 64 bits: orjson would read them as floats, so a line with a run of 19 or more
+  digits is parsed again with the stdlib, exactly, and :func:`dumps_json` writes such ints back.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ OnInvalid = Literal["error", "skip", "keep"]
 Warn = Callable[[str], None]
 BOM = b"\xef\xbb\xbf"
 INVALID_HINT = "pass --on-invalid skip to drop bad lines or --on-invalid keep to pass them through"
+# 2**63 has 19 digits: an integer written with fewer always fits orjson's 64 bits. Digits are
+# mapped to "0" so one fast substring search finds any run (a regex is several times slower).
+_DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 def _ignore(_: str) -> None:
@@ -72,7 +78,7 @@ def iter_entries(
 def _parse_line(raw: bytes, body: bytes, source: str, lineno: int, on_invalid: OnInvalid,
                 warn: Warn, is_last_partial: bool) -> list[Entry]:
     try:
-        data = orjson.loads(body)
+        data = loads_json(body)
     except orjson.JSONDecodeError as exc:
         parts = _split_glued(body)
         if parts is None:
@@ -85,6 +91,23 @@ def _parse_line(raw: bytes, body: bytes, source: str, lineno: int, on_invalid: O
         return _invalid(raw, source, lineno, f"expected a JSON object, got {_kind(data)}",
                         on_invalid, warn)
     return [Entry(data, raw=raw, source=source, lineno=lineno)]
+
+
+def loads_json(body: bytes) -> Any:
+    """``orjson.loads``, but exact for integers orjson cannot hold (it makes them floats): a line
+    with a run of 19+ digits is parsed again with the stdlib (only after orjson accepted it, so
+    NaN and Infinity stay refused). Raises ``orjson.JSONDecodeError`` like orjson."""
+    data = orjson.loads(body)
+    if _LONG_DIGIT_RUN in body.translate(_DIGITS_TO_ZERO):
+        try:
+            data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+        except RecursionError:  # deeper than the stdlib parser goes: keep orjson's reading
+            pass
+    return data
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def _invalid(raw: bytes, source: str, lineno: int, problem: str, on_invalid: OnInvalid,
@@ -147,8 +170,8 @@ def _split_glued(body: bytes) -> list[tuple[int, dict[str, Any]]] | None:
     while pos < end_of_text:
         try:
             obj, end = decoder.raw_decode(text, pos)
-            obj = orjson.loads(text[pos:end])  # same parser (and strictness) as every other line
-        except (ValueError, orjson.JSONDecodeError):
+            obj = loads_json(text[pos:end].encode("utf-8"))  # same strictness as other lines
+        except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
             return None
         if not isinstance(obj, dict):
             return None
@@ -176,7 +199,19 @@ def _glued_entries(raw: bytes, body_start: int, parts: list[tuple[int, dict[str,
 
 def dumps_entry(entry: dict[str, Any]) -> bytes:
     """Serialize a new or changed entry: compact orjson, key order kept, one line."""
-    return orjson.dumps(entry) + b"\n"
+    return dumps_json(entry) + b"\n"
+
+
+def dumps_json(value: Any, *, indent: bool = False) -> bytes:
+    """``orjson.dumps`` (compact, or indented by 2), falling back to the stdlib for what orjson
+    refuses but a transcript may hold: integers past 64 bits, nesting past 254 levels. Raises
+    RecursionError past the stdlib's own depth."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None)
+    except orjson.JSONEncodeError:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False,
+                          **({"indent": 2} if indent else {"separators": (",", ":")}))
+        return text.encode("utf-8")
 
 
 def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:

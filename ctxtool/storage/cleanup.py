@@ -25,7 +25,7 @@ from ctxtool.errors import StoreError
 from ctxtool.storage.archive import Archive, write_archive
 from ctxtool.storage.atomic import write_bytes_atomic
 from ctxtool.storage.cleanup_plan import CleanupOptions, CleanupPlan, UnitPlan, plan_cleanup
-from ctxtool.storage.cleanup_tree import INDEX_NAME, STORE, Part, measure
+from ctxtool.storage.cleanup_tree import STORE, Part, measure
 from ctxtool.storage.safe_fs import describe, open_nofollow, remove
 
 __all__ = ["CleanupOptions", "CleanupPlan", "CleanupRun", "Summary", "plan_cleanup"]
@@ -222,8 +222,8 @@ class CleanupRun:
                             expected=archive.manifest if archive else None)
             error = "; ".join(f"{rel}: {msg}" for rel, msg in result.errors) or None
             self.summary.bytes += result.bytes
-            extra = {"archive": archive.path, "restore": _restore_command(archive.path, part.base)} \
-                if archive else {}
+            extra = {} if archive is None else {
+                "archive": archive.path, "restore": _restore_command(archive.path, part.base)}
             yield self._record(plan, part, self._action(), plan.reason, size=result.bytes,
                                error=error, **extra)
             yield from self._protected_records(plan, part)

@@ -81,7 +81,8 @@ def plan_cleanup(options: CleanupOptions, *, progress: Progress = _no_progress) 
     for unit in progress(readable, len(readable), "reading sessions"):
         # file times alone keep this unit: its timestamps cannot change that, only its references
         # to other units' files matter, and those need no JSON parsing
-        kept_anyway = options.now.timestamp() - unit.newest_mtime < options.older_than.total_seconds()
+        idle = options.now.timestamp() - unit.newest_mtime
+        kept_anyway = idle < options.older_than.total_seconds()
         unit.activity = _read_unit(unit, errors, parse=not kept_anyway)
     _link_loose_units(tree)
     plans = [_decide(unit, options) for unit in _ordered(tree.units.values())]

@@ -227,7 +227,8 @@ def _scan_project_entry(tree: Tree, root: str, rel_project: str, entry: os.DirEn
         if not entry.is_symlink():
             tree.indexes.append(rel)
         return
-    if entry.name.endswith(".jsonl") and (entry.is_symlink() or entry.is_file(follow_symlinks=False)):
+    is_file = entry.is_symlink() or entry.is_file(follow_symlinks=False)
+    if entry.name.endswith(".jsonl") and is_file:
         stem = entry.name[:-6]
         legacy_agent = stem.startswith("agent-")
         unit = tree.unit(f"{rel_project}/{stem}" if legacy_agent else stem,

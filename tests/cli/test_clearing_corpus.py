@@ -60,7 +60,8 @@ def blanked(entry: dict[str, Any]) -> Any:
     return blank(entry)
 
 
-def tool_ids(entries: list[dict[str, Any]], fmt: str = "claude-code") -> tuple[list[str], list[str]]:
+def tool_ids(entries: list[dict[str, Any]],
+             fmt: str = "claude-code") -> tuple[list[str], list[str]]:
     uses = [u.id for e in entries for u in iter_tool_uses(e, fmt)]
     results = [r.tool_use_id for e in entries for r in iter_tool_results(e, fmt)]
     return uses, results

@@ -167,3 +167,24 @@ def test_pipeline_of_both(tmp_path: Path, transcript: Path) -> None:
     assert compacted.returncode == 0, compacted.stderr
     back = run_ctxtool("restore", input=compacted.stdout)
     assert back.stdout == transcript.read_bytes()
+
+
+def test_bad_option_values_are_usage_errors(runner, transcript: Path) -> None:
+    for args in (["microcompact", "--now", "yesterday-ish"], ["microcompact", "--keep", "-1"],
+                 ["snip", "--min-usage", "120"], ["microcompact", "--strategy", "fast"]):
+        result = runner.invoke(cli, [*args, str(transcript)])
+        assert result.exit_code == 2, (args, result.stderr)
+        assert result.stdout_bytes == b"" and "Traceback" not in result.stderr
+
+
+def test_in_place_on_several_files_reports_each(runner, tmp_path: Path) -> None:
+    paths = []
+    for name in ("one.jsonl", "two.jsonl"):
+        paths.append(tmp_path / name)
+        paths[-1].write_bytes(big_session().jsonl())
+    result = runner.invoke(cli, ["microcompact", "--force", "--no-save", "--stats", *NOW,
+                                 "--in-place", *map(str, paths)])
+    assert result.exit_code == 0, result.stderr
+    stats = json.loads(result.stderr[result.stderr.index("{"):])
+    assert [f["results_cleared"] for f in stats["files"]] == [2, 2]
+    assert all(b"microcompact_boundary" in p.read_bytes() for p in paths)

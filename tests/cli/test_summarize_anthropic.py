@@ -229,3 +229,16 @@ def test_estimate_exact_counts_through_the_fake(runner, api: FakeAnthropic) -> N
     assert bad.exit_code == ExitCode.LLM and "rejected the API key (401)" in bad.stderr
     nokey = runner.invoke(cli, ["estimate", "--exact"], input=data)
     assert nokey.exit_code == ExitCode.LLM and "ANTHROPIC_API_KEY" in nokey.stderr
+
+
+def test_unreachable_endpoint_is_exit_5(runner) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = runner.invoke(cli, ["summarize", "--llm", "anthropic"], input=coding_session().jsonl(),
+                           env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"})
+    assert result.exit_code == ExitCode.LLM and result.stdout == ""
+    assert "gave up after 3 attempts in a row: cannot reach the Anthropic API" in result.stderr
+    assert "check ANTHROPIC_BASE_URL" in result.stderr and KEY not in result.stderr

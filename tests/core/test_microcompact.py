@@ -51,7 +51,7 @@ def session_of_sizes(*sizes: int, name: str = "Bash") -> tuple[Session, list[str
     return session, ids
 
 
-# --- claude-code: the numbers -----------------------------------------------------------------------
+# --- claude-code: the numbers ---------------------------------------------------------------------
 
 @pytest.mark.parametrize(("total", "cleared"), [(39_999, False), (40_000, False), (40_001, True)])
 def test_clears_only_while_results_exceed_the_target(total: int, cleared: bool) -> None:
@@ -127,7 +127,7 @@ def test_only_compactable_tools_and_the_tool_options() -> None:
     assert cleared_ids(out) == [task]
 
 
-# --- what changes, and what does not ------------------------------------------------------------------
+# --- what changes, and what does not --------------------------------------------------------------
 
 def test_only_tool_result_content_changes() -> None:
     session, ids = session_of_sizes(*BIG)
@@ -198,7 +198,7 @@ def test_results_before_the_last_compaction_are_left_alone() -> None:
     assert cleared_ids(out) == new[:2]
 
 
-# --- the boundary entry ---------------------------------------------------------------------------------
+# --- the boundary entry ---------------------------------------------------------------------------
 
 def test_boundary_is_shaped_like_claude_codes() -> None:
     session, ids = session_of_sizes(*BIG)
@@ -243,7 +243,7 @@ def test_other_formats_get_no_boundary() -> None:
     assert out[2]["content"][0]["content"] == CLEARED
 
 
-# --- opencode ---------------------------------------------------------------------------------------------
+# --- opencode -------------------------------------------------------------------------------------
 
 def turns(*sizes_per_turn: list[int], tools: str = "bash") -> tuple[Session, list[list[str]]]:
     session = Session()
@@ -297,7 +297,7 @@ def test_opencode_stops_at_already_pruned_output() -> None:
     assert cleared_ids(out) == ids[1] + ids[2]  # turn 3 pruned; turn 1 is past the stop
 
 
-# --- idle -------------------------------------------------------------------------------------------------
+# --- idle -----------------------------------------------------------------------------------------
 
 def test_idle_clears_all_but_5_after_the_gap_only() -> None:
     session, ids = session_of_sizes(*([200] * 8))
@@ -315,16 +315,18 @@ def test_idle_needs_a_timestamp() -> None:
     session, _ = session_of_sizes(*([200] * 8))
     entries = [{k: v for k, v in e.items() if k != "timestamp"} for e in session.entries]
     out, report = run(entries, strategy="idle")
-    assert cleared_ids(out) == [] and report.selection.skipped == "no assistant entry with a timestamp"
+    assert cleared_ids(out) == []
+    assert report.selection.skipped == "no assistant entry with a timestamp"
 
 
-# --- tool inputs, other formats, input kinds ----------------------------------------------------------
+# --- tool inputs, other formats, input kinds ------------------------------------------------------
 
 def test_clear_tool_inputs_blanks_and_saves_the_inputs() -> None:
     session, ids = session_of_sizes(*BIG)
     store = MemoryStore()
     out, report = run(session.entries, force=True, clear_tool_inputs=True, store=store)
-    uses = [e for e in out if e["type"] == "assistant" and e["message"]["content"][0].get("id") == ids[0]]
+    uses = [e for e in out
+            if e["type"] == "assistant" and e["message"]["content"][0].get("id") == ids[0]]
     path = f"/mem/sess-1/tool-results/{ids[0]}-input.txt"
     assert uses[0]["message"]["content"][0]["input"] == {"ctxtool_cleared_input": path}
     assert orjson.loads(store.files[path]) == {"command": "step 1"}

@@ -42,8 +42,8 @@ def build(steps: list[dict[str, Any]]) -> Session:
             session.assistant(step["assistant"], usage=step.get("usage"))
         elif "call" in step:
             tag = step.get("tag") or f"result {session.calls + 1} of {step['call']}"
-            session.call(step["call"], step.get("input") or {"command": f"step {session.calls + 1}"},
-                         text_with_tokens(step["tokens"], tag))
+            tool_input = step.get("input") or {"command": f"step {session.calls + 1}"}
+            session.call(step["call"], tool_input, text_with_tokens(step["tokens"], tag))
         elif "compact" in step:
             session.compact()
         elif "at" in step:  # the next entry is stamped exactly at this time
@@ -64,7 +64,9 @@ def placeholder(kind: str, tool_id: str, store: Path) -> str:
 
 def results_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
     content = (entry.get("message") or {}).get("content")
-    return [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if b.get("type") == "tool_result"]
 
 
 @pytest.mark.parametrize("case", CASES or [None], ids=[f"{c.parent.parent.name}/{c.parent.name}"

@@ -144,8 +144,10 @@ def test_tool_results_referenced_by_a_kept_transcript_stay(tmp_path: Path) -> No
     write(old.folder / "ctxtool-lines" / "abc.jsonl", "{}\n", NOW - 40 * DAYS)
     touch(old.folder, NOW - 40 * DAYS)
     pointer = f"Full output saved to: {old.folder}/tool-results/toolu_1.txt\n\nPreview"
-    add_session(root, "new", NOW - 1 * DAYS, extra=[{"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t", "content": f"<persisted-output>{pointer}</persisted-output>"}]}}])
+    result = {"type": "tool_result", "tool_use_id": "t",
+              "content": f"<persisted-output>{pointer}</persisted-output>"}
+    add_session(root, "new", NOW - 1 * DAYS,
+                extra=[{"type": "user", "message": {"role": "user", "content": [result]}}])
     records, summary = run(root, apply=True)
     assert (old.folder / "tool-results" / "toolu_1.txt").read_text() == "big output\n"
     assert (old.folder / "ctxtool-lines" / "abc.jsonl").exists()  # restore needs it beside the result
@@ -369,7 +371,8 @@ def test_archive_names_never_overwrite(tree: Path, tmp_path: Path) -> None:
     (archive_dir / f"{OLD}.tar.gz").write_bytes(b"an older archive")
     records, _ = run(tree, apply=True, archive=archive_dir)
     assert (archive_dir / f"{OLD}.tar.gz").read_bytes() == b"an older archive"
-    assert by_path(records)[f"projects/{PROJECT}/{OLD}.jsonl"]["archive"] == str(archive_dir / f"{OLD}.1.tar.gz")
+    record = by_path(records)[f"projects/{PROJECT}/{OLD}.jsonl"]
+    assert record["archive"] == str(archive_dir / f"{OLD}.1.tar.gz")
     assert not list(archive_dir.glob(".*"))  # no temp files left
 
 
