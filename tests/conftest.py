@@ -55,6 +55,13 @@ def runner() -> CliRunner:
 
 
 @pytest.fixture(autouse=True)
+def _outside_the_repo(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test runs in a fresh working directory, so a default store (./ctxtool-store) or any
+    other relative write can never land in the checkout."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach the network: only loopback connections are allowed, and no API key
     from the developer's environment leaks into a test."""
