@@ -58,6 +58,12 @@ class CtxtoolGroup(click.Group):
         except KeyboardInterrupt:
             messages.error("interrupted")
             ctx.exit(int(ExitCode.INTERRUPTED))
+        except RecursionError:
+            # orjson reads JSON up to 1024 levels deep, but walking or writing such values back
+            # runs into Python's recursion limit: an input we cannot process, not a crash
+            messages.error("input nested too deeply to process (JSON arrays or objects more "
+                           "than a few hundred levels deep)")
+            ctx.exit(int(ExitCode.INVALID_INPUT))
         except OSError as exc:  # writing stdout or an -o file failed (disk full, EIO...)
             messages.error(f"I/O error: {exc.strerror or exc}")
             ctx.exit(int(ExitCode.STORAGE))
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: restores default SIGPIPE so `ctxtool ... | head` ends quietly."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    _hold_closed_fds()
     try:
         cli.main(args=argv, prog_name="ctxtool")
     except KeyboardInterrupt:
@@ -94,3 +101,19 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(int(ExitCode.FAILED))
+
+
+def _hold_closed_fds() -> None:
+    """Started with stdout or stderr closed (`>&-`, `2>&-`), Python sets them to None: commands
+    that need stdout say so (cli/streams.py), messages go nowhere (cli/messages.py), and the fd
+    points at /dev/null so no file opened later (an input, a temp file) lands on it."""
+    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+        if stream is not None:
+            continue
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+        except OSError:
+            continue
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)

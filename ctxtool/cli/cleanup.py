@@ -147,12 +147,13 @@ def _older_than(value: str | None, root: str | None) -> timedelta:
     if root is None:
         return period_from_settings(None)[0]
     path = os.path.join(root, "settings.json")
-    with contextlib.suppress(FileNotFoundError):
-        try:
-            with open(path, "rb") as handle:
-                settings = orjson.loads(handle.read())
-        except (OSError, orjson.JSONDecodeError) as exc:
-            messages.warn(f"{path}: cannot read settings ({exc}); using 30 days")
+    try:
+        with open(path, "rb") as handle:
+            settings = orjson.loads(handle.read())
+    except FileNotFoundError:  # no settings.json: Claude Code's default, nothing to say
+        pass
+    except (OSError, orjson.JSONDecodeError) as exc:
+        messages.warn(f"{path}: cannot read settings ({exc}); using 30 days")
     age, problem = period_from_settings(settings)
     if problem:
         messages.warn(f"{path}: {problem}")

@@ -107,6 +107,11 @@ def _summarize(data: dict[str, Any], clear: ClearingSettings) -> None:
     if not data["results_cleared"]:
         messages.info(f"{data['command']}: nothing cleared ({data.get('skipped') or 'none'})")
         return
+    if data.get("marked_compacted"):
+        messages.info(f"{data['command']}: marked {data['results_cleared']} tool result(s) "
+                      f"compacted, {data['cleared_tokens_before']} -> "
+                      f"{data['cleared_tokens_after']} tokens; the output stays in the file")
+        return
     where = "not saved (--no-save)" if clear.no_save else f"saved under {clear.stores[-1]}"
     messages.info(f"{data['command']}: cleared {data['results_cleared']} tool result(s), "
                   f"{data['cleared_tokens_before']} -> {data['cleared_tokens_after']} tokens; "

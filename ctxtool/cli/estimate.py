@@ -56,15 +56,20 @@ FREE, BUFFER = ".", "~"
               metavar="N", help="How many of the largest tool results to list.")
 @click.option("--exact", is_flag=True,
               help="Count the messages with Anthropic's count_tokens API (needs ANTHROPIC_API_KEY).")
+@click.option("--input-limit", type=click.IntRange(min=1), metavar="TOKENS",
+              help="OpenCode sessions: the model's input limit (models.dev limit.input), which "
+                   "OpenCode's overflow rule uses instead of the window when a model has one.")
 def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, model: str | None,
                  context_window: int | None, system_tokens: int, no_usage: bool, top: int,
-                 exact: bool) -> None:
+                 exact: bool, input_limit: int | None) -> None:
     """Show how much of the context window a transcript fills, and with what.
 
     The context "now" is what follows the last compact boundary: the prompt size of the last
     API call recorded in the transcript (its usage), plus an estimate of everything after it.
     Without usage it is an estimate of every message plus --system-tokens. The total adds what
-    compactions took out of view. Several files give one report each.
+    compactions took out of view. Several files give one report each. OpenCode sessions are
+    cut where OpenCode cuts them, anchored on the last finished assistant message's tokens, and
+    get OpenCode's overflow rule (where OpenCode compacts) in the report.
 
     \b
         ctxtool estimate ~/.claude/projects/my-project/SESSION.jsonl
@@ -82,7 +87,9 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
     check_stdin(io)
     with open_output(io.output) as out:
         for path in io.paths:
-            fmt, entries = detect_format(iter_file_entries(path, io), io.format)
+            # only --per-entry writes entries back: the others need no exact big integers
+            fmt, entries = detect_format(iter_file_entries(path, io, exact_ints=per_entry),
+                                         io.format)
             if per_entry:
                 write_entries(annotate(entries, fmt=fmt, system_tokens=system_tokens,
                                        use_usage=not no_usage), out)
@@ -90,7 +97,8 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
             options: dict[str, Any] = {
                 "fmt": fmt, "model": model, "context_window": context_window,
                 "system_tokens": system_tokens, "env": os.environ, "top": top,
-                "source": display_name(path), "use_usage": not no_usage}
+                "source": display_name(path), "use_usage": not no_usage,
+                "input_limit": input_limit}
             if counter is None:
                 report = estimate(entries, **options)
             else:
@@ -165,10 +173,32 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     yield "context now", f"{_n(used)}  ({how})"
     yield "total", (f"{_n(report.total_tokens)}  (incl. {_n(report.total_tokens - used)} "
                     f"compacted away, {report.compact_boundaries} compaction(s))")
+    if report.opencode is not None:
+        yield from _opencode_rows(report)
+        return
     state = "" if limits.auto_compact_enabled else "  (auto-compact disabled)"
     yield "auto-compact at", (f"{_n(limits.auto_compact)}  ({_n(max(0, limits.auto_compact - used))}"
                               f" to go; warning at {_n(limits.warning)}, blocking at "
                               f"{_n(limits.blocking)}){state}")
+
+
+def _opencode_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
+    """OpenCode's overflow rule: where it compacts, and what its own check sees now."""
+    rule = report.opencode
+    assert rule is not None
+    base = (f"input limit {_n(rule.input_limit)}" if rule.input_limit
+            else f"window {_n(rule.window)} - max output {_n(rule.max_output)}")
+    yield "compacts at", (f"{_n(rule.usable)}  (OpenCode: {base} - reserved "
+                          f"{_n(rule.reserved)}; {_n(max(0, rule.usable - report.context_tokens))}"
+                          " to go)")
+    if rule.anchor is None:
+        check = "no finished assistant message yet"
+    elif rule.summary:
+        check = f"last finished message is a summary ({rule.anchor}): not checked"
+    else:
+        verdict = "compacts before its next call" if rule.overflow else "no overflow"
+        check = f"last finished message {rule.anchor}: {_n(rule.count)} tokens, {verdict}"
+    yield "OpenCode check", check
 
 
 # --- the grid -------------------------------------------------------------------------------------
@@ -183,7 +213,7 @@ def _cells(report: EstimateReport, total: int) -> list[str]:
     for category, _ in by_remainder[:max(0, used - sum(counts.values()))]:
         counts[category] += 1
     cells = [SYMBOLS[c] for c in CATEGORIES for _ in range(counts[c])][:total]
-    buffer = round((report.limits.window - report.limits.auto_compact) / per_cell)
+    buffer = round((report.limits.window - report.compact_at) / per_cell)
     free = max(0, total - len(cells) - buffer)
     return cells + [FREE] * free + [BUFFER] * (total - len(cells) - free)
 
@@ -201,7 +231,7 @@ def render_grid(report: EstimateReport) -> list[str]:
         if tokens:
             lines.append(f"  {SYMBOLS[category]} {LABELS[category]:<28}{_n(tokens):>10}"
                          f"{100 * tokens / limits.window:>6.1f}%")
-    buffer = limits.window - limits.auto_compact
+    buffer = limits.window - report.compact_at
     free = max(0, limits.window - used - buffer)
     lines.append(f"  {FREE} {'free':<28}{_n(free):>10}{100 * free / limits.window:>6.1f}%")
     lines.append(f"  {BUFFER} {'auto-compact buffer':<28}{_n(buffer):>10}"

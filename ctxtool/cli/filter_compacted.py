@@ -41,7 +41,9 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
 
     For a Claude Code session: the last compact boundary, its summary, the messages Claude Code
     kept across it, and everything after. For Anthropic/OpenAI message lists: from ctxtool's
-    last summary message. A transcript with no compaction comes out unchanged, byte for byte.
+    last summary message. For OpenCode sessions: OpenCode's own rule (filterCompacted), its kept
+    tail moved after the summary, as OpenCode sends it; --to writes what OpenCode sends the
+    model. A transcript with no compaction comes out unchanged, byte for byte.
     Each input is read twice (stdin from a pipe is spooled to a temporary file), never held in
     memory.
 
@@ -58,8 +60,10 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
     with open_output(io.output) as out:
         for path in io.paths:
             with spooled_input(path, io) as source:
+                source.exact_ints = False  # the first read only plans the cut
                 fmt, first_reading = detect_format(iter(source), io.format)
                 plan = plan_cut(first_reading, fmt)
+                source.exact_ints = True
                 file_report = FilterReport()
                 entries = _output(filter_compacted(source, plan, view="model" if to else view,
                                                    sidechains=sidechains, report=file_report),

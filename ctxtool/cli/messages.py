@@ -16,6 +16,8 @@ def set_bar_active(active: bool) -> None:
 
 
 def _emit(line: str) -> None:
+    if sys.stderr is None:  # started with stderr closed (`2>&-`): nowhere to say it
+        return
     if _state["bar_active"]:
         from tqdm import tqdm  # only imported when a bar is on screen
 

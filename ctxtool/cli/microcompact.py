@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -15,20 +16,20 @@ from ctxtool.cli.options import ReportOptions, io_options, now_option, report_op
 from ctxtool.cli.spool import FileSource
 from ctxtool.cli.streams import IOOptions, run_transform
 from ctxtool.core.clock import parse_duration, parse_now
+from ctxtool.types import OPENCODE
 from ctxtool.core.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
                                        STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
-                                       MicrocompactReport, microcompact)
+                                       MicrocompactReport, default_strategy, microcompact)
 
 DISABLE_ENV = "DISABLE_MICROCOMPACT"
 
 
 @click.command("microcompact")
 @io_options
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="claude-code",
-              show_default=True,
+@click.option("--strategy", type=click.Choice(STRATEGIES),
               help="claude-code: clear oldest results down to --target; opencode: prune "
                    "output older than the last user turns; idle: clear all but --keep after "
-                   "an idle gap.")
+                   "an idle gap. Default: opencode for OpenCode sessions, else claude-code.")
 @click.option("--keep", type=click.IntRange(min=0), metavar="N",
               help="Newest compactable tool calls left intact (Anthropic's `keep`). "
                    "Default: 3, or 5 with --strategy idle.")
@@ -62,7 +63,7 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
                    "`clear_tool_inputs`).")
 @clearing_options
 @report_options
-def microcompact_cmd(io: IOOptions, strategy: str, keep: int | None, target: int,
+def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, target: int,
                      clear_at_least: int, trigger: int | None, force: bool, tools: str | None,
                      include_mcp: bool, exclude_tools: str | None, protect: str,
                      protect_turns: int, idle: str, now: str | None, clear_tool_inputs: bool,
@@ -73,7 +74,9 @@ def microcompact_cmd(io: IOOptions, strategy: str, keep: int | None, target: int
     placeholder naming the file (`ctxtool restore` brings it back); Claude Code transcripts get
     a microcompact_boundary entry listing the cleared tool ids. tool_use blocks, order, ids and
     the uuid chain are kept, untouched lines stay byte-identical, and a second run changes
-    nothing. DISABLE_MICROCOMPACT=1 passes the input through unchanged.
+    nothing. DISABLE_MICROCOMPACT=1 passes the input through unchanged. On OpenCode sessions
+    the chosen tool parts are marked compacted (state.time.compacted), as OpenCode's own prune
+    does: their output stays in the file and OpenCode shows the placeholder.
 
     \b
         ctxtool microcompact session.jsonl > smaller.jsonl
@@ -87,7 +90,8 @@ def microcompact_cmd(io: IOOptions, strategy: str, keep: int | None, target: int
             run_transform(io, lambda fmt, entries: entries)
         return
     options = MicrocompactOptions(
-        strategy=strategy, keep=keep, target=target, clear_at_least=clear_at_least,
+        strategy=strategy or "claude-code", keep=keep, target=target,
+        clear_at_least=clear_at_least,
         trigger=trigger, force=force, tools=csv_set(tools) or COMPACTABLE_TOOLS,
         include_mcp=include_mcp, exclude_tools=csv_set(exclude_tools) or frozenset(),
         protect=csv_set(protect) or frozenset(), protect_turns=protect_turns,
@@ -96,8 +100,10 @@ def microcompact_cmd(io: IOOptions, strategy: str, keep: int | None, target: int
 
     def transform(fmt: str, source: FileSource,
                   run: MicrocompactReport) -> Iterator[dict[str, Any]]:
-        return microcompact(source, fmt=fmt, store=clear.store(fmt, source), now=moment,
-                            options=options, limits=clear.limits, report=run)
+        chosen = options if strategy else replace(options, strategy=default_strategy(fmt))
+        store = None if fmt == OPENCODE else clear.store(fmt, source)  # marks, saves nothing
+        return microcompact(source, fmt=fmt, store=store, now=moment, options=chosen,
+                            limits=clear.limits, report=run)
 
     run_clearing(io, clear, report, transform, MicrocompactReport)
 

@@ -64,7 +64,7 @@ class ReportOptions:
     def emit(self, data: dict[str, Any]) -> None:
         """Print the report as one JSON object to stderr (--stats) and/or write it (--report)."""
         blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-        if self.stats:
+        if self.stats and sys.stderr is not None:  # None: started with stderr closed
             sys.stderr.write(blob.decode() + "\n")
             sys.stderr.flush()
         if self.report:

@@ -14,8 +14,9 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, io_options, report_options, store_options
 from ctxtool.cli.spool import spooled_inputs, staged_output
 from ctxtool.cli.streams import IOOptions, check_stdin, iter_input_entries, open_output
-from ctxtool.core.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS, PersistOptions,
-                                  PersistReport, auto_max_chars, measure_context, persist)
+from ctxtool.core.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
+                                  OPENCODE_MAX_BYTES, STYLES, PersistOptions, PersistReport,
+                                  auto_max_chars, measure_context, persist)
 from ctxtool.core.tokens import thresholds
 from ctxtool.errors import ExitCode, StoreError, UsageError
 from ctxtool.formats.detect import detect_format
@@ -74,7 +75,14 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
               help="When one message's tool results together exceed this, persist the largest "
                    "first until it fits; 0 turns the per-message budget off.")
 @click.option("--max-lines", type=click.IntRange(min=1), metavar="N",
-              help="Also persist results with more than N lines (OpenCode uses 2000).")
+              help="Also persist results with more than N lines (--style opencode: 2000).")
+@click.option("--style", type=click.Choice(STYLES),
+              help="claude-code: <persisted-output> with a 2000-character preview, by --max-chars. "
+                   "opencode: OpenCode's truncation - over --max-lines (2000) lines or "
+                   "--max-bytes, the first lines and a hint to use Grep/Read. Default: opencode "
+                   "for OpenCode sessions, claude-code otherwise.")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=OPENCODE_MAX_BYTES,
+              show_default=True, help="--style opencode: persist outputs over this many bytes.")
 @click.option("--budget", type=click.Choice(["fixed", "auto"]), default="fixed",
               show_default=True,
               help="auto: tighten --max-chars with context use (>=50% of the effective window: "
@@ -88,24 +96,28 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
 @store_options
 @report_options
 def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines: int | None,
-                budget: str, truncate: bool, strict: bool, store_dir: str | None,
-                report: ReportOptions) -> None:
+                style: str | None, max_bytes: int, budget: str, truncate: bool, strict: bool,
+                store_dir: str | None, report: ReportOptions) -> None:
     """Move oversized tool results to files, leaving a <persisted-output> preview.
 
     Each tool result over --max-chars is saved to DIR/<session>/tool-results/<tool_use_id>.txt
     (.json for block lists) and replaced by Claude Code's own placeholder: its size, the full
     path and a 2000-character preview. Claude Code transcripts default to the session's own
     folder under ~/.claude/projects/, where Claude Code's Read tool finds the files. `ctxtool
-    restore` puts them back. Running persist twice changes nothing the second time.
+    restore` puts them back. Running persist twice changes nothing the second time. OpenCode
+    sessions get OpenCode's own truncation by default (--style opencode): each tool part's
+    output over 2000 lines or 50 KB keeps its first lines and a hint naming the saved file.
 
     \b
         ctxtool persist session.jsonl > smaller.jsonl
         ctxtool persist --budget auto --store ./saved session.jsonl | ctxtool estimate
         ctxtool persist --in-place --max-chars 20000 ~/.claude/projects/*/SESSION.jsonl
         ctxtool persist --truncate --max-chars 10000 < chat.jsonl > short.jsonl
+        ctxtool convert s.json | ctxtool persist --store ./saved > opencode-session.jsonl
     """
     base = PersistOptions(max_chars=max_chars, max_message_chars=max_message_chars or None,
-                          max_lines=max_lines, truncate=truncate)
+                          max_lines=max_lines, truncate=truncate, style=style,
+                          max_bytes=max_bytes)
     totals = PersistReport()
     stores: set[str] = set()
     for unit, target in units(io):

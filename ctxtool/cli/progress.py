@@ -16,7 +16,7 @@ T = TypeVar("T")
 
 
 def bars_enabled() -> bool:
-    return not messages._state["quiet"] and sys.stderr.isatty()
+    return not messages._state["quiet"] and sys.stderr is not None and sys.stderr.isatty()
 
 
 def progress(iterable: Iterable[T], *, total: float | None = None, desc: str = "",

@@ -46,6 +46,8 @@ def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | N
     one. Each is saved to the store first and replaced with "[Content snipped - re-read if
     needed]" and the saved path (`ctxtool restore` brings it back). The newest --keep results
     are never snipped, untouched lines stay byte-identical, and a second run changes nothing.
+    OpenCode sessions work the same way (its lower-case tool names match; a part's output is
+    replaced).
 
     \b
         ctxtool snip session.jsonl > smaller.jsonl

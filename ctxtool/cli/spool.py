@@ -144,13 +144,17 @@ class LineTable:
 
 class FileSource:
     """A transcript made of spooled inputs, read in order; iterate it as often as needed.
-    Framing warnings (bad or glued lines) are given by the first full read only."""
+    Each framing warning (a bad or glued line) is given once, by whichever read meets the line
+    first: the first read may stop early (format detection), so it cannot speak for all."""
 
     def __init__(self, inputs: list[Spooled], io: IOOptions) -> None:
         self.inputs = inputs
         self.io = io
-        self._warned = False
+        self._warned: set[str] = set()
         self._tables: dict[int, LineTable] = {}  # input index -> table of a complete read
+        # False when full reads only scan (what they write comes from iter_parsing, which
+        # always parses exactly): skips the search for integers past 64 bits (iter_entries)
+        self.exact_ints = True
 
     @property
     def name(self) -> str:
@@ -158,16 +162,21 @@ class FileSource:
 
     def __iter__(self) -> Iterator[Entry]:
         """Every entry, every line parsed (bad lines handled as --on-invalid says)."""
-        warn, self._warned = (_quiet if self._warned else messages.warn), True
         for index, spooled in enumerate(self.inputs):
             table = LineTable()
             with spooled.open() as stream:
                 for entry in self._guard(spooled, iter_entries(
                         self._lines(spooled, stream), spooled.name,
-                        on_invalid=self.io.on_invalid, warn=warn)):
+                        on_invalid=self.io.on_invalid, warn=self._warn_once,
+                        exact_ints=self.exact_ints)):
                     table.add(entry)
                     yield entry
             self._tables[index] = table  # reached only when the input was read to its end
+
+    def _warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            messages.warn(message)
 
     def iter_parsing(self, lines: Collection[tuple[str, int]]) -> Iterator[Entry]:
         """Every entry again, parsing only ``lines``; the rest passes as opaque raw entries:
@@ -237,10 +246,6 @@ def _blocks(stream: BinaryIO, source: str, length: int) -> Iterator[Entry]:
 
 
 _BLANK_START = (b"", b"\n", b"\r", b" ", b"\t", b"\x0b", b"\x0c")
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 def iter_lazy_entries(lines: Iterable[bytes], source: str,
@@ -318,6 +323,7 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
     if not io.in_place:
         check_stdin(io)
         with spooled_inputs(io.paths, io) as source:
+            source.exact_ints = False  # the transform writes what iter_parsing reads
             fmt = source_format(source, io.format)
             with staged_output(io.output) as out:
                 write_entries(transform(fmt, source), out)
@@ -326,6 +332,7 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
         raise UsageError("--in-place needs file arguments and no -o/--output")
     for path in io.inputs:
         with spooled_input(path, io) as source:
+            source.exact_ints = False
             fmt = source_format(source, io.format)
             with open_output(path) as out:
                 write_entries(transform(fmt, source), out)

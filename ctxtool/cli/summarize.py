@@ -17,13 +17,14 @@ from ctxtool.cli.streams import IOOptions, STDIN_NAME, open_output, read_transcr
 from ctxtool.core.clock import parse_now
 from ctxtool.core.summarize import Compaction, SummarizeOptions, compact
 from ctxtool.core.summary_model import call_max_tokens
-from ctxtool.core.tokens import thresholds
+from ctxtool.core.opencode_rule import usable_tokens
+from ctxtool.core.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend, make_summarizer
 from ctxtool.llm.base import Summarizer
 from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
 from ctxtool.storage.store import store_for_entries
-from ctxtool.types import Entry
+from ctxtool.types import OPENCODE, Entry
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Settings:
     summarizer: Summarizer
     options: SummarizeOptions
     store_dir: str | None
+    window: int | None = None  # --context-window
 
 
 def _progress(steps: Iterable[int], total: int) -> Iterable[int]:
@@ -68,6 +70,9 @@ def _run(settings: Settings, fmt: str, entries: Iterator[Entry], output: str | N
                                       notice=messages.info)
     items = list(stream)
     options = settings.options
+    if options.auto and fmt == OPENCODE:  # OpenCode compacts by its own overflow rule
+        options = dataclasses.replace(options, auto_compact_at=usable_tokens(
+            window=settings.window or DEFAULT_WINDOW, env=os.environ))
     if options.transcript_path is None:
         options = dataclasses.replace(options, transcript_path=_transcript_path(items, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,
@@ -113,7 +118,8 @@ def _tell(done: Compaction) -> None:
 @click.option("--max-summary-tokens", type=click.IntRange(min=500), default=8000,
               show_default=True, help="Upper bound for the summary's size.")
 @click.option("--auto", "auto_mode", is_flag=True, help="Compact only when the context is over "
-              "Claude Code's auto-compact threshold; otherwise pass the input through.")
+              "Claude Code's auto-compact threshold (OpenCode sessions: OpenCode's overflow rule; "
+              "the compaction is then marked automatic); otherwise pass the input through.")
 @click.option("--context-window", type=click.IntRange(min=1000), metavar="TOKENS",
               help="Context window, for --auto and the summarizing model (default: 200000).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), envvar=TIMEOUT_ENV,
@@ -136,7 +142,9 @@ def summarize_cmd(io: IOOptions, llm: str, model: str, instructions: str | None,
     Claude Code transcripts keep every line and get a compact boundary and the summary appended
     (what /compact writes), so Claude Code resumes from the summary and filter-compacted cuts
     there. Message lists become the summary plus the kept tail; the original is saved in the
-    store. Offline (no network) unless an Anthropic key is set or --llm anthropic is given.
+    store. OpenCode sessions keep every line and get what OpenCode's own compaction writes: a
+    compaction request, the summary message and, with --auto, the "continue" message.
+    Offline (no network) unless an Anthropic key is set or --llm anthropic is given.
 
     \b
         ctxtool summarize session.jsonl > compacted.jsonl
@@ -155,8 +163,8 @@ def summarize_cmd(io: IOOptions, llm: str, model: str, instructions: str | None,
     summarizer = make_summarizer(choose_backend(llm), model=model, timeout=timeout,
                                  window=context_window,
                                  max_tokens=call_max_tokens(max_summary_tokens))
-    _execute(io, Settings(summarizer=summarizer, options=options, store_dir=store_dir),
-             text=text, report=report)
+    _execute(io, Settings(summarizer=summarizer, options=options, store_dir=store_dir,
+                          window=context_window), text=text, report=report)
 
 
 def _execute(io: IOOptions, settings: Settings, *, text: bool, report: ReportOptions) -> None:

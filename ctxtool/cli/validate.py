@@ -37,7 +37,9 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
     tool_use answered by exactly one later tool_result, parentUuid chains intact, no duplicate
     uuids, compact boundaries well-formed and followed by their summary. What Claude Code
     writes in normal operation (a live session's unanswered last tool call, subagent files
-    pointing into their parent session, files starting mid-session) is not reported.
+    pointing into their parent session, files starting mid-session) is not reported. OpenCode
+    sessions (ctxtool convert's JSONL) have their own rules: every assistant's parentID in the
+    file, each part's messageID its message's id, tool callIDs unique.
 
     Problems go to stdout as `FILE:LINE: severity: message [code]` (or JSONL with --json); a
     summary goes to stderr, naming the first error when there is one. Exit 0 when there are no
@@ -75,7 +77,8 @@ def _file_problems(path: str, io: IOOptions) -> Iterator[Problem]:
     """Problems of one input; a file that is not a transcript at all yields one error."""
     name = display_name(path)
     try:
-        fmt, entries = detect_format(iter_file_entries(path, io, warn=_ignore), io.format)
+        fmt, entries = detect_format(iter_file_entries(path, io, warn=_ignore, exact_ints=False),
+                                     io.format)
     except InputError as exc:
         yield Problem.from_error(exc, file=name)
         return

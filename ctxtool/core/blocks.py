@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from ctxtool.core import opencode_view
+from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
 
 Block = dict[str, Any]
@@ -100,7 +101,7 @@ def _parse_arguments(arguments: Any) -> Any:
     if not isinstance(arguments, str):
         return arguments if arguments is not None else {}
     try:
-        return orjson.loads(arguments)
+        return loads_json(arguments.encode("utf-8"))
     except orjson.JSONDecodeError:
         return arguments
 
@@ -118,7 +119,7 @@ def block_text(block: Block) -> str:
         return ""
     if kind in ("tool_use", "server_tool_use"):
         value = block.get("input")
-        return value if isinstance(value, str) else orjson.dumps(value).decode()
+        return value if isinstance(value, str) else dumps_json(value).decode()
     if kind == "tool_result" or kind == "web_search_tool_result":
         return tool_result_text(block.get("content"))
     if kind == "image":
@@ -136,7 +137,7 @@ def tool_result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(block_text(b) if isinstance(b, dict) else str(b) for b in content)
-    return orjson.dumps(content).decode()
+    return dumps_json(content).decode()
 
 
 def has_image(content: Any) -> bool:

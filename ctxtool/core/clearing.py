@@ -19,10 +19,12 @@ from typing import Any
 import orjson
 
 from ctxtool.core.blocks import api_message, with_message_content
+from ctxtool.core.opencode_view import obj, output_text, parts_of, session_id, with_output_text
 from ctxtool.core.restore import LineKeeper
 from ctxtool.core.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
                                   result_tokens)
-from ctxtool.types import OPENAI, Entry, ResultStore
+from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.types import OPENAI, OPENCODE, Entry, ResultStore
 
 # Replacement texts exactly as Claude Code (and seed 001) write them.
 CLEARED = "[Old tool result content cleared]"
@@ -104,6 +106,8 @@ def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
 def _clear_entry(entry: dict[str, Any], fmt: str, clearing: Clearing) -> dict[str, Any]:
     if fmt == OPENAI:
         return _clear_openai(entry, clearing)
+    if fmt == OPENCODE:
+        return _clear_opencode(entry, clearing)
     message = api_message(entry, fmt)
     content = message.get("content") if message is not None else None
     if not isinstance(content, list):
@@ -132,7 +136,7 @@ def _clear_block(block: dict[str, Any], entry: dict[str, Any],
         tool_input = block.get("input")
         if not isinstance(tool_input, Mapping) or not tool_input or is_cleared_input(tool_input):
             return None
-        saved = orjson.dumps(tool_input).decode()
+        saved = dumps_json(tool_input).decode()
         return {**block, "input": _replace_input(block["id"], str(block.get("name") or ""),
                                                  saved, entry, clearing)}
     return None
@@ -173,7 +177,7 @@ def _save(content: Any, key: str, entry: dict[str, Any], clearing: Clearing) -> 
 
 def _session(entry: dict[str, Any]) -> str | None:
     session = entry.get("sessionId")
-    return session if isinstance(session, str) else None
+    return session if isinstance(session, str) else session_id(entry)
 
 
 def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
@@ -182,10 +186,27 @@ def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
     raw = entry.raw if isinstance(entry, Entry) else None
     if raw is None or not isinstance(store, LineKeeper):
         return
-    canonical = orjson.dumps(entry)
+    canonical = dumps_json(entry)
     if raw != canonical + b"\n":
         store.save_line(raw, canonical=canonical, session_id=_session(entry))
         clearing.report.lines_kept += 1
+
+
+def _clear_opencode(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
+    """OpenCode: a tool part's result text (``state.output``, or the error) becomes the
+    placeholder; its input, attachments and times stay. Parts OpenCode already shows as cleared
+    (``state.time.compacted``) are left alone."""
+    new = entry
+    for part in parts_of(entry):
+        call_id = part.get("callID")
+        record = clearing.results.get(call_id) if isinstance(call_id, str) else None
+        text = output_text(part) if record is not None else None
+        state = obj(part.get("state"))
+        if record is None or text is None or not is_clearable(text) \
+                or obj(state.get("time")).get("compacted"):
+            continue
+        new = with_output_text(new, record.id, _replace_result(record, text, entry, clearing))
+    return new
 
 
 def _clear_openai(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
@@ -211,7 +232,7 @@ def _clear_openai_call(call: Any, entry: dict[str, Any], clearing: Clearing) -> 
     function = call.get("function")
     arguments = function.get("arguments") if isinstance(function, dict) else None
     try:
-        parsed = orjson.loads(arguments) if isinstance(arguments, str) else None
+        parsed = loads_json(arguments.encode("utf-8")) if isinstance(arguments, str) else None
     except orjson.JSONDecodeError:
         parsed = None
     if not isinstance(parsed, dict) or not parsed or is_cleared_input(parsed):
@@ -220,7 +241,7 @@ def _clear_openai_call(call: Any, entry: dict[str, Any], clearing: Clearing) -> 
     # the arguments string itself is saved, so restore puts back its exact spelling
     replaced = _replace_input(call["id"], str(function.get("name") or ""), arguments, entry,
                               clearing)
-    return {**call, "function": {**function, "arguments": orjson.dumps(replaced).decode()}}
+    return {**call, "function": {**function, "arguments": dumps_json(replaced).decode()}}
 
 
 __all__ = ["CLEARED", "SNIPPED", "ClearReport", "Clearing", "Placeholder", "ToolStats",

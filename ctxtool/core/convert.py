@@ -45,10 +45,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from ctxtool.core import opencode_view
 from ctxtool.core.blocks import Block, api_message, content_blocks, role_of, tool_result_text
+from ctxtool.formats.jsonl import dumps_json
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
 
 Thinking = Literal["drop", "keep"]
@@ -381,7 +380,7 @@ def _openai_messages(message: Message, report: ConvertReport) -> Iterator[dict[s
         return
     if message["role"] == "assistant":
         calls = [{"id": b["id"], "type": "function",
-                  "function": {"name": b["name"], "arguments": orjson.dumps(b["input"]).decode()}}
+                  "function": {"name": b["name"], "arguments": dumps_json(b["input"]).decode()}}
                  for b in blocks if b["type"] == "tool_use"]
         out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
         if calls:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,17 +20,21 @@ from ctxtool.core.convert import to_anthropic
 from ctxtool.core.meter import (
     DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage, usage_of,
 )
+from ctxtool.core.opencode import filter_compacted_opencode
+from ctxtool.core.opencode_context import completed_compactions, is_summary
+from ctxtool.core.opencode_rule import OpenCodeLimits, opencode_limits
+from ctxtool.core.opencode_view import obj
 from ctxtool.core.tokens import (
     DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
-    estimate_block_tokens, thresholds,
+    estimate_block_tokens, estimate_entry_tokens, thresholds,
 )
-from ctxtool.types import CLAUDE_CODE, location_of
+from ctxtool.types import CLAUDE_CODE, OPENCODE, location_of
 
 CATEGORIES = ("system_and_tools", "user_text", "assistant_text", "thinking", "tool_inputs",
               "tool_results", "images", "compact_summaries", "system_messages")
 # Input keys that say what a tool worked on, most telling first (Read/Edit/Write, Bash, Grep...).
-TARGET_KEYS = ("file_path", "notebook_path", "path", "command", "pattern", "url", "query",
-               "description", "prompt")
+TARGET_KEYS = ("file_path", "notebook_path", "filePath", "path", "command", "pattern", "url",
+               "query", "description", "prompt")  # filePath: OpenCode's read/edit/write
 TARGET_WIDTH = 120
 DEFAULT_TOP = 10
 
@@ -72,6 +75,13 @@ class EstimateReport:
     top: list[Offender]
     limits: Thresholds
     window_source: str  # "option", "model", "usage" (a prompt larger than 200K was seen), "default"
+    opencode: OpenCodeLimits | None = None  # OpenCode sessions: OpenCode's own overflow rule
+
+    @property
+    def compact_at(self) -> int:
+        """Where the agent compacts: OpenCode's usable tokens for its sessions, else Claude
+        Code's auto-compact threshold."""
+        return self.opencode.usable if self.opencode is not None else self.limits.auto_compact
 
     @property
     def status(self) -> str:
@@ -79,12 +89,13 @@ class EstimateReport:
         used, limits = self.context_tokens, self.limits
         if used >= limits.blocking:
             return "blocking"
-        if used >= limits.auto_compact:
+        if used >= self.compact_at:
             return "auto_compact"
         return "warning" if used >= limits.warning else "ok"
 
     def as_dict(self) -> dict[str, Any]:
         limits, used = self.limits, self.context_tokens
+        extra = {} if self.opencode is None else {"opencode": self.opencode.as_dict()}
         return {
             "source": self.source, "format": self.format, "model": self.model,
             "method": self.method, "context_tokens": used, "total_tokens": self.total_tokens,
@@ -99,9 +110,9 @@ class EstimateReport:
             "thresholds": {**limits.as_dict(), "window_source": self.window_source},
             "percent": {"window": _percent(used, limits.window),
                         "effective": _percent(used, limits.effective),
-                        "auto_compact": _percent(used, limits.auto_compact)},
-            "tokens_until_auto_compact": max(0, limits.auto_compact - used),
-            "status": self.status,
+                        "auto_compact": _percent(used, self.compact_at)},
+            "tokens_until_auto_compact": max(0, self.compact_at - used),
+            "status": self.status, **extra,
         }
 
     def with_exact(self, message_tokens: int) -> EstimateReport:
@@ -119,16 +130,16 @@ def _percent(part: int, whole: int) -> float:
 
 # --- one entry: tokens by category ----------------------------------------------------------------
 
+_KIND_CATEGORY = {"image": "images", "tool_result": "tool_results",
+                  "web_search_tool_result": "tool_results", "tool_use": "tool_inputs",
+                  "server_tool_use": "tool_inputs", "thinking": "thinking",
+                  "redacted_thinking": "thinking"}
+
+
 def block_category(block: dict[str, Any], role: str | None) -> str:
-    kind = block.get("type")
-    if kind == "image":
-        return "images"
-    if kind in ("tool_result", "web_search_tool_result"):
-        return "tool_results"
-    if kind in ("tool_use", "server_tool_use"):
-        return "tool_inputs"
-    if kind in ("thinking", "redacted_thinking"):
-        return "thinking"
+    category = _KIND_CATEGORY.get(block.get("type"))  # type: ignore[arg-type]
+    if category is not None:
+        return category
     if role in ("system", "developer"):
         return "system_messages"
     return "assistant_text" if role == "assistant" else "user_text"
@@ -144,29 +155,33 @@ def _images_in(block: dict[str, Any]) -> int:
 Scored = tuple[dict[str, Any], str, int, int]  # block, category, tokens, of which images
 
 
-def scored_blocks(entry: dict[str, Any], fmt: str) -> list[Scored]:
+def scored_blocks(entry: dict[str, Any], fmt: str, role: str | None = None) -> list[Scored]:
     """Each content block with its category and estimated tokens (the message framing goes to
-    the first block), computed once for the breakdown, the offenders and the meter."""
+    the first block), computed once for the breakdown, the offenders and the meter. ``role``
+    saves looking it up again when the caller has it."""
     blocks = content_blocks(entry, fmt)
     if not blocks:
         return []
-    role = role_of(entry, fmt)
-    summary = is_compact_summary(entry)
+    if role is None:
+        role = role_of(entry, fmt)
+    summary = is_compact_summary(entry) or (fmt == OPENCODE and is_summary(obj(entry.get("info"))))
     scored = []
-    for i, block in enumerate(blocks):
+    framing = MESSAGE_OVERHEAD
+    for block in blocks:
         category = "compact_summaries" if summary else block_category(block, role)
-        tokens = estimate_block_tokens(block) + (MESSAGE_OVERHEAD if i == 0 else 0)
-        scored.append((block, category, tokens, _images_in(block) * IMAGE_TOKENS))
+        scored.append((block, category, estimate_block_tokens(block) + framing,
+                       _images_in(block) * IMAGE_TOKENS))
+        framing = 0
     return scored
 
 
 def breakdown_of(scored: list[Scored]) -> dict[str, int]:
-    parts: Counter[str] = Counter()
+    parts: dict[str, int] = {}
     for _, category, tokens, images in scored:
-        parts[category] += tokens - images
+        parts[category] = parts.get(category, 0) + tokens - images
         if images:
-            parts["images"] += images
-    return dict(parts)
+            parts["images"] = parts.get("images", 0) + images
+    return parts
 
 
 def entry_breakdown(entry: dict[str, Any], fmt: str) -> dict[str, int]:
@@ -199,16 +214,19 @@ class _Segment:
 
     def __init__(self, top: int) -> None:
         self.top = top
-        self.breakdown: Counter[str] = Counter()
-        self.by_tool: Counter[str] = Counter()
+        self.breakdown: dict[str, int] = {}
+        self.by_tool: dict[str, int] = {}
         self.tokens = 0
         self.tools: dict[str, tuple[str, str | None]] = {}  # tool_use id -> (name, target)
         self._heap: list[tuple[int, int, Offender]] = []
         self._seq = itertools.count()
 
-    def add(self, entry: dict[str, Any], scored: list[Scored], parts: Mapping[str, int]) -> None:
-        self.breakdown.update(parts)
-        self.tokens += sum(parts.values())
+    def add(self, entry: dict[str, Any], scored: list[Scored], parts: Mapping[str, int],
+            tokens: int) -> None:
+        breakdown = self.breakdown
+        for category, value in parts.items():
+            breakdown[category] = breakdown.get(category, 0) + value
+        self.tokens += tokens
         for i, (block, _, tokens, images) in enumerate(scored):
             kind = block.get("type")
             if kind == "tool_use" and isinstance(block.get("id"), str):
@@ -221,14 +239,15 @@ class _Segment:
     def _add_result(self, block: dict[str, Any], entry: dict[str, Any], tokens: int) -> None:
         tool_id = str(block.get("tool_use_id") or "")
         name, target = self.tools.pop(tool_id, ("?", None))
-        self.by_tool[name] += tokens
-        if self.top <= 0:
-            return
+        self.by_tool[name] = self.by_tool.get(name, 0) + tokens
+        heap = self._heap
+        if self.top <= 0 or (len(heap) >= self.top and tokens <= heap[0][0]):
+            return  # not among the largest: no Offender built
         item = (tokens, next(self._seq), Offender(tokens, name, tool_id, target, location_of(entry)))
-        if len(self._heap) < self.top:
-            heapq.heappush(self._heap, item)
-        elif tokens > self._heap[0][0]:
-            heapq.heapreplace(self._heap, item)
+        if len(heap) < self.top:
+            heapq.heappush(heap, item)
+        else:
+            heapq.heapreplace(heap, item)
 
     def offenders(self) -> list[Offender]:
         return [o for _, _, o in sorted(self._heap, key=lambda i: (-i[0], i[1]))]
@@ -249,6 +268,7 @@ class Estimator:
         self.entries = self.messages = self.boundaries = 0
         self.model: str | None = None
         self.peak_prompt = 0
+        self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
     def add(self, entry: dict[str, Any]) -> dict[str, int]:
         """Account for one entry; returns its tokens by category ({} when not in context)."""
@@ -259,23 +279,43 @@ class Estimator:
             self.boundaries += 1
             self.compacted += self.segment.tokens
             self.segment = _Segment(self.top)
-        scored = scored_blocks(entry, self.fmt)
+        role = role_of(entry, self.fmt)
+        scored = scored_blocks(entry, self.fmt, role)
         parts = breakdown_of(scored)
-        self.meter.add(entry, tokens=sum(parts.values()))
+        tokens = sum(parts.values())
+        self.meter.add(entry, tokens=tokens)
         if parts:
             self.messages += 1
-            self.segment.add(entry, scored, parts)
-            self._note_model(entry)
+            self.segment.add(entry, scored, parts, tokens)
+            if role == "assistant":
+                self._note_model(entry)
         return parts
 
+    def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
+        """An OpenCode session (buffered, as OpenCode reads it): the messages its last
+        compaction took out of view count as compacted, the others as with :meth:`add`."""
+        entries = list(entries)
+        self.view = filter_compacted_opencode(entries)  # OpenCode's order, for its own rule
+        kept = {id(e) for e in self.view}
+        for entry in entries:
+            if id(entry) in kept:
+                self.add(entry)
+            else:
+                self.entries += 1
+                self.compacted += estimate_entry_tokens(entry, self.fmt)
+        self.boundaries = completed_compactions(entries)
+
     def _note_model(self, entry: dict[str, Any]) -> None:
-        if role_of(entry, self.fmt) != "assistant":
-            return
-        usage = usage_of(entry, self.fmt)
+        """The model and the largest prompt of an assistant message (just added to the meter)."""
+        meter = self.meter  # for Claude Code it read this entry's usage already
+        usage = meter.last_usage if meter.use_usage and self.fmt == CLAUDE_CODE \
+            else usage_of(entry, self.fmt)
         if usage is not None:
             self.peak_prompt = max(self.peak_prompt, usage.prompt_tokens)
         message = entry.get("message") if self.fmt == CLAUDE_CODE else entry
         model = message.get("model") if isinstance(message, dict) else None
+        if self.fmt == OPENCODE:
+            model = obj(entry.get("info")).get("modelID")
         if isinstance(model, str) and model and model != SYNTHETIC_MODEL:
             self.model = model
 
@@ -291,11 +331,14 @@ class Estimator:
         return thresholds(model=model, env=env), "default"
 
     def report(self, *, source: str | None = None, model: str | None = None,
-               context_window: int | None = None,
-               env: Mapping[str, str] | None = None) -> EstimateReport:
+               context_window: int | None = None, env: Mapping[str, str] | None = None,
+               input_limit: int | None = None) -> EstimateReport:
         meter, segment = self.meter, self.segment
         model = model or self.model
         limits, window_source = self.limits(model, context_window, env)
+        rule = opencode_limits(self.view, window=limits.window, context=meter.context_tokens,
+                               input_limit=input_limit, env=env) \
+            if self.fmt == OPENCODE else None
         context = meter.context_tokens
         breakdown = {c: segment.breakdown.get(c, 0) for c in CATEGORIES}
         breakdown["system_and_tools"] = max(0, context - sum(breakdown.values()))
@@ -307,24 +350,31 @@ class Estimator:
             entries=self.entries, messages=self.messages, compact_boundaries=self.boundaries,
             breakdown=breakdown,
             tool_results_by_tool=dict(sorted(segment.by_tool.items(), key=lambda kv: -kv[1])),
-            top=segment.offenders(), limits=limits, window_source=window_source)
+            top=segment.offenders(), limits=limits, window_source=window_source, opencode=rule)
 
 
 def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None = None,
              context_window: int | None = None, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
              env: Mapping[str, str] | None = None, top: int = DEFAULT_TOP,
-             source: str | None = None, use_usage: bool = True) -> EstimateReport:
-    """Size and breakdown of the context a transcript occupies. Streams (nothing buffered).
+             source: str | None = None, use_usage: bool = True,
+             input_limit: int | None = None) -> EstimateReport:
+    """Size and breakdown of the context a transcript occupies. Streams (nothing buffered),
+    except OpenCode sessions, which are read whole to find their last compaction.
 
     ``model``/``context_window`` choose the window (default: the transcript's own model, 200K,
     or 1M when a recorded prompt was larger than 200K); ``env`` supplies the Claude Code
     variables that move the thresholds (``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE``...).
-    ``use_usage=False`` ignores recorded usage and estimates every message.
+    ``use_usage=False`` ignores recorded usage and estimates every message. OpenCode sessions
+    also get OpenCode's overflow rule (``input_limit``: the model's input limit, if it has one).
     """
     state = Estimator(fmt, system_tokens=system_tokens, top=top, use_usage=use_usage)
-    for entry in entries:
-        state.add(entry)
-    return state.report(source=source, model=model, context_window=context_window, env=env)
+    if fmt == OPENCODE:
+        state.add_session(entries)
+    else:
+        for entry in entries:
+            state.add(entry)
+    return state.report(source=source, model=model, context_window=context_window, env=env,
+                        input_limit=input_limit)
 
 
 def annotate(entries: Iterable[dict[str, Any]], *, fmt: str,
@@ -348,6 +398,8 @@ def api_view(entries: Iterable[dict[str, Any]], fmt: str) -> list[dict[str, Any]
     """The messages the model would be sent now, as Anthropic Messages API messages (for
     ``count_tokens``): entries after the last compact boundary, of the main chain, converted by
     :func:`ctxtool.core.convert.to_anthropic` (thinking dropped). Buffers that part."""
+    if fmt == OPENCODE:  # in the order OpenCode sends them (a kept tail after the summary)
+        return list(to_anthropic(filter_compacted_opencode(entries), fmt))
     meter = ContextMeter(fmt)
     view: list[dict[str, Any]] = []
     for entry in entries:

@@ -25,7 +25,7 @@ Where the cut is, per format:
   ``system``/``developer`` messages before it are kept (the model still gets its instructions).
 * OpenCode: :func:`ctxtool.core.opencode.filter_compacted_opencode` (``MessageV2.filterCompacted``:
   the last compaction whose summary finished, the retained tail moved after the summary); it
-  holds the session in memory, as OpenCode does, and the first pass only counts entries.
+  holds the session in memory, as OpenCode does, and the first pass only counts compactions.
 
 With no compaction, the transcript view is the input itself, byte for byte. ``view="model"``
 goes one step further, to what is sent to the model: only messages (no boundaries, progress,
@@ -48,6 +48,7 @@ from ctxtool.core.blocks import content_blocks, iter_tool_results, role_of, with
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary, is_microcompact_boundary
 from ctxtool.core.convert import ConvertReport, is_model_message, merge_streamed
 from ctxtool.core.opencode import filter_compacted_opencode
+from ctxtool.core.opencode_context import compaction_request, is_finished_summary
 from ctxtool.core.opencode_view import CLEARED, is_message  # the placeholder both agents use
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, location_of
 
@@ -110,11 +111,31 @@ def plan_cut(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
     """Read the entries once (streaming) and find the cut; see the module docstring."""
     if fmt == CLAUDE_CODE:
         return _plan_claude(entries)
+    if fmt == OPENCODE:
+        return _plan_opencode(entries)
     plan = CutPlan(fmt)
     for index, entry in enumerate(entries):
         plan.entries += 1
         if is_summary_message(entry, fmt):
             plan.cut, plan.cut_location = index, location_of(entry)
+            plan.compactions += 1
+    return plan
+
+
+def _plan_opencode(entries: Iterable[dict[str, Any]]) -> CutPlan:
+    """OpenCode: the compaction requests a finished summary answered (for the report; the
+    second pass applies OpenCode's own rule). Keeps the request ids only."""
+    plan = CutPlan(OPENCODE)
+    requests: dict[Any, tuple[int, str | None]] = {}
+    for index, entry in enumerate(entries):
+        plan.entries += 1
+        if not is_message(entry):
+            continue
+        info = entry["info"]
+        if compaction_request(entry) is not None:
+            requests[info.get("id")] = (index, location_of(entry))
+        elif is_finished_summary(info) and info.get("parentID") in requests:
+            plan.cut, plan.cut_location = requests[info["parentID"]]
             plan.compactions += 1
     return plan
 

@@ -19,6 +19,12 @@ output is the larger of the recorded count and the estimate of its content. Line
 ``model: "<synthetic>"`` (local error notices) are never an anchor. Entries of a side chain
 (``isSidechain`` different from the first entry's) are not part of this context and are skipped.
 
+OpenCode sessions follow OpenCode (:mod:`ctxtool.core.opencode_context`): the anchor is the last
+finished assistant message's ``tokens`` (input + cache write + cache read + output; never a
+summary's), the results of its last step's tool calls are counted after it, and a finished
+summary answering a compaction request restarts the context with that request, the retained tail
+and the summary (one int per message is remembered for that).
+
 Recorded usage describes the transcript as the API saw it. A transform that shrinks content
 before the last call without saying so (no boundary with ``tokensSaved``) leaves the anchor
 stale; ``use_usage=False`` then estimates every entry instead.
@@ -30,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
-from ctxtool.core.tokens import estimate_entry_tokens
-from ctxtool.types import CLAUDE_CODE
+from ctxtool.core.opencode_context import CompactionTracker, last_step_split, opencode_usage
+from ctxtool.core.tokens import estimate_block_tokens, estimate_entry_tokens
+from ctxtool.types import CLAUDE_CODE, OPENCODE
 
 # Claude Code's system prompt plus its built-in tool definitions (and CLAUDE.md, MCP tools...):
 # the first API call of a session minus the estimate of the messages before it, median over 28
@@ -57,6 +64,11 @@ class Usage:
 
     def merged(self, other: Usage) -> Usage:
         """The largest snapshot of each counter (streamed lines repeat or grow them)."""
+        if (other.input_tokens <= self.input_tokens
+                and other.cache_creation_input_tokens <= self.cache_creation_input_tokens
+                and other.cache_read_input_tokens <= self.cache_read_input_tokens
+                and other.output_tokens <= self.output_tokens):
+            return self  # a repeated snapshot (the common case): nothing to build
         return Usage(self.key, max(self.input_tokens, other.input_tokens),
                      max(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
                      max(self.cache_read_input_tokens, other.cache_read_input_tokens),
@@ -75,8 +87,11 @@ def _int(value: Any) -> int:
 
 
 def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
-    """The usage recorded on a Claude Code assistant line, or None (no usage, synthetic, other
-    formats)."""
+    """The usage recorded on a Claude Code assistant line or a finished OpenCode assistant
+    message (``info.tokens``), or None (no usage, synthetic, other formats)."""
+    if fmt == OPENCODE:
+        recorded = opencode_usage(entry)
+        return None if recorded is None else Usage((recorded[0], ""), *recorded[1:])
     if fmt != CLAUDE_CODE or entry.get("type") != "assistant":
         return None
     message = entry.get("message")
@@ -119,6 +134,9 @@ class ContextMeter:
         self.saved = 0  # tokensSaved of microcompact boundaries after the anchor
         self.since_anchor = 0  # estimate of the entries after the anchor (or the boundary)
         self._chain: bool | None = None  # isSidechain value of the context being measured
+        self.last_usage: Usage | None = None  # usage of the entry last added (None: none read)
+        # OpenCode: a finished summary answering a compaction request restarts the context
+        self._opencode = CompactionTracker() if fmt == OPENCODE else None
 
     @property
     def context_tokens(self) -> int:
@@ -154,6 +172,7 @@ class ContextMeter:
         """Account for one entry; returns its estimated tokens (0 when it is not in context).
 
         ``tokens`` passes the entry's estimate when the caller computed it already."""
+        self.last_usage = None
         if getattr(entry, "invalid", False) or not self.in_context(entry):
             return 0
         if is_compact_boundary(entry):
@@ -165,12 +184,23 @@ class ContextMeter:
             return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
-        usage = usage_of(entry, self.fmt) if self.use_usage else None
+        if self._opencode is not None and "info" in entry:
+            restart = self._opencode.note(entry, tokens)
+            if restart is not None:
+                self.reset()
+                self.since_anchor = restart
+                return tokens
+        usage = self.last_usage = usage_of(entry, self.fmt) if self.use_usage else None
         if usage is None:
             self.since_anchor += tokens
         elif self.anchor is not None and usage.key == self.anchor.key:
             self.anchor = self.anchor.merged(usage)
             self.anchor_content += tokens
+        elif self._opencode is not None:
+            # its tokens are its last step's call: that step's tool results came after it
+            self.anchor = usage
+            self.anchor_content, self.since_anchor = last_step_split(entry, estimate_block_tokens)
+            self.saved = 0
         else:
             self.anchor, self.anchor_content = usage, tokens
             self.saved = self.since_anchor = 0

@@ -14,6 +14,9 @@ Three strategies choose which results go (facts: DESIGN §5, seeds 000, 001 and 
 * ``idle`` (Claude Code's time-based path): when more than ``idle`` passed between the last
   assistant entry and ``now``, every compactable result but the newest ``keep`` (5) is cleared.
 
+On OpenCode sessions every strategy marks the chosen tool parts ``state.time.compacted`` instead
+of replacing their output, as OpenCode's prune does (:mod:`ctxtool.core.microcompact_opencode`).
+
 Only results after the last compaction count (earlier ones are not in the model's context), and
 results already cleared (a placeholder or a ``<persisted-output>`` preview) are skipped, so a
 second run changes nothing. Claude Code transcripts get a ``system`` entry with subtype
@@ -32,10 +35,11 @@ from typing import Any
 from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, microcompact_placeholder
 from ctxtool.core.mcboundary import NO_FINAL_NEWLINE, boundary_uuid
 from ctxtool.core.meter import ContextMeter
+from ctxtool.core.microcompact_opencode import microcompact_opencode
 from ctxtool.core.twopass import (Limits, ToolRecord, ToolScan, default_limits, reiterable,
                                   scan_tools, second_pass)
 from ctxtool.errors import UsageError
-from ctxtool.types import CLAUDE_CODE, ResultStore
+from ctxtool.types import CLAUDE_CODE, OPENCODE, ResultStore
 
 STRATEGIES = ("claude-code", "opencode", "idle")
 # Claude Code's compactable tools (gW2 in v2.1.19).
@@ -103,15 +107,17 @@ class MicrocompactReport:
     selection: Selection = field(default_factory=Selection)
     clear: ClearReport = field(default_factory=ClearReport)
     boundary: bool = False
+    marked: bool = False  # OpenCode: parts marked state.time.compacted, their output kept
 
     def as_dict(self) -> dict[str, Any]:
         saved = self.selection.tokens_saved if self.clear.results_cleared else 0
+        extra = {"marked_compacted": True} if self.marked else {}
         return {"command": "microcompact", "strategy": self.strategy, "trigger": self.trigger,
                 "context_tokens": self.context_tokens, "trigger_tokens": self.threshold,
                 "tool_result_tokens_before": self.selection.tokens_before,
                 "tool_result_tokens_after": self.selection.tokens_before - saved,
                 "tokens_saved": saved, "skipped": self.selection.skipped,
-                "boundary_appended": self.boundary, **self.clear.as_dict()}
+                "boundary_appended": self.boundary, **extra, **self.clear.as_dict()}
 
 
 def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | None,
@@ -124,6 +130,10 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
     entries = reiterable(entries)
     report = report if report is not None else MicrocompactReport()
     report.strategy, report.trigger = options.strategy, "manual" if options.force else "auto"
+    if fmt == OPENCODE:  # marked compacted, as OpenCode does: the output stays in the file
+        yield from microcompact_opencode(list(entries), now=now, options=options,
+                                         limits=limits or default_limits, report=report)
+        return
     meter = ContextMeter(fmt) if _measures_context(options) else None
     scan = scan_tools(entries, fmt=fmt, meter=meter)
     report.clear.entries = scan.entries
@@ -141,6 +151,11 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
     if fmt == CLAUDE_CODE and report.clear.results_cleared:
         report.boundary = True
         yield boundary_entry(scan, report, now=now, after=last)
+
+
+def default_strategy(fmt: str) -> str:
+    """The strategy of the agent that wrote the transcript: OpenCode's prune for its sessions."""
+    return "opencode" if fmt == OPENCODE else "claude-code"
 
 
 def _measures_context(options: MicrocompactOptions) -> bool:
@@ -281,4 +296,4 @@ def iso_timestamp(moment: datetime) -> str:
 
 
 __all__ = ["COMPACTABLE_TOOLS", "STRATEGIES", "MicrocompactOptions", "MicrocompactReport",
-           "Selection", "boundary_entry", "microcompact", "select"]
+           "Selection", "boundary_entry", "default_strategy", "microcompact", "select"]

@@ -189,10 +189,12 @@ class PruneResult:
 def prune_marks(entries: Iterable[dict[str, Any]], *, now_ms: int, protect: int = PRUNE_PROTECT,
                 minimum: int = PRUNE_MINIMUM,
                 protected_tools: Iterable[str] = PRUNE_PROTECTED_TOOLS,
-                estimate: Callable[[str], int] = estimate_opencode) -> PruneResult:
+                estimate: Callable[[str], int] = estimate_opencode,
+                protect_turns: int = 2) -> PruneResult:
     """OpenCode's prune: mark old completed tool outputs with ``state.time.compacted = now_ms``.
 
-    Walking back from the newest message: the two newest user turns are protected; the walk
+    Walking back from the newest message: the two newest user turns (``protect_turns``) are
+    protected; the walk
     stops at a summary message or at a part already compacted; protected tools are skipped; the
     newest ``protect`` tokens of output are kept and older parts chosen. They are marked only when
     more than ``minimum`` tokens would go. The output stays in the part (nothing is lost); OpenCode
@@ -208,7 +210,7 @@ def prune_marks(entries: Iterable[dict[str, Any]], *, now_ms: int, protect: int 
             continue
         info = _info(entries[index])
         turns += info.get("role") == "user"
-        if turns < 2:
+        if turns < protect_turns:
             continue
         if _is_summary(info):
             break
@@ -238,6 +240,20 @@ def _walk_parts(entry: Mapping[str, Any], index: int, shielded: set[str], protec
             result.pruned += size
             chosen.append((index, part_index))
     return True
+
+
+def mark_compacted(entries: Iterable[dict[str, Any]], call_ids: Iterable[str], *,
+                   now_ms: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """``entries`` with the completed, not yet compacted tool parts of ``call_ids`` marked
+    ``state.time.compacted = now_ms`` (copy-on-write), and the callIDs marked."""
+    entries, wanted = list(entries), set(call_ids)
+    chosen = [(i, k) for i, entry in enumerate(entries) if is_message(entry)
+              for k, part in enumerate(entry["parts"])
+              if isinstance(part, dict) and part.get("type") == "tool" and part.get("callID") in wanted
+              and obj(part.get("state")).get("status") == "completed"
+              and not obj(obj(part.get("state")).get("time")).get("compacted")]
+    marked: list[str] = []
+    return _mark(entries, chosen, now_ms, marked), marked
 
 
 def _mark(entries: list[dict[str, Any]], chosen: list[tuple[int, int]], now_ms: int,
@@ -375,6 +391,7 @@ __all__ = [
     "COMPACTION_BUFFER", "CONTINUE_TEXT", "OUTPUT_TOKEN_MAX", "PRUNE_MINIMUM", "PRUNE_PROTECT",
     "PRUNE_PROTECTED_TOOLS", "Overflow", "PruneResult", "UsageAnchor", "append_compaction",
     "compaction_messages", "estimate_opencode", "filter_compacted_opencode", "last_path",
-    "last_user", "max_output_tokens", "new_id", "overflow", "prune_marks", "token_count",
+    "last_user", "mark_compacted", "max_output_tokens", "new_id", "overflow", "prune_marks",
+    "token_count",
     "usage_anchor",
 ]

@@ -43,6 +43,12 @@ def is_session_line(entry: Mapping[str, Any]) -> bool:
             and "info" not in entry and "role" not in entry and "type" not in entry)
 
 
+def session_id(entry: Mapping[str, Any]) -> str | None:
+    """The ``info.sessionID`` of a message (where ctxtool files what it saves for it)."""
+    value = obj(entry.get("info")).get("sessionID")
+    return value if isinstance(value, str) else None
+
+
 def parts_of(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [p for p in entry.get("parts") or [] if isinstance(p, dict)]
 
@@ -212,12 +218,58 @@ def _state_with(state: Any, content: Any, text_of: Callable[[Any], str],
         if files:
             new["attachments"] = files
         return new
+    return _with_text(state, text_of(content))
+
+
+# --- the text of a tool part's result alone (attachments stay where they are) ----------------------
+
+def _text_key(state: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """Where a part's result text lives: ``output``; for an error, ``metadata.output`` (a
+    command interrupted after it printed) or ``error``; None for pending and running parts."""
+    if state.get("status") == "completed":
+        return ("output",)
     if state.get("status") == "error":
         metadata = obj(state.get("metadata"))
         if metadata.get("interrupted") is True and isinstance(metadata.get("output"), str):
-            return {**state, "metadata": {**metadata, "output": text_of(content)}}
-        return {**state, "error": text_of(content)}
+            return ("metadata", "output")
+        return ("error",)
     return None
+
+
+def output_text(part: Mapping[str, Any]) -> str | None:
+    """The result text of a tool part (what ``state.output`` or the error holds), or None for a
+    part that has none (not a tool part, pending, running)."""
+    state = obj(part.get("state")) if part.get("type") == "tool" else {}
+    key = _text_key(state)
+    if key is None:
+        return None
+    value = obj(state.get("metadata")).get("output") if len(key) == 2 else state.get(key[0])
+    return value if isinstance(value, str) else str(value or "")
+
+
+def _with_text(state: dict[str, Any], text: str) -> dict[str, Any] | None:
+    key = _text_key(state)
+    if key is None:
+        return None
+    if len(key) == 2:
+        return {**state, "metadata": {**obj(state.get("metadata")), "output": text}}
+    return {**state, key[0]: text}
+
+
+def with_output_text(entry: dict[str, Any], call_id: str, text: str) -> dict[str, Any]:
+    """A new entry whose tool part ``call_id`` has ``text`` as its result text; everything else
+    (input, attachments, times, the compacted mark) is kept. Copy-on-write."""
+    if not is_message(entry):
+        return entry
+    parts = list(entry["parts"])
+    changed = False
+    for index, part in enumerate(parts):
+        if isinstance(part, dict) and part.get("type") == "tool" and part.get("callID") == call_id:
+            state = _with_text(obj(part.get("state")), text)
+            if state is not None:
+                parts[index] = {**part, "state": state}
+                changed = True
+    return {**entry, "parts": parts} if changed else entry
 
 
 def _split_content(content: Any, text_of: Callable[[Any], str], old: Any,
@@ -252,4 +304,4 @@ def _attachment(block: Mapping[str, Any], url: str, info: Mapping[str, Any]) -> 
 
 __all__ = ["CLEARED", "COMPACTION_QUESTION", "INTERRUPTED", "SESSION_KEY", "SUBTASK_TEXT",
            "file_block", "is_message", "obj", "is_session_line", "iter_api_messages", "message_blocks", "parts_of",
-           "tool_result_block", "with_tool_output"]
+           "output_text", "session_id", "tool_result_block", "with_output_text", "with_tool_output"]

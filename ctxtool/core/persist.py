@@ -19,6 +19,12 @@ placeholders are left alone, so running persist twice changes nothing the second
 
 "Characters" are Unicode code points. Claude Code's ``toolUseResult`` copy of the output is not
 part of the model's context and is left untouched, as Claude Code itself does.
+
+``style="opencode"`` follows OpenCode's own truncation instead: a result over ``max_lines``
+(2,000) lines or ``max_bytes`` (50 KB) is saved and replaced by its first lines and OpenCode's
+hint to use Grep or Read with offset/limit (:mod:`ctxtool.core.opencode_truncate`). On OpenCode
+sessions a result is a tool part's ``state.output`` (or its error text); its attachments stay,
+and parts OpenCode already shows as cleared (``state.time.compacted``) are left alone.
 """
 
 from __future__ import annotations
@@ -27,15 +33,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from ctxtool.core.blocks import has_image
+from ctxtool.core.blocks import has_image, tool_result_text
 from ctxtool.core.meter import ContextMeter
+from ctxtool.core.opencode_truncate import MAX_BYTES as OPENCODE_MAX_BYTES
+from ctxtool.core.opencode_truncate import over_limits, truncated_output
+from ctxtool.core.opencode_view import session_id
 from ctxtool.core.restore import (PERSISTED_CLOSE, PERSISTED_OPEN, LineKeeper, ResultSlot,
                                   placeholder_path, result_slots, with_result_contents)
 from ctxtool.core.tokens import estimate_text_tokens
-from ctxtool.errors import StoreError
-from ctxtool.types import CLAUDE_CODE, ResultStore, location_of
+from ctxtool.errors import StoreError, UsageError
+from ctxtool.formats.jsonl import dumps_json
+from ctxtool.types import CLAUDE_CODE, OPENCODE, ResultStore, location_of
 
 # Claude Code's per-result limit was 50,000 characters for most tools before v2.1 raised the
 # default to 400,000; 50,000 keeps any single result under ~12,500 tokens (6% of a 200K window).
@@ -43,6 +51,7 @@ DEFAULT_MAX_CHARS = 50_000
 DEFAULT_MAX_MESSAGE_CHARS = 200_000  # Claude Code: all tool results of one message together
 PREVIEW_CHARS = 2_000
 OPENCODE_MAX_LINES = 2_000
+STYLES = ("claude-code", "opencode")
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,21 @@ class PersistOptions:
     max_lines: int | None = None
     truncate: bool = False
     preview_chars: int = PREVIEW_CHARS
+    # "opencode": OpenCode's Truncate - over max_lines (2000) or max_bytes (50 KB) lines, the
+    # head that fits and its hint (core/opencode_truncate.py); the char limits do not apply.
+    # None: the input's own (opencode for OpenCode sessions unless truncating, else claude-code)
+    style: str | None = None
+    max_bytes: int = OPENCODE_MAX_BYTES
+
+    def __post_init__(self) -> None:
+        if self.truncate and self.style == "opencode":
+            raise UsageError("--truncate drops content; OpenCode's style saves it: choose one",
+                             hint="--style opencode saves the full output to a file")
+
+    def style_for(self, fmt: str) -> str:
+        if self.style is not None:
+            return self.style
+        return "opencode" if fmt == OPENCODE and not self.truncate else "claude-code"
 
 
 @dataclass
@@ -128,7 +152,7 @@ def stored_text(content: str | list[Any]) -> str:
     """The text of the file a content is saved as (what Claude Code previews)."""
     if isinstance(content, str):
         return content
-    return orjson.dumps(content, option=orjson.OPT_INDENT_2).decode()
+    return dumps_json(content, indent=True).decode()
 
 
 def truncate_text(text: str, limit: int) -> str:
@@ -150,7 +174,7 @@ def content_size(content: Any) -> int:
     """Characters of a result: the string's length, or a block list's compact JSON length."""
     if isinstance(content, str):
         return len(content)
-    return len(orjson.dumps(content).decode())
+    return len(dumps_json(content).decode())
 
 
 def content_lines(content: Any) -> int:
@@ -212,11 +236,16 @@ def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,
                    options: PersistOptions, report: PersistReport, warn: Warn) -> dict[str, Any]:
     slots = {slot.index: slot for slot in result_slots(entry, fmt)}
     report.results += len(slots)
-    sizes = {i: (content_size(s.content), content_lines(s.content) if options.max_lines else 0)
-             for i, s in slots.items() if is_candidate(s.content)}
-    if not sizes:
-        return entry
-    chosen = choose(sizes, options if not options.truncate else _chars_only(options))
+    if options.style_for(fmt) == "opencode":
+        # the text the model sees (a block list's text blocks joined), as OpenCode measures it
+        chosen = [i for i, s in slots.items() if is_candidate(s.content) and over_limits(
+            tool_result_text(s.content), max_lines=options.max_lines or OPENCODE_MAX_LINES,
+            max_bytes=options.max_bytes)]
+    else:
+        sizes = {i: (content_size(s.content), content_lines(s.content) if options.max_lines else 0)
+                 for i, s in slots.items() if is_candidate(s.content)}
+        chosen = choose(sizes, options if not options.truncate else _chars_only(options)) \
+            if sizes else []
     if not chosen:
         return entry
     if not options.truncate and isinstance(store, LineKeeper) \
@@ -248,6 +277,8 @@ def _chars_only(options: PersistOptions) -> PersistOptions:
 
 
 def _session(entry: dict[str, Any], fmt: str) -> str | None:
+    if fmt == OPENCODE:
+        return session_id(entry)
     session = entry.get("sessionId") if fmt == CLAUDE_CODE else None
     return session if isinstance(session, str) else None
 
@@ -266,6 +297,9 @@ def _saved(entry: dict[str, Any], fmt: str, slot: ResultSlot, store: ResultStore
         return None
     report.persisted += 1
     report.files += 1
+    if options.style_for(fmt) == "opencode":
+        return truncated_output(tool_result_text(slot.content), path, max_bytes=options.max_bytes,
+                                max_lines=options.max_lines or OPENCODE_MAX_LINES)
     return persisted_output(path, stored_text(slot.content), preview_chars=options.preview_chars)
 
 
@@ -277,7 +311,7 @@ def _keep_original_line(entry: dict[str, Any], fmt: str, store: LineKeeper,
     raw = getattr(entry, "raw", None)
     if raw is None:
         return True
-    canonical = orjson.dumps(entry)
+    canonical = dumps_json(entry)
     if raw == canonical + b"\n":
         return True
     try:
@@ -339,7 +373,8 @@ def auto_max_chars(context_tokens: int, effective_window: int, ceiling: int | No
     return tier if ceiling is None else min(tier, ceiling)
 
 
-__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_MESSAGE_CHARS", "OPENCODE_MAX_LINES",
+__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_MESSAGE_CHARS", "OPENCODE_MAX_BYTES",
+           "OPENCODE_MAX_LINES", "STYLES",
            "PREVIEW_CHARS", "ContextUse", "PersistOptions", "PersistReport", "auto_max_chars",
            "choose", "content_size", "format_size", "is_candidate", "measure_context", "persist",
            "persisted_output", "preview", "stored_text", "truncate_text"]

@@ -20,11 +20,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from ctxtool.core.blocks import api_message, with_message_content
+from ctxtool.core.blocks import api_message, tool_result_text, with_message_content
 from ctxtool.core.mcboundary import without_own_boundaries
+from ctxtool.core.opencode_truncate import persisted_path
+from ctxtool.core.opencode_view import obj, output_text, parts_of, with_output_text
 from ctxtool.core.twopass import cleared_input_path
 from ctxtool.errors import StoreError
-from ctxtool.types import OPENAI, Entry, ResultStore, location_of
+from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.types import OPENAI, OPENCODE, Entry, ResultStore, location_of
 
 PERSISTED_OPEN = "<persisted-output>"
 PERSISTED_CLOSE = "</persisted-output>"
@@ -60,8 +63,10 @@ def placeholder_text(content: Any) -> str | None:
 def placeholder_path(content: Any) -> str | None:
     """The saved file a placeholder names, or None when ``content`` is not such a placeholder."""
     text = placeholder_text(content)
-    if text is None or not text.startswith(_PREFIXES):
+    if text is None:
         return None
+    if not text.startswith(_PREFIXES):  # persist --style opencode: OpenCode's truncation text
+        return persisted_path(text)
     for pattern in PLACEHOLDER_PATTERNS:
         match = pattern.fullmatch(text)
         if match:
@@ -82,7 +87,13 @@ class ResultSlot:
 
 
 def result_slots(entry: dict[str, Any], fmt: str) -> list[ResultSlot]:
-    """The tool results of an entry with their original content (not a view)."""
+    """The tool results of an entry with their original content (not a view). For OpenCode, the
+    result text of each tool part OpenCode still shows (slot index = the part's index)."""
+    if fmt == OPENCODE:
+        return [ResultSlot(i, str(part.get("callID") or ""), text)
+                for i, part in enumerate(parts_of(entry))
+                if (text := output_text(part)) is not None
+                and not obj(obj(part.get("state")).get("time")).get("compacted")]
     if fmt == OPENAI:
         if entry.get("role") != "tool":
             return []
@@ -99,6 +110,11 @@ def result_slots(entry: dict[str, Any], fmt: str) -> list[ResultSlot]:
 def with_result_contents(entry: dict[str, Any], fmt: str,
                          changes: dict[int, Any]) -> dict[str, Any]:
     """A new entry whose tool results at the given slots hold new content (copy-on-write)."""
+    if fmt == OPENCODE:
+        for index, content in changes.items():
+            call_id = str(parts_of(entry)[index].get("callID") or "")
+            entry = with_output_text(entry, call_id, content)
+        return entry
     if fmt == OPENAI:
         return {**entry, "content": changes[-1]}
     message = api_message(entry, fmt)
@@ -157,6 +173,7 @@ def restore(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore,
             continue
         loader = _Loader(store, report, warn, location_of(entry) or "<entry>")
         new = (_restore_openai(entry, loader) if fmt == OPENAI
+               else _restore_opencode(entry, loader) if fmt == OPENCODE
                else _restore_blocks(entry, fmt, loader))
         if new is not entry and not loader.pending and isinstance(store, LineKeeper):
             new = _original_line(new, entry, loader.paths, store, report)
@@ -193,7 +210,7 @@ class _Loader:
         if not isinstance(text, str):
             return value
         try:
-            return orjson.loads(text)
+            return loads_json(text.encode("utf-8"))
         except orjson.JSONDecodeError:
             self._fail(f"tool input {tool_id}: saved file {path} is not JSON")
             return value
@@ -254,6 +271,22 @@ def _restore_block(block: Any, loader: _Loader) -> Any:
     return block
 
 
+def _restore_opencode(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:
+    """OpenCode: a tool part's result text that is a placeholder gets the saved text back (a
+    part marked ``state.time.compacted`` still holds its output: nothing to restore there)."""
+    new = entry
+    for part in parts_of(entry):
+        text = output_text(part)
+        if text is None:
+            continue
+        call_id = str(part.get("callID") or "")
+        content = loader.result(text, call_id)
+        if content is not text:
+            new = with_output_text(new, call_id, content if isinstance(content, str)
+                                   else tool_result_text(content))
+    return new
+
+
 def _restore_openai(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:
     if entry.get("role") == "tool" and "content" in entry:
         content = loader.result(entry["content"], str(entry.get("tool_call_id") or ""))
@@ -281,13 +314,13 @@ def _original_line(new: dict[str, Any], old: dict[str, Any], paths: list[str], s
                    report: RestoreReport) -> dict[str, Any]:
     """``new`` with the exact bytes persist kept for it, when there are such bytes and they
     parse to exactly ``new``; otherwise ``new`` itself (written in orjson's compact form)."""
-    canonical = orjson.dumps(new)
+    canonical = dumps_json(new)
     for path in dict.fromkeys(paths):
         raw = store.load_line(canonical, near=path)
         if raw is None:
             continue
         try:
-            parsed = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+            parsed = loads_json(raw.removeprefix(b"\xef\xbb\xbf"))
         except orjson.JSONDecodeError:
             continue
         if parsed == new:

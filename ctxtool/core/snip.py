@@ -13,6 +13,11 @@ a second run change nothing. Only results after the last compaction are looked a
 runs whatever the context use; ``min_usage`` (percent of the window) reproduces seed 001's "only
 above 60%".
 
+On OpenCode sessions the tool names are matched in lower case too (OpenCode's ``read``, ``edit``,
+``grep``, ``list``...), only the messages after OpenCode's last compaction are looked at, and a
+snipped part's ``state.output`` becomes the placeholder (its input and attachments stay); the
+session is buffered, as OpenCode reads it.
+
 Reads its input twice (see :mod:`ctxtool.core.twopass`); holds one small record per tool call.
 """
 
@@ -20,15 +25,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, snip_placeholder
 from ctxtool.core.meter import ContextMeter
+from ctxtool.core.opencode_context import context_entries
 from ctxtool.core.twopass import (Limits, ToolRecord, ToolScan, default_limits, reiterable,
                                   scan_tools, second_pass)
 from ctxtool.errors import UsageError
-from ctxtool.types import ResultStore
+from ctxtool.types import OPENCODE, ResultStore
 
 READ_TOOLS = frozenset({"Read", "read_file", "view"})
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "write_file", "edit_file",
@@ -37,6 +43,10 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS", "WebSearch", "ToolSearch", "grep
                           "grep_search", "list_files", "file_search", "codebase_search",
                           "web_search"})
 MIN_TOKENS = 100  # a placeholder naming its saved file is about this long
+# OpenCode names its tools in lower case (read, edit, write, grep, glob, list...); on its
+# sessions each set also matches the lower-case names, plus these tools of its own.
+OPENCODE_TOOLS = {"read_tools": frozenset(), "write_tools": frozenset({"apply_patch"}),
+                  "search_tools": frozenset({"list", "codesearch"})}
 
 READ_AGAIN = "read again later"
 STALE = "file changed after the read"
@@ -86,12 +96,23 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
     entries = reiterable(entries)
     report = report if report is not None else SnipReport()
     meter = ContextMeter(fmt) if options.min_usage is not None else None
-    scan = scan_tools(entries, fmt=fmt, meter=meter, digests=options.identical)
+    scanned = entries
+    if fmt == OPENCODE:  # buffered: only what OpenCode's last compaction left in view counts
+        entries = list(entries)
+        scanned, options = context_entries(entries), for_opencode(options)
+    scan = scan_tools(scanned, fmt=fmt, meter=meter, digests=options.identical)
     report.clear.entries = scan.entries
     chosen = select_snips(scan, options, limits=limits or default_limits, report=report)
     clearing = Clearing({r.id: r for r in chosen}, snip_placeholder, store, report=report.clear)
     lines = {line for r in chosen for line in r.lines}
     yield from iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing)
+
+
+def for_opencode(options: SnipOptions) -> SnipOptions:
+    """``options`` with each tool set matching OpenCode's lower-case tool names too."""
+    return replace(options, **{
+        name: getattr(options, name) | {n.lower() for n in getattr(options, name)} | extra
+        for name, extra in OPENCODE_TOOLS.items()})
 
 
 def select_snips(scan: ToolScan, options: SnipOptions, *, limits: Limits,
@@ -166,5 +187,5 @@ def _repeated(results: list[ToolRecord]) -> Iterator[ToolRecord]:
         newer.add(record.digest)
 
 
-__all__ = ["READ_TOOLS", "SEARCH_TOOLS", "WRITE_TOOLS", "SnipOptions", "SnipReport",
-           "select_snips", "snip"]
+__all__ = ["OPENCODE_TOOLS", "READ_TOOLS", "SEARCH_TOOLS", "WRITE_TOOLS", "SnipOptions",
+           "SnipReport", "for_opencode", "select_snips", "snip"]

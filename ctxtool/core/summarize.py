@@ -9,6 +9,9 @@
   (its text starts with ``[ctxtool summary]``, the marker ``filter-compacted`` cuts at) and the
   kept tail, unchanged. The full original list is saved in the store first and the summary names
   the file, so nothing is lost.
+* OpenCode sessions: every line passed through, then what OpenCode's own compaction writes - a
+  user message with a ``compaction`` part, the ``summary: true`` assistant message, and for
+  ``auto`` runs the synthetic "continue" message (:mod:`ctxtool.core.summarize_opencode`).
 
 The summary covers everything before the kept tail. A tail never starts between a ``tool_use``
 and its result, nor inside one streamed response (assistant lines sharing ``message.id``).
@@ -28,13 +31,14 @@ from ctxtool.core.chain import is_compact_boundary, last_uuid
 from ctxtool.core.file_state import collect_file_state
 from ctxtool.core.filter_compacted import SUMMARY_MARKER  # the cut marker for message lists
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.summary_input import build_request, main_chain, summary_text_of
+from ctxtool.core.summary_input import build_request, first_kept, main_chain, summary_text_of
 from ctxtool.core.summary_output import (boundary_entry, common_fields, iso_timestamp,
                                          meta_user_entry, rechain, restored_files, summary_entry,
                                          summary_message)
+from ctxtool.core.summarize_opencode import opencode_output, plan_opencode
 from ctxtool.core.summary_prompt import continuation_text
 from ctxtool.core.tokens import estimate_entry_tokens, estimate_text_tokens
-from ctxtool.errors import InputError, LLMError
+from ctxtool.errors import LLMError
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import Progress, Summarizer, SummaryRequest, no_progress
 from ctxtool.types import CLAUDE_CODE, OPENAI, OPENCODE
@@ -118,15 +122,8 @@ def _message_groups(items: Sequence[dict[str, Any]], fmt: str, indices: Iterable
 def _tail_group(items: Sequence[dict[str, Any]], fmt: str, groups: list[list[int]],
                 keep_last: int, keep_tokens: int) -> int:
     """Index of the first kept group (len(groups) when nothing is kept)."""
-    start = len(groups)
-    if keep_last > 0:
-        start = max(0, len(groups) - keep_last)
-    if keep_tokens > 0:
-        total, k = 0, len(groups)
-        while k > 0 and total < keep_tokens:
-            k -= 1
-            total += sum(estimate_entry_tokens(items[i], fmt) for i in groups[k])
-        start = min(start, k)
+    start = first_kept(len(groups), keep_last, keep_tokens,
+                       lambda k: sum(estimate_entry_tokens(items[i], fmt) for i in groups[k]))
     return _keep_pairs(items, fmt, groups, start)
 
 
@@ -184,6 +181,12 @@ class _Plan:
 
 
 def _plan(items: list[dict[str, Any]], fmt: str, options: SummarizeOptions) -> _Plan:
+    if fmt == OPENCODE:
+        found = plan_opencode(items, keep_last=options.keep_last, keep_tokens=options.keep_tokens,
+                              restore_files=options.restore_files,
+                              instructions=options.instructions,
+                              max_summary_tokens=options.max_summary_tokens)
+        return _Plan(found.request, len(items), found.tail, len(found.tail), found.reason)
     main = main_chain(items, fmt)
     since = _last_cut(items, fmt, main)
     groups = _message_groups(items, fmt, (i for i in main if i > since))
@@ -206,9 +209,6 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
             progress: Progress = no_progress) -> Compaction:
     """Summarize ``entries``; see the module docstring. Raises LLMError when the summarizer fails
     (unless ``passthrough_on_error``), StoreError when the original cannot be saved."""
-    if fmt == OPENCODE:
-        raise InputError("summarize reads Claude Code, Anthropic and OpenAI transcripts, not OpenCode",
-                         hint="convert the session first (ctxtool convert)")
     items = list(entries)
     report = SummarizeReport(backend=summarizer.name, model=summarizer.model, entries_in=len(items))
     report.tokens_before = _context_tokens(items, fmt)
@@ -234,7 +234,8 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     report.notes = list(result.notes)
     report.summary_tokens = estimate_text_tokens(result.text)
     report.kept_messages = plan.kept_messages
-    build = _claude_code_output if fmt == CLAUDE_CODE else _message_list_output
+    build = (_claude_code_output if fmt == CLAUDE_CODE else _opencode_output if fmt == OPENCODE
+             else _message_list_output)
     output = build(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
     report.compacted = True
     return _finish(Compaction(output, result.text, report), fmt)
@@ -267,6 +268,17 @@ def _claude_code_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
         report.restored_files.append(record.path)
     added.extend(rechain(tail, parent=added[-1]["uuid"], digest=digest))
     return [*items, *added]
+
+
+def _opencode_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                     tail: list[dict[str, Any]], fmt: str, summary: str,
+                     options: SummarizeOptions, report: SummarizeReport,
+                     store: TranscriptStore | None) -> list[dict[str, Any]]:
+    """What OpenCode writes (:mod:`ctxtool.core.summarize_opencode`): every line is kept, so
+    no store is needed."""
+    return opencode_output(items, tail, summary, auto=options.auto, now=options.now,
+                           backend=report.backend, model=report.model,
+                           input_tokens=report.input_tokens, output_tokens=report.output_tokens)
 
 
 def _restore(head: Sequence[dict[str, Any]], fmt: str, count: int) -> list[tuple[Any, str]]:

@@ -20,17 +20,20 @@ corpus of real Claude Code sessions:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxtool.core.blocks import block_text, content_blocks, role_of
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.filter_compacted import SUMMARY_MARKER, is_summary_message
+from ctxtool.core.opencode_context import compaction_request, is_summary
+from ctxtool.core.opencode_tools import as_claude_code_tool
+from ctxtool.core.opencode_view import obj, parts_of
 from ctxtool.core.persist import truncate_text  # head and tail around a visible marker
 from ctxtool.core.summary_prompt import is_continuation_text
 from ctxtool.llm.base import (ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, TOOL_RESULTS,
                               SummaryRequest, Turn)
-from ctxtool.types import CLAUDE_CODE, location_of
+from ctxtool.types import CLAUDE_CODE, OPENCODE, location_of
 
 TOOL_RESULT_CHARS = 3000  # per tool result sent to a summarizer ("a few thousand characters")
 INPUT_VALUE_CHARS = 3000  # per string inside a tool call's input (Write content, Edit strings)
@@ -123,11 +126,16 @@ def classify_user_text(text: str) -> tuple[str, str]:
 def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
     """The turn of one message entry, or None for entries that are not messages."""
     role = role_of(entry, fmt)
-    if role is None:
-        return None
+    if role is None or (fmt == OPENCODE and compaction_request(entry) is not None):
+        return None  # an OpenCode compaction request is OpenCode's, not the user's
     raw_blocks = content_blocks(entry, fmt)
     blocks = tuple(b for b in (_cut_block(b) for b in raw_blocks) if b is not None)
     where = dict(location=location_of(entry), timestamp=_str(entry.get("timestamp")))
+    if fmt == OPENCODE:  # Claude Code's tool names, so files and todos are tracked the same way
+        blocks = tuple(map(as_claude_code_tool, blocks))
+        if role == "user":
+            kind, text = _opencode_user_text(entry)
+            return Turn("user", kind, blocks, text=text, **where)
     if role == "assistant":
         return Turn("assistant", ASSISTANT, blocks, **where) if blocks else None
     if role in ("system", "developer"):
@@ -140,13 +148,46 @@ def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
     return Turn("user", kind, blocks, text=text, **where)
 
 
+def _opencode_user_text(entry: dict[str, Any]) -> tuple[str, str]:
+    """(kind, text) of an OpenCode user message from the text the user typed: synthetic parts
+    (a file read for an @mention, the "continue" after an automatic compaction) and ignored
+    ones are OpenCode's."""
+    typed = [str(p.get("text") or "") for p in parts_of(entry) if p.get("type") == "text"
+             and not p.get("synthetic") and not p.get("ignored")]
+    if not any(t.strip() for t in typed):
+        return CONTEXT, ""
+    return classify_user_text("\n".join(typed))
+
+
+def first_kept(count: int, keep_last: int, keep_tokens: int,
+               tokens_of: Callable[[int], int]) -> int:
+    """Index of the first of ``count`` messages (or groups) kept verbatim after a summary: the
+    last ``keep_last``, or at least ``keep_tokens`` tokens of the newest (``tokens_of(k)``);
+    ``count`` when none are kept."""
+    start = count
+    if keep_last > 0:
+        start = max(0, count - keep_last)
+    if keep_tokens > 0:
+        total, k = 0, count
+        while k > 0 and total < keep_tokens:
+            k -= 1
+            total += tokens_of(k)
+        start = min(start, k)
+    return start
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
 def summary_text_of(entry: dict[str, Any], fmt: str) -> str | None:
     """The text of an earlier compaction summary (Claude Code's isCompactSummary entry, or
-    ctxtool's summary message at the top of a message list), else None."""
+    ctxtool's summary message at the top of a message list, OpenCode's ``summary: true``
+    assistant message), else None."""
+    if fmt == OPENCODE:
+        if not is_summary(obj(entry.get("info"))):
+            return None
+        return "\n".join(str(p.get("text") or "") for p in parts_of(entry) if p.get("type") == "text")
     if fmt == CLAUDE_CODE:
         if not is_compact_summary(entry):
             return None

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import orjson
-
+from ctxtool.formats.jsonl import dumps_json
 from ctxtool.llm.base import ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, TOOL_RESULTS, Turn
 
 HEADINGS: tuple[str, ...] = (
@@ -139,8 +138,8 @@ def build_prompt(conversation: str, *, previous: str | None = None, instructions
 
 def _json(value: object) -> str:
     try:
-        return orjson.dumps(value).decode()
-    except TypeError:
+        return dumps_json(value).decode()
+    except (TypeError, ValueError, RecursionError):
         return str(value)
 
 

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from ctxtool.formats.jsonl import dumps_json
 from ctxtool.llm.base import Turn
 
 _TASK_ID = re.compile(r"Task #(\w+)")
@@ -97,7 +96,7 @@ def describe_call(call: ToolCall, limit: int) -> str:
             return f"{call.name} `{text}`" if key in ("command", "pattern") else f"{call.name} {text}"
     if not data:
         return call.name
-    text = orjson.dumps(data).decode()
+    text = dumps_json(data).decode()
     return f"{call.name} {text if len(text) <= limit else text[:limit] + '...'}"
 
 

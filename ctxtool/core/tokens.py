@@ -38,8 +38,6 @@ SAMPLE_LIMIT = 2048
 SAMPLE_WINDOWS = 4
 SAMPLE_WIDTH = 512
 
-_CJK = re.compile("[\\u3040-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uac00-\\ud7af"
-                  "\\uf900-\\ufaff\\uff00-\\uffef]")
 
 
 def _table(mapping: dict[bytes, bytes], default: bytes) -> bytes:
@@ -53,8 +51,31 @@ def _table(mapping: dict[bytes, bytes], default: bytes) -> bytes:
 # byte -> class: l lower, u upper, d digit, n newline, p punctuation, " " blank
 _CLASSES = _table({b"abcdefghijklmnopqrstuvwxyz": b"l", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ": b"u",
                    b"0123456789": b"d", b" \t\r\x0b\x0c": b" ", b"\n": b"n"}, b"p")
-# class string -> "p" for punctuation, " " elsewhere: a run starts at each " p"
-_PUNCTS = _table({b"p": b"p"}, b" ")
+# byte -> 1 for punctuation, 0 elsewhere: read as one big integer, a run of punctuation starts
+# at each 1 byte whose predecessor is 0 (counted with shifts and bit_count, no Python loop)
+_PUNCT_BITS = bytes(int(cls == ord("p")) for cls in _CLASSES)
+_ASCII = bytes(range(0x80))
+_NON_ASCII = bytes(range(0x80, 0x100))
+
+# CJK characters are those in U+3040-30FF, 3400-4DBF, 4E00-9FFF, AC00-D7AF, F900-FAFF and
+# FF00-FFEF, counted on UTF-16 code units with C loops (a regex over those ranges costs more,
+# and compiling it costs 25 ms at start-up): a unit is CJK when its high byte lies wholly inside
+# a range, or is one of the four high bytes a range covers in part (bit k in _PARTIAL_HIGH) and
+# its low byte passes that range's cut (bit k in _PARTIAL_LOW).
+_WHOLE_HIGH = bytes([*range(0x34, 0x4D), *range(0x4E, 0xA0), *range(0xAC, 0xD7), 0xF9, 0xFA])
+_NOT_WHOLE_HIGH = bytes(b for b in range(256) if b not in _WHOLE_HIGH)
+_PARTIAL_HIGH = bytes({0x30: 1, 0x4D: 2, 0xD7: 4, 0xFF: 8}.get(b, 0) for b in range(256))
+_PARTIAL_LOW = bytes((b >= 0x40) | (b <= 0xBF) << 1 | (b <= 0xAF) << 2 | (b <= 0xEF) << 3
+                     for b in range(256))
+
+
+def cjk_count(text: str) -> int:
+    """How many characters of ``text`` are CJK ideographs, kana, hangul or full-width forms."""
+    units = text.encode("utf-16-be", "surrogatepass")
+    high, low = units[0::2], units[1::2]
+    partial = (int.from_bytes(high.translate(_PARTIAL_HIGH), "big")
+               & int.from_bytes(low.translate(_PARTIAL_LOW), "big"))
+    return len(high.translate(None, _NOT_WHOLE_HIGH)) + partial.bit_count()
 
 
 def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
@@ -63,16 +84,21 @@ def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
     n = len(text)
     if n > SAMPLE_LIMIT:
         step = (n - SAMPLE_WIDTH) // (SAMPLE_WINDOWS - 1)
-        text = "".join(text[i * step:i * step + SAMPLE_WIDTH] for i in range(SAMPLE_WINDOWS))
+        text = "".join([text[i * step:i * step + SAMPLE_WIDTH] for i in range(SAMPLE_WINDOWS)])
     if text.isascii():
         raw, non_ascii, cjk = text.encode(), 0, 0
     else:
-        raw = text.encode("ascii", "ignore")  # drops everything else
-        non_ascii = len(text) - len(raw)
-        cjk = len(_CJK.findall(text))
+        # the ASCII characters, and the others on their own: the CJK search then runs over
+        # a few dozen characters instead of the whole text
+        encoded = text.encode("utf-8", "surrogatepass")
+        raw = encoded.translate(None, _NON_ASCII)
+        others = encoded.translate(None, _ASCII).decode("utf-8", "surrogatepass")
+        non_ascii = len(others)
+        cjk = cjk_count(others)
     classes = raw.translate(_CLASSES)
     upper = classes.count(b"u")
-    runs = classes.translate(_PUNCTS).count(b" p") + (classes[:1] == b"p")
+    punct = int.from_bytes(raw.translate(_PUNCT_BITS), "big")
+    runs = (punct & ~(punct >> 8)).bit_count()
     return (classes.count(b"l") + upper, upper, classes.count(b"d"), classes.count(b"n"), runs,
             non_ascii - cjk, cjk, n / len(text))
 
@@ -85,10 +111,26 @@ def text_features(text: str) -> tuple[tuple[float, ...], float]:
     return tuple(c * scale for c in counts), cjk * scale
 
 
+# Short texts repeat a lot (tool names, input keys, paths, commands): their estimates are
+# remembered, so a transcript pays for each distinct one once.
+SHORT_TEXT = 100
+_SHORT_CACHE: dict[str, int] = {}
+_SHORT_CACHE_SIZE = 50_000
+
+
 def estimate_text_tokens(text: str) -> int:
     """Estimated tokens of ``text`` as Claude's tokenizer would count it (0 for "")."""
-    if not text:
-        return 0
+    if len(text) > SHORT_TEXT:
+        return _text_tokens(text)
+    tokens = _SHORT_CACHE.get(text)
+    if tokens is None:
+        if len(_SHORT_CACHE) >= _SHORT_CACHE_SIZE:
+            _SHORT_CACHE.clear()
+        tokens = _SHORT_CACHE[text] = _text_tokens(text) if text else 0
+    return tokens
+
+
+def _text_tokens(text: str) -> int:
     letters, capitals, digits, newlines, runs, other, cjk, scale = _counts(text)
     w_letter, w_capital, w_digit, w_newline, w_run, w_other = WEIGHTS
     tokens = (w_letter * letters + w_capital * capitals + w_digit * digits

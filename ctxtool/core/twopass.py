@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-import orjson
-
 from ctxtool.core.blocks import api_message, content_blocks, role_of
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.clock import parse_timestamp
 from ctxtool.core.meter import ContextMeter
+from ctxtool.core.opencode_truncate import persisted_path
 from ctxtool.core.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
-from ctxtool.types import Entry
+from ctxtool.formats.jsonl import dumps_json
+from ctxtool.types import OPENCODE, Entry
 
 LineKey = tuple[str, int]  # (source, lineno) of an entry read from input
 Limits = Callable[[str | None], Thresholds]  # the model a transcript names -> its thresholds
@@ -45,7 +45,7 @@ CLEARED_PREFIXES = ("<persisted-output>", "[Old tool result content cleared]",
                     "[Content snipped - re-read if needed]")
 
 # Tool input keys naming the file a tool read or changed (Claude Code and common agent tools).
-PATH_KEYS = ("file_path", "notebook_path", "path")
+PATH_KEYS = ("file_path", "notebook_path", "filePath", "path")  # filePath: OpenCode's tools
 
 
 @runtime_checkable
@@ -89,7 +89,8 @@ def is_cleared(content: Any) -> bool:
         content = content[0].get("text")
     if not isinstance(content, str):
         return False
-    return content.startswith(CLEARED_PREFIXES)
+    # persist --style opencode leaves OpenCode's truncation text, naming the saved file
+    return content.startswith(CLEARED_PREFIXES) or persisted_path(content) is not None
 
 
 def is_clearable(content: Any) -> bool:
@@ -192,9 +193,15 @@ def _note_entry(scan: ToolScan, entry: dict[str, Any], blocks: list[dict[str, An
         return
     role = role_of(entry, scan.fmt)
     if role == "assistant":
-        if entry.get("timestamp") is not None:
-            scan.last_assistant_stamp = entry["timestamp"]
-        model = (api_message(entry, scan.fmt) or {}).get("model")
+        message = api_message(entry, scan.fmt) or {}
+        stamp = entry.get("timestamp")
+        if scan.fmt == OPENCODE:  # the message info: epoch milliseconds and modelID
+            times = message.get("time")
+            stamp = (times.get("completed") or times.get("created")) \
+                if isinstance(times, dict) else None
+        if stamp is not None:
+            scan.last_assistant_stamp = stamp
+        model = message.get("modelID" if scan.fmt == OPENCODE else "model")
         if isinstance(model, str) and model != "<synthetic>":
             scan.model = model
     elif role == "user" and _is_user_turn(entry, blocks):
@@ -261,7 +268,7 @@ def result_tokens(content: Any) -> int:
 def _digest(content: Any) -> tuple[int, int]:
     """Identity of a result's content within one run: its length and Python's own hash (no
     encoding or copying of the text; both must match, and only equal results compare)."""
-    data: str | bytes = content if isinstance(content, str) else orjson.dumps(content)
+    data: str | bytes = content if isinstance(content, str) else dumps_json(content)
     return len(data), hash(data)
 
 

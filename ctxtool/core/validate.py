@@ -28,6 +28,9 @@ Code itself writes in normal operation, which the rules below spell out:
     compactMetadata {trigger, preTokens}, and an ``isCompactSummary`` user entry follows it before
     the next boundary (a warning when the file ends first: stopped during compaction).
 
+OpenCode sessions have their own cross-line rules instead (``opencode-*`` codes, see
+:mod:`ctxtool.core.validate_opencode`).
+
 Line framing and JSON Schema problems come from ``check_entry`` (see
 :mod:`ctxtool.formats.validate`), which keeps this module free of jsonschema. It may raise
 :class:`~ctxtool.errors.InputError` to say the file is not a transcript at all: that becomes one
@@ -43,12 +46,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from ctxtool.core.blocks import api_message, iter_tool_results, iter_tool_uses, role_of
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary
 from ctxtool.errors import CtxtoolError, InputError
-from ctxtool.types import CLAUDE_CODE, Entry
+from ctxtool.formats.jsonl import dumps_json
+from ctxtool.core.validate_opencode import OpenCodeChecks
+from ctxtool.types import CLAUDE_CODE, OPENCODE, Entry
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -141,21 +144,30 @@ def validate(entries: Iterable[dict[str, Any]], *, fmt: str, source: str = "<inp
     their line is their 1-based position. Entries marked ``invalid`` are left to ``check_entry``.
     """
     scan = _Scan(fmt=fmt, file=source)
-    try:
+    opencode = OpenCodeChecks() if fmt == OPENCODE else None  # its own rules (a call and its
+    try:                                                       # result share one part)
         for index, entry in enumerate(entries):
             scan.file, line = _location(entry, index, source)
             if check_entry is not None:
                 for severity, code, message in check_entry(entry):
                     scan.report(line, code, message, severity)  # type: ignore[arg-type]
-            if not getattr(entry, "invalid", False):
+            if getattr(entry, "invalid", False):
+                continue
+            if opencode is not None:
+                opencode.add(entry, line)
+            else:
                 _add(scan, entry, line)
     except InputError as exc:
         scan.problems.append(Problem.from_error(exc, file=scan.file))
         yield from sorted(scan.problems, key=_line_key)
         return
-    _check_uuids(scan)
-    _check_tools(scan)
-    _check_compactions(scan)
+    if opencode is not None:
+        for line, severity, code, message in opencode.finish():
+            scan.report(line, code, message, severity)  # type: ignore[arg-type]
+    else:
+        _check_uuids(scan)
+        _check_tools(scan)
+        _check_compactions(scan)
     yield from sorted(scan.problems, key=_line_key)
 
 
@@ -215,7 +227,7 @@ def _fingerprint(entry: dict[str, Any]) -> int:
     if isinstance(message, dict):
         message = [message.get(k) for k in ("role", "id", "content")]
     keys = ("type", "subtype", "parentUuid", "timestamp")
-    return hash(orjson.dumps([*(entry.get(k) for k in keys), message], option=orjson.OPT_SORT_KEYS))
+    return hash(dumps_json([*(entry.get(k) for k in keys), message], sort_keys=True))
 
 
 def _check_boundary_fields(scan: _Scan, entry: dict[str, Any], node: _Node) -> None:

@@ -47,8 +47,14 @@ def iter_entries(
     *,
     on_invalid: OnInvalid = "error",
     warn: Warn = _ignore,
+    exact_ints: bool = True,
 ) -> Iterator[Entry]:
-    """Yield one :class:`Entry` per JSON object in a binary stream (streaming, one line held)."""
+    """Yield one :class:`Entry` per JSON object in a binary stream (streaming, one line held).
+
+    ``exact_ints=False`` skips the search for integers past 64 bits (see :func:`loads_json`),
+    which costs about half a parse: for reads whose entries are never written back (estimate,
+    validate, the first pass of a two-pass command)."""
+    loads = loads_json if exact_ints else orjson.loads
     pending = b""  # blank lines (and a BOM) not yet attached to an entry
     held: Entry | None = None  # last entry, held back so trailing blank lines can join it
     lineno = 0
@@ -63,7 +69,7 @@ def iter_entries(
             continue
         is_last_partial = not line.endswith(b"\n")
         for entry in _parse_line(pending + line, body, source, lineno, on_invalid, warn,
-                                 is_last_partial):
+                                 is_last_partial, loads):
             if held is not None:
                 yield held
             held = entry
@@ -76,9 +82,9 @@ def iter_entries(
 
 
 def _parse_line(raw: bytes, body: bytes, source: str, lineno: int, on_invalid: OnInvalid,
-                warn: Warn, is_last_partial: bool) -> list[Entry]:
+                warn: Warn, is_last_partial: bool, loads: Callable[[bytes], Any]) -> list[Entry]:
     try:
-        data = loads_json(body)
+        data = loads(body)
     except orjson.JSONDecodeError as exc:
         parts = _split_glued(body)
         if parts is None:
@@ -202,15 +208,18 @@ def dumps_entry(entry: dict[str, Any]) -> bytes:
     return dumps_json(entry) + b"\n"
 
 
-def dumps_json(value: Any, *, indent: bool = False) -> bytes:
+def dumps_json(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
     """``orjson.dumps`` (compact, or indented by 2), falling back to the stdlib for what orjson
-    refuses but a transcript may hold: integers past 64 bits, nesting past 254 levels. Raises
-    RecursionError past the stdlib's own depth."""
+    refuses but a transcript may hold: integers past 64 bits, nesting past 254 levels. Use it,
+    not ``orjson.dumps``, for anything taken from a transcript. Raises RecursionError past the
+    stdlib's own depth (about 900 levels), which the CLI reports as input nested too deeply."""
+    option = (orjson.OPT_INDENT_2 if indent else 0) | (orjson.OPT_SORT_KEYS if sort_keys else 0)
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None)
+        return orjson.dumps(value, option=option or None)
     except orjson.JSONEncodeError:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False,
-                          **({"indent": 2} if indent else {"separators": (",", ":")}))
+        layout: dict[str, Any] = {"indent": 2} if indent else {"separators": (",", ":")}
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=sort_keys,
+                          **layout)
         return text.encode("utf-8")
 
 

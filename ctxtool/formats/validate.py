@@ -23,18 +23,18 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import orjson
-
 from ctxtool.errors import InputError
 from ctxtool.formats.jsonl import describe_invalid
+from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.schemas import load_schema
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, Entry
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry
 
 Finding = tuple[str, str, str]  # (severity, code, message)
 SCHEMA_OF: dict[str, str] = {
     CLAUDE_CODE: "claude-code-entry",
     ANTHROPIC: "anthropic-message",
     OPENAI: "openai-message",
+    OPENCODE: "opencode-message",
 }
 MAX_SCHEMA_FINDINGS = 5  # per entry: a wrong --format must not bury the output in noise
 _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
@@ -42,7 +42,7 @@ _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", in
 
 
 def entry_checker(fmt: str) -> Callable[[dict[str, Any]], list[Finding]]:
-    """``check_entry(entry) -> findings`` for entries of ``fmt`` (no schema for ``opencode``)."""
+    """``check_entry(entry) -> findings`` for entries of ``fmt``."""
     validator = _validator(SCHEMA_OF[fmt]) if fmt in SCHEMA_OF else None
 
     def check_entry(entry: dict[str, Any]) -> list[Finding]:
@@ -170,7 +170,7 @@ def _json_type(value: Any) -> str:
 
 
 def _short(value: Any) -> str:
-    return _clip(orjson.dumps(value).decode(), 60)
+    return _clip(dumps_json(value).decode(), 60)
 
 
 def _clip(text: str, limit: int = 160) -> str:

@@ -4,12 +4,40 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from ctxtool.errors import StoreError
+
+
+@contextlib.contextmanager
+def temp_file(folder: str | os.PathLike[str], *, prefix: str,
+              suffix: str = ".tmp") -> Iterator[tuple[int, str]]:
+    """``tempfile.mkstemp`` in ``folder`` (0600): ``(fd, path)``, the file removed when the block
+    ends - a block that keeps it renames or links it away first. Ctrl-C is held back while the
+    file is created, so one that comes right then is raised inside the block, where the cleanup
+    already stands (raised between mkstemp and a ``try``, it would leave the file behind)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) \
+        if hasattr(signal, "pthread_sigmask") else None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    except BaseException:
+        _release(held)
+        raise
+    try:
+        _release(held)
+        yield fd, tmp
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _release(held: set[int | signal.Signals] | None) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @contextlib.contextmanager
@@ -21,21 +49,17 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None) -> I
     """
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
-    try:
+    with contextlib.ExitStack() as stack:
+        try:
+            fd, tmp = stack.enter_context(temp_file(folder, prefix=f".{target.name}."))
+        except OSError as exc:
+            raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode if mode is not None else _mode_for(target))
         os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _mode_for(target: Path) -> int:

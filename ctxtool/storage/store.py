@@ -24,7 +24,6 @@ import errno
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
@@ -33,6 +32,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from ctxtool.errors import StoreError
+from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.storage.atomic import temp_file
 from ctxtool.storage.paths import claude_project_dir, safe_name
 from ctxtool.types import CLAUDE_CODE
 
@@ -58,7 +59,7 @@ def encode_content(content: str | list[Any]) -> tuple[bytes, str]:
     if isinstance(content, str):
         return content.encode("utf-8"), ".txt"
     if isinstance(content, list):
-        return orjson.dumps(content, option=orjson.OPT_INDENT_2), ".json"
+        return dumps_json(content, indent=True), ".json"
     raise TypeError(f"cannot store tool result content of type {type(content).__name__}")
 
 
@@ -112,7 +113,7 @@ class ToolResultStore:
         try:
             if target.suffix == ".txt":
                 return data.decode("utf-8")
-            content = orjson.loads(data)
+            content = loads_json(data)
         except (UnicodeDecodeError, orjson.JSONDecodeError) as exc:
             raise StoreError(f"stored tool result is damaged: {exc}", source=path) from exc
         if not isinstance(content, list):
@@ -225,7 +226,10 @@ def _holds(target: Path, data: bytes) -> bool | None:
 @contextlib.contextmanager
 def _open_regular(target: Path) -> Iterator[BinaryIO | None]:
     try:
-        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: a FIFO named by a crafted placeholder is refused below, not waited on
+        # (regular files ignore the flag)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(target, flags)
     except FileNotFoundError:
         yield None
         return
@@ -259,8 +263,7 @@ def _make_dirs(folder: Path) -> None:
 
 def _create_exclusive(target: Path, data: bytes, *, durable: bool) -> bool:
     """Write ``data`` to a new file ``target`` atomically, 0600; False if ``target`` exists."""
-    fd, tmp = tempfile.mkstemp(prefix=".ctxtool-", suffix=".tmp", dir=target.parent)
-    try:
+    with temp_file(target.parent, prefix=".ctxtool-") as (fd, tmp):
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -280,9 +283,6 @@ def _create_exclusive(target: Path, data: bytes, *, durable: bool) -> bool:
                 return False
             os.replace(tmp, target)
         return True
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 # --- choosing the store ---------------------------------------------------------------------------

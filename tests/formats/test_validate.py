@@ -16,7 +16,7 @@ from ctxtool.formats.validate import SCHEMA_OF, _validator, entry_checker, line_
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
 from tests.conftest import FIXTURES, corpus_params
 
-INPUT_SCHEMAS = ["anthropic-message", "claude-code-entry", "openai-message"]
+INPUT_SCHEMAS = ["anthropic-message", "claude-code-entry", "openai-message", "opencode-message"]
 
 
 def read(data: bytes) -> list[Any]:
@@ -137,10 +137,14 @@ def test_message_schemas(fmt: str, entry: dict[str, Any], expected: list[str]) -
     assert codes(fmt, entry) == expected
 
 
-def test_opencode_has_no_schema_but_framing_is_checked() -> None:
-    assert OPENCODE not in SCHEMA_OF
-    assert entry_checker(OPENCODE)({"info": {}, "parts": "not checked"}) == []
-    (glued,) = [e for e in read(b'{"info":{},"parts":[]}{"info":{},"parts":[]}\n') if e.glued]
+def test_opencode_lines_are_checked_against_their_schema_and_framing() -> None:
+    assert SCHEMA_OF[OPENCODE] == "opencode-message"
+    assert codes(OPENCODE, {"session": {"id": "ses_1", "anything": 1}, "todos": []}) == []
+    assert codes(OPENCODE, {"info": {}, "parts": "not checked"}) == [
+        "info: 'id' is missing", "info: 'sessionID' is missing", "info: 'role' is missing",
+        "info: 'time' is missing", "parts: expected array, got string"]
+    line = b'{"info":{"id":"m","sessionID":"s","role":"user","time":{"created":1}},"parts":[]}'
+    (glued,) = [e for e in read(line + line + b"\n") if e.glued]
     assert [code for _, code, _ in entry_checker(OPENCODE)(glued)] == ["glued-line"]
 
 

@@ -1,0 +1,75 @@
+"""OpenCode's overflow rule as ``estimate`` reports it for OpenCode sessions.
+
+OpenCode (``session/overflow.ts``) compacts when the last finished assistant message's token count
+(``tokens.total``, else input + output + cache read + cache write) reaches the usable part of the
+window: the model's input limit minus the reserve when it has one, else the context window minus
+the maximum output and the reserve (``min(20,000, max output)``). The maximum output is the
+model's output limit capped at 32,000 (``OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`` moves the cap;
+models.dev limits are not known offline, so the cap is used). A summary message is never checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ctxtool.core.opencode import OUTPUT_TOKEN_MAX, max_output_tokens, overflow, usage_anchor
+
+OUTPUT_CAP_ENV = "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"
+
+
+@dataclass(frozen=True)
+class OpenCodeLimits:
+    """OpenCode's view of one session's context (see the module docstring)."""
+
+    window: int
+    max_output: int
+    reserved: int
+    input_limit: int | None
+    usable: int
+    count: int  # OpenCode's count: the last finished assistant message's tokens
+    anchor: str | None  # that message's id
+    summary: bool  # it is a compaction summary: OpenCode skips the check
+    overflow: bool  # OpenCode would compact before its next call
+    context_overflow: bool  # ctxtool's context now (count + what came after) is past usable
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"window": self.window, "max_output": self.max_output, "reserved": self.reserved,
+                "input_limit": self.input_limit, "usable": self.usable, "count": self.count,
+                "anchor": self.anchor, "anchor_is_summary": self.summary,
+                "overflow": self.overflow, "context_overflow": self.context_overflow}
+
+
+def output_cap(env: Mapping[str, str] | None) -> int:
+    """OpenCode's cap on output tokens (32,000 unless its environment variable says otherwise)."""
+    value = (env or {}).get(OUTPUT_CAP_ENV, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else OUTPUT_TOKEN_MAX
+
+
+def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: int,
+                    input_limit: int | None = None,
+                    env: Mapping[str, str] | None = None) -> OpenCodeLimits:
+    """OpenCode's rule for the messages in context (``view``) and a window of ``window`` tokens;
+    ``context`` is ctxtool's size of the context now, compared with the same limit."""
+    anchor = usage_anchor(view)
+    count = anchor.tokens if anchor is not None else 0
+    max_output = max_output_tokens(None, output_cap(env))
+    rule = overflow(count, window, max_output, input_limit=input_limit)
+    checked = anchor is not None and not anchor.summary
+    return OpenCodeLimits(window=window, max_output=max_output, reserved=rule.reserved,
+                          input_limit=input_limit, usable=rule.usable, count=count,
+                          anchor=anchor.message_id if anchor is not None else None,
+                          summary=anchor is not None and anchor.summary,
+                          overflow=checked and rule.overflow,
+                          context_overflow=window > 0 and context >= rule.usable)
+
+
+def usable_tokens(*, window: int, input_limit: int | None = None,
+                  env: Mapping[str, str] | None = None) -> int:
+    """OpenCode's usable tokens for a window (the auto-compaction threshold)."""
+    return overflow(0, window, max_output_tokens(None, output_cap(env)),
+                    input_limit=input_limit).usable
+
+
+__all__ = ["OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "usable_tokens"]

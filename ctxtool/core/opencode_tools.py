@@ -1,0 +1,43 @@
+"""OpenCode's tool calls under Claude Code's names, for the code that reads tool calls by name.
+
+OpenCode names its tools in lower case and their inputs in camelCase (``read`` with
+``filePath``, ``edit`` with ``oldString``/``newString``, ``todowrite`` with ``todos``); Claude
+Code's are ``Read`` with ``file_path``, ``Edit`` with ``old_string``... The summarizer's file and
+todo tracking reads Claude Code's, so an OpenCode ``tool_use`` block is renamed before it gets
+there (a view: new dicts, the transcript is not touched).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+CLAUDE_CODE_NAMES = {
+    "read": "Read", "edit": "Edit", "write": "Write", "multiedit": "MultiEdit", "bash": "Bash",
+    "grep": "Grep", "glob": "Glob", "list": "LS", "webfetch": "WebFetch",
+    "websearch": "WebSearch", "todowrite": "TodoWrite", "todoread": "TodoRead", "task": "Task",
+    "skill": "Skill",
+}
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake_keys(value: Any) -> Any:
+    """``{"filePath": ..., "edits": [{"oldString": ...}]}`` with snake_case keys (nested)."""
+    if isinstance(value, Mapping):
+        return {_CAMEL.sub(r"_\1", str(k)).lower(): snake_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [snake_keys(v) for v in value]
+    return value
+
+
+def as_claude_code_tool(block: dict[str, Any]) -> dict[str, Any]:
+    """A ``tool_use`` block of an OpenCode tool with Claude Code's tool name and input keys;
+    other blocks, and tools Claude Code has no name for, are returned as they are."""
+    name = CLAUDE_CODE_NAMES.get(str(block.get("name") or ""))
+    if block.get("type") != "tool_use" or name is None:
+        return block
+    return {**block, "name": name, "input": snake_keys(block.get("input"))}
+
+
+__all__ = ["CLAUDE_CODE_NAMES", "as_claude_code_tool", "snake_keys"]
