@@ -60,10 +60,13 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
     with open_output(io.output) as out:
         for path in io.paths:
             with spooled_input(path, io) as source:
-                source.exact_ints = False  # the first read only plans the cut
+                # no search for integers past 64 bits (a cost of half a parse) where entries are
+                # only looked at: the plan, and the transcript view, which changes a few entries
+                # through exact_entry; the model view rewrites most of them
+                source.exact_ints = False
                 fmt, first_reading = detect_format(iter(source), io.format)
                 plan = plan_cut(first_reading, fmt)
-                source.exact_ints = True
+                source.exact_ints = view == "model" or to is not None
                 file_report = FilterReport()
                 entries = _output(filter_compacted(source, plan, view="model" if to else view,
                                                    sidechains=sidechains, report=file_report),

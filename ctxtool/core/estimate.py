@@ -169,8 +169,8 @@ def scored_blocks(entry: dict[str, Any], fmt: str, role: str | None = None) -> l
     framing = MESSAGE_OVERHEAD
     for block in blocks:
         category = "compact_summaries" if summary else block_category(block, role)
-        scored.append((block, category, estimate_block_tokens(block) + framing,
-                       _images_in(block) * IMAGE_TOKENS))
+        images = _images_in(block) * IMAGE_TOKENS if block.get("type") == "tool_result" else 0
+        scored.append((block, category, estimate_block_tokens(block) + framing, images))
         framing = 0
     return scored
 
@@ -217,7 +217,7 @@ class _Segment:
         self.breakdown: dict[str, int] = {}
         self.by_tool: dict[str, int] = {}
         self.tokens = 0
-        self.tools: dict[str, tuple[str, str | None]] = {}  # tool_use id -> (name, target)
+        self.tools: dict[str, tuple[str, Any]] = {}  # tool_use id -> (name, input)
         self._heap: list[tuple[int, int, Offender]] = []
         self._seq = itertools.count()
 
@@ -230,20 +230,20 @@ class _Segment:
         for i, (block, _, tokens, images) in enumerate(scored):
             kind = block.get("type")
             if kind == "tool_use" and isinstance(block.get("id"), str):
-                self.tools[block["id"]] = (str(block.get("name") or "?"),
-                                           tool_target(block.get("input")))
+                self.tools[block["id"]] = (str(block.get("name") or "?"), block.get("input"))
             elif kind == "tool_result":
                 framing = MESSAGE_OVERHEAD if i == 0 else 0
                 self._add_result(block, entry, tokens - images - framing)
 
     def _add_result(self, block: dict[str, Any], entry: dict[str, Any], tokens: int) -> None:
         tool_id = str(block.get("tool_use_id") or "")
-        name, target = self.tools.pop(tool_id, ("?", None))
+        name, tool_input = self.tools.pop(tool_id, ("?", None))
         self.by_tool[name] = self.by_tool.get(name, 0) + tokens
         heap = self._heap
         if self.top <= 0 or (len(heap) >= self.top and tokens <= heap[0][0]):
-            return  # not among the largest: no Offender built
-        item = (tokens, next(self._seq), Offender(tokens, name, tool_id, target, location_of(entry)))
+            return  # not among the largest: no Offender (nor its target) built
+        item = (tokens, next(self._seq),
+                Offender(tokens, name, tool_id, tool_target(tool_input), location_of(entry)))
         if len(heap) < self.top:
             heapq.heappush(heap, item)
         else:

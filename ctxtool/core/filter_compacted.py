@@ -50,6 +50,7 @@ from ctxtool.core.convert import ConvertReport, is_model_message, merge_streamed
 from ctxtool.core.opencode import filter_compacted_opencode
 from ctxtool.core.opencode_context import compaction_request, is_finished_summary
 from ctxtool.core.opencode_view import CLEARED, is_message  # the placeholder both agents use
+from ctxtool.formats.jsonl import exact_entry
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, location_of
 
 View = Literal["transcript", "model"]
@@ -284,7 +285,8 @@ def _claude_view(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
             continue
         if (plan.preserved and plan.splice_uuid is not None and uuid not in plan.preserved
                 and entry.get("parentUuid") == plan.splice_uuid):
-            entry = {**entry, "parentUuid": plan.tail}  # the segment goes between them
+            # the segment goes between them (exact_entry: read without the big-integer check)
+            entry = {**exact_entry(entry), "parentUuid": plan.tail}
         yield entry
         if index == plan.splice_index:
             yield from held
@@ -299,6 +301,7 @@ def _other_thread(entry: dict[str, Any], plan: CutPlan) -> bool:
 
 def _preserved_copy(entry: dict[str, Any], plan: CutPlan) -> dict[str, Any]:
     """A preserved entry as Claude Code loads it: the head re-pointed, the usage zeroed."""
+    entry = exact_entry(entry)
     new: dict[str, Any] = entry
     if entry.get("uuid") == plan.head and entry.get("parentUuid") != plan.splice_uuid:
         new = {**new, "parentUuid": plan.splice_uuid}

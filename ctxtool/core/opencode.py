@@ -14,7 +14,6 @@ newest message back.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,6 +278,8 @@ def new_id(prefix: str, now_ms: int, counter: int, seed: str) -> str:
     """An id shaped like OpenCode's ascending ids (``prefix_`` + 12 hex digits of
     ms * 4096 + counter + 14 base62 characters); the characters come from ``seed``, not chance,
     so the same input gives the same output."""
+    import hashlib  # here, not at the top: it costs every command 5 ms of start-up
+
     value = (now_ms * 0x1000 + counter) & (2**48 - 1)
     digest = hashlib.sha256(f"{seed}|{prefix}|{now_ms}|{counter}".encode()).digest()
     return f"{prefix}_{value:012x}" + "".join(_BASE62[b % 62] for b in digest[:14])

@@ -13,7 +13,6 @@ that ended in an error (other than an abort that left content) is not shown at a
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -295,6 +294,8 @@ def _block_url(block: Mapping[str, Any]) -> str:
 
 def _attachment(block: Mapping[str, Any], url: str, info: Mapping[str, Any]) -> dict[str, Any]:
     """A FilePart for an attachment that is not in the part any more (ids derived from the url)."""
+    import hashlib  # here, not at the top: it costs every command 5 ms of start-up
+
     source = obj(block.get("source"))
     mime = source.get("media_type") or ("image/png" if block.get("type") == "image" else "application/pdf")
     ident = "prt_" + hashlib.sha256(url.encode()).hexdigest()[:26]

@@ -39,7 +39,6 @@ SAMPLE_WINDOWS = 4
 SAMPLE_WIDTH = 512
 
 
-
 def _table(mapping: dict[bytes, bytes], default: bytes) -> bytes:
     table = bytearray(default * 256)
     for chars, cls in mapping.items():

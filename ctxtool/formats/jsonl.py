@@ -53,7 +53,8 @@ def iter_entries(
 
     ``exact_ints=False`` skips the search for integers past 64 bits (see :func:`loads_json`),
     which costs about half a parse: for reads whose entries are never written back (estimate,
-    validate, the first pass of a two-pass command)."""
+    validate, the first pass of a two-pass command), or whose few changed entries go through
+    :func:`exact_entry` first."""
     loads = loads_json if exact_ints else orjson.loads
     pending = b""  # blank lines (and a BOM) not yet attached to an entry
     held: Entry | None = None  # last entry, held back so trailing blank lines can join it
@@ -103,17 +104,35 @@ def loads_json(body: bytes) -> Any:
     """``orjson.loads``, but exact for integers orjson cannot hold (it makes them floats): a line
     with a run of 19+ digits is parsed again with the stdlib (only after orjson accepted it, so
     NaN and Infinity stay refused). Raises ``orjson.JSONDecodeError`` like orjson."""
-    data = orjson.loads(body)
-    if _LONG_DIGIT_RUN in body.translate(_DIGITS_TO_ZERO):
-        try:
-            data = json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
-        except RecursionError:  # deeper than the stdlib parser goes: keep orjson's reading
-            pass
-    return data
+    return _exactly(body, orjson.loads(body))
+
+
+def _exactly(body: bytes, parsed: Any) -> Any:
+    """``body`` parsed by the stdlib when it holds a run of 19+ digits, else ``parsed``."""
+    if _LONG_DIGIT_RUN not in body.translate(_DIGITS_TO_ZERO):
+        return parsed
+    try:
+        return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # deeper than the stdlib goes: keep what we have
+        return parsed
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def exact_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` parsed again exactly when it was read with ``exact_ints=False`` and its line
+    holds a run of 19+ digits (else ``entry`` itself): what a transform that reads that way
+    calls on the few entries it changes, so the integers it writes back are the ones it read."""
+    if not isinstance(entry, Entry) or not entry.raw or entry.invalid:
+        return entry
+    data = _exactly(entry.raw.removeprefix(BOM), None)
+    if not isinstance(data, dict):
+        return entry
+    exact = Entry(data, raw=entry.raw, source=entry.source, lineno=entry.lineno)
+    exact.glued = entry.glued
+    return exact
 
 
 def _invalid(raw: bytes, source: str, lineno: int, problem: str, on_invalid: OnInvalid,

@@ -39,7 +39,7 @@ BOM = b"\xef\xbb\xbf"
 START = datetime(2026, 1, 1, 9, 0, 0, tzinfo=timezone.utc)
 FILES = ("/w/app/main.py", "/w/app/util.py", "/w/app/README.md", "/w/app/data/中文.txt")
 
-# --- plain builders (no hypothesis) ----------------------------------------------------------------
+# --- plain builders (no hypothesis) ---------------------------------------------------------------
 
 
 def compact(value: dict[str, Any]) -> bytes:
@@ -65,7 +65,8 @@ def cc_entry(kind: str, uuid: str | None, parent: str | None, message: dict[str,
     return entry
 
 
-def tool_use_message(msg_id: str, tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+def tool_use_message(msg_id: str, tool_id: str, name: str,
+                     tool_input: dict[str, Any]) -> dict[str, Any]:
     return {"id": msg_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
             "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
             "stop_reason": "tool_use",
@@ -83,7 +84,7 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-# --- line spellings ---------------------------------------------------------------------------------
+# --- line spellings -------------------------------------------------------------------------------
 
 STYLES: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "compact": lambda v: dumps_json(v),  # orjson, or the stdlib for integers past 64 bits
@@ -121,7 +122,7 @@ def spelled(draw: st.DrawFn, fmt: str, entries: list[dict[str, Any]]) -> Transcr
     return Transcript(fmt, entries, data)
 
 
-# --- content ----------------------------------------------------------------------------------------
+# --- content --------------------------------------------------------------------------------------
 
 # Text as tools print it: code, CJK, escapes JSON must handle (quotes, backslashes, control
 # characters, U+2028), and long enough runs for persist / snip / microcompact to act on.
@@ -178,7 +179,7 @@ def _tool_input(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return {"query": draw(short_text)}
 
 
-# --- Claude Code ------------------------------------------------------------------------------------
+# --- Claude Code ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -249,8 +250,8 @@ def _assistant_turn(draw: st.DrawFn, chain: _Chain) -> None:
         extra: dict[str, Any] = {}
         if isinstance(content, str) and draw(st.booleans()):
             extra["toolUseResult"] = {"stdout": content, "stderr": "", "interrupted": False}
-        chain.add("user", tool_result_message(tool_id, content, is_error=draw(st.integers(0, 9)) == 0),
-                  **extra)
+        failed = draw(st.integers(0, 9)) == 0
+        chain.add("user", tool_result_message(tool_id, content, is_error=failed), **extra)
 
 
 @st.composite
@@ -300,7 +301,7 @@ def _sidechain(draw: st.DrawFn, chain: _Chain) -> None:
               parent=first, sidechain=True, agentId="a1b2c3")
 
 
-# --- message lists ----------------------------------------------------------------------------------
+# --- message lists --------------------------------------------------------------------------------
 
 
 @st.composite

@@ -259,7 +259,7 @@ def test_pipe_into_head_ends_quietly(name: str, medium: Path, tmp_path: Path) ->
     assert code in (0, 128 + signal.SIGPIPE, 3 if name.startswith("validate") else 0)
 
 
-# --- Ctrl-C while writing ---------------------------------------------------------------------------
+# --- Ctrl-C while writing -------------------------------------------------------------------------
 
 INTERRUPTED = {
     "persist": ["persist", "--store", "{store}"],
@@ -275,7 +275,8 @@ INTERRUPTED = {
 IN_PLACE = ("persist", "restore", "snip", "microcompact", "summarize")
 
 
-def interrupt_when_writing(args: list[str], temp_glob: str, folder: Path) -> subprocess.CompletedProcess[bytes]:
+def interrupt_when_writing(args: list[str], temp_glob: str,
+                           folder: Path) -> subprocess.CompletedProcess[bytes]:
     """Start the command, send SIGINT once its temp output file exists, and wait for it."""
     proc = subprocess.Popen([*ctxtool_executable(), *args], cwd=folder, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
@@ -321,7 +322,7 @@ def test_ctrl_c_during_in_place(name: str, large: Path, tmp_path: Path) -> None:
     assert not leftovers(tmp_path)
 
 
-# --- stdout or stderr closed ------------------------------------------------------------------------
+# --- stdout or stderr closed ----------------------------------------------------------------------
 
 CLOSED = {
     "estimate": ["estimate", "{small}"],

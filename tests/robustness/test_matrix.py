@@ -114,7 +114,7 @@ PASSTHROUGH = ("persist", "restore", "snip", "microcompact", "filter-compacted")
 @dataclass(frozen=True)
 class Expect:
     code: int = 0
-    level: str | None = None  # "error": the one error line; "warning": a warning line; None: neither
+    level: str | None = None  # "error": the one error line, "warning": a warning line, or None
     at: str = ""  # the location the message starts with: "{file}:2", "{file}", or "" (none)
     text: str = ""  # a fragment of that message
     # "same" (the input, byte for byte), "empty", "jsonl", or "prefix": the input byte for byte
@@ -157,7 +157,8 @@ def bad(at: str, text: str, **per_command: Expect) -> dict[str, Expect]:
 EXPECT: dict[str, dict[str, Expect]] = {
     "invalid_json": bad("{file}:2", "invalid JSON"),
     "truncated_last_line": table(
-        warning("{file}:3", "truncated last line"), estimate=warning("{file}:3", "truncated", "jsonl"),
+        warning("{file}:3", "truncated last line"),
+        estimate=warning("{file}:3", "truncated", "jsonl"),
         summarize=warning("{file}:3", "truncated", "prefix"),
         convert=warning("{file}:3", "truncated", "jsonl"), validate=Expect(reported=3),
         cleanup=OK),
@@ -339,7 +340,7 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
             check(cell, error("{file}:2", "invalid JSON"), "persist", 3, stdout, stderr)
 
 
-# --- the 100 MB line, through the real entry point -------------------------------------------------
+# --- the 100 MB line, through the real entry point ------------------------------------------------
 
 
 HUGE_CHUNK = 'line of tool output 中文 "quoted" \\ \t end\n'
@@ -385,7 +386,7 @@ def test_line_of_100_mb(command: str, huge_transcript: Path, tmp_path: Path) -> 
         assert saved and saved[0].stat().st_size == len(HUGE_CHUNK.encode()) * HUGE_REPEAT
 
 
-# --- integers past 64 bits: exact wherever an entry is changed -------------------------------------
+# --- integers past 64 bits: exact wherever an entry is changed ------------------------------------
 
 
 def test_orjson_alone_would_lose_big_integers() -> None:
@@ -399,8 +400,10 @@ def test_orjson_alone_would_lose_big_integers() -> None:
 
 
 def big_transcript() -> bytes:
-    """Every entry carries BIG (top level, and in the tool inputs): a compaction, then the same
-    file read twice with large results, so every transform changes entries around them."""
+    """Every entry carries BIG (top level, and in the tool inputs): a compaction that keeps the
+    read before it (filter-compacted splices that segment back in, re-pointing and zeroing
+    entries), then the same file read twice with large results, so every transform changes
+    entries holding BIG."""
     def read(uuid: str, parent: str, tool_id: str, second: int) -> dict[str, object]:
         use = tool_use_message(f"msg_{uuid}", tool_id, "Read",
                                {"file_path": "/w/app/x.py", "trace": BIG})
@@ -415,7 +418,8 @@ def big_transcript() -> bytes:
         read("a0", "u1", "toolu_0", 1), result("u2", "a0", "toolu_0", 2),
         cc_entry("system", "b1", None, second=3, subtype="compact_boundary",
                  content="Conversation compacted", logicalParentUuid="u2", traceId=BIG,
-                 compactMetadata={"trigger": "manual", "preTokens": 1000}),
+                 compactMetadata={"trigger": "manual", "preTokens": 1000, "preservedSegment": {
+                     "headUuid": "a0", "anchorUuid": "s1", "tailUuid": "u2"}}),
         cc_entry("user", "s1", "b1", {"role": "user", "content": "Summary: earlier work"},
                  second=4, isCompactSummary=True, traceId=BIG),
         cc_entry("user", "u3", "s1", {"role": "user", "content": "read it again"}, second=5,

@@ -49,7 +49,8 @@ def write(entries: Iterable[dict[str, Any]]) -> bytes:
 # Small limits so the transforms act on most generated transcripts.
 TRANSFORMS: dict[str, Transform] = {
     "persist": lambda entries, fmt, store: persist(
-        entries, fmt=fmt, store=store, options=PersistOptions(max_chars=300, max_message_chars=900)),
+        entries, fmt=fmt, store=store,
+        options=PersistOptions(max_chars=300, max_message_chars=900)),
     "snip": lambda entries, fmt, store: snip(
         entries, fmt=fmt, store=store, options=SnipOptions(keep=1, min_tokens=0)),
     "microcompact": lambda entries, fmt, store: microcompact(
@@ -69,7 +70,7 @@ def run(name: str, data: bytes, fmt: str, store: ToolResultStore) -> bytes:
     return write(TRANSFORMS[name](read(data), fmt, store))
 
 
-# --- the invariants --------------------------------------------------------------------------------
+# --- the invariants -------------------------------------------------------------------------------
 
 def parsed_lines(data: bytes) -> Iterator[dict[str, Any]]:
     """Each line of ``data`` as a JSON object (a BOM on line 1 and blank lines allowed)."""
@@ -81,7 +82,8 @@ def parsed_lines(data: bytes) -> Iterator[dict[str, Any]]:
             yield value
 
 
-def assert_tool_pairs(entries: list[dict[str, Any]], fmt: str, *, before: list[dict[str, Any]]) -> None:
+def assert_tool_pairs(entries: list[dict[str, Any]], fmt: str, *,
+                      before: list[dict[str, Any]]) -> None:
     """Every tool_use in ``entries`` has a tool_result there and the other way round, except
     where the input itself had no partner."""
     uses = {u.id for i, e in enumerate(entries) for u in iter_tool_uses(e, fmt, i)}
@@ -110,7 +112,7 @@ def check_output(name: str, transcript: Transcript, out: bytes) -> None:
         assert_chain(entries)
 
 
-# --- the properties ----------------------------------------------------------------------------------
+# --- the properties -------------------------------------------------------------------------------
 
 @settings(max_examples=10, deadline=None)
 @given(transcript=transcripts())

@@ -149,7 +149,7 @@ def test_hostile_values_stay_in_the_store(name: str, where: str, tmp_path: Path,
                 assert back.exit_code == 0 and back.stdout_bytes == data, (label, back.stderr)
 
 
-# --- symlinks in the cleanup tree ------------------------------------------------------------------
+# --- symlinks in the cleanup tree -----------------------------------------------------------------
 
 OLD = "5f0c4c4e-0000-4000-8000-0000000000aa"  # an old session with symlinks out of it
 PLAIN = "5f0c4c4e-0000-4000-8000-0000000000cc"  # an old session without any
@@ -216,10 +216,11 @@ def test_cleanup_never_follows_symlinks_out(archive: bool, tmp_path: Path) -> No
     for path in archives.rglob("*.tar.gz") if archive else []:
         with tarfile.open(path) as tar:
             for member in tar.getmembers():
-                assert not member.isfile() or b"outside" not in tar.extractfile(member).read()  # type: ignore[union-attr]
+                data = tar.extractfile(member) if member.isfile() else None
+                assert data is None or b"outside" not in data.read()
 
 
-# --- private files ---------------------------------------------------------------------------------
+# --- private files --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("umask", [0o000, 0o022])
 @pytest.mark.parametrize("name", list(SAVING))
@@ -246,7 +247,7 @@ def test_store_files_are_private(name: str, umask: int, tmp_path: Path) -> None:
         assert mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
 
 
-# --- restore reads only stored tool results ---------------------------------------------------------
+# --- restore reads only stored tool results -------------------------------------------------------
 
 SECRET = b"the-secret-content 0123"
 
@@ -280,7 +281,8 @@ def placeholders(path: str) -> list[str]:
     """The three placeholder shapes restore understands, each naming ``path``."""
     return [f"<persisted-output>\nOutput too large (1.2MB). Full output saved to: {path}\n\n"
             f"Preview (first 2KB):\nabc\n...\n</persisted-output>",
-            f"<persisted-output>Tool result saved to: {path}\n\nUse Read to view</persisted-output>",
+            f"<persisted-output>Tool result saved to: {path}\n\n"
+            "Use Read to view</persisted-output>",
             f"[Content snipped - re-read if needed]\nTool result saved to: {path}"]
 
 
