@@ -1,22 +1,66 @@
 """ctxtool: keep LLM agent transcripts inside their context window.
 
-The public Python API. Importing ``ctxtool`` loads no click, tqdm, jsonschema or anthropic.
+The public Python API. Every command is a function over an iterable of entries (dicts parsed
+from JSONL lines, unknown keys kept), so the library composes the way the commands do::
 
-    >>> import ctxtool
-    >>> ctxtool.estimate_text_tokens("hello world") > 0
-    True
+    import ctxtool
+
+    with open("session.jsonl", "rb") as f:
+        fmt, entries = ctxtool.detect_format(ctxtool.iter_entries(f, "session.jsonl"))
+        report = ctxtool.estimate(entries, fmt=fmt)
+    print(report.context_tokens, "tokens in context now")
+
+Importing ``ctxtool`` loads none of click, tqdm, jsonschema or anthropic; the functions below are
+imported on first use, each from the module that holds it.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from ctxtool.core.tokens import estimate_text_tokens
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, LLMError, StoreError
+from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries, write_entries
 from ctxtool.types import Entry
 
 __version__ = "0.1.0"
 
+# name -> module; resolved lazily so `import ctxtool` stays cheap
+_LAZY = {
+    "estimate": "ctxtool.core.estimate",
+    "ContextMeter": "ctxtool.core.meter",
+    "thresholds": "ctxtool.core.tokens",
+    "persist": "ctxtool.core.persist",
+    "restore": "ctxtool.core.restore",
+    "snip": "ctxtool.core.snip",
+    "microcompact": "ctxtool.core.microcompact",
+    "summarize": "ctxtool.core.summarize",
+    "plan_cut": "ctxtool.core.filter_compacted",
+    "filter_compacted": "ctxtool.core.filter_compacted",
+    "validate": "ctxtool.core.validate",
+    "to_anthropic": "ctxtool.core.convert",
+    "to_openai": "ctxtool.core.convert",
+    "ToolResultStore": "ctxtool.storage.store",
+    "OfflineSummarizer": "ctxtool.llm.offline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxtool' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
 __all__ = [
-    "CtxtoolError", "Entry", "ExitCode", "InputError", "LLMError", "StoreError",
-    "__version__", "estimate_text_tokens", "iter_entries", "write_entries",
+    "CtxtoolError", "Entry", "ExitCode", "InputError", "LLMError", "StoreError", "__version__",
+    "detect_format", "estimate_text_tokens", "iter_entries", "write_entries", *_LAZY,
 ]
