@@ -13,12 +13,13 @@ import click
 from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, io_options, report_options, store_options
 from ctxtool.cli.spool import spooled_inputs, staged_output
-from ctxtool.cli.streams import IOOptions, check_stdin, iter_input_entries, open_output
+from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
+                                 open_output)
 from ctxtool.core.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
                                   OPENCODE_MAX_BYTES, STYLES, PersistOptions, PersistReport,
                                   auto_max_chars, measure_context, persist)
 from ctxtool.core.tokens import thresholds
-from ctxtool.errors import ExitCode, StoreError, UsageError
+from ctxtool.errors import ExitCode, StoreError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.storage.store import store_for_entries
@@ -31,9 +32,8 @@ def units(io: IOOptions) -> list[tuple[IOOptions, str | None]]:
     """(inputs, output) pairs: all inputs to stdout/-o as one stream, or each file in place."""
     if not io.in_place:
         return [(io, io.output)]
-    if not io.inputs or "-" in io.inputs or io.output:
-        raise UsageError("--in-place needs file arguments and no -o/--output")
-    return [(dataclasses.replace(io, inputs=(path,), in_place=False), path) for path in io.inputs]
+    return [(dataclasses.replace(io, inputs=(path,), in_place=False), path)
+            for path in in_place_paths(io)]
 
 
 def output_for(target: str | None, *, hold: bool) -> contextlib.AbstractContextManager[BinaryIO]:

@@ -28,10 +28,11 @@ from typing import Any, BinaryIO
 from ctxtool.cli import messages
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
+                                 in_place_paths,
                                  open_input, open_output)
-from ctxtool.errors import StoreError, UsageError
+from ctxtool.errors import StoreError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import BOM, iter_entries, write_entries
+from ctxtool.formats.jsonl import BOM, is_blank, iter_entries, write_entries
 from ctxtool.types import Entry
 
 COPY_CHUNK = 1 << 20
@@ -245,9 +246,6 @@ def _blocks(stream: BinaryIO, source: str, length: int) -> Iterator[Entry]:
         yield entry
 
 
-_BLANK_START = (b"", b"\n", b"\r", b" ", b"\t", b"\x0b", b"\x0c")
-
-
 def iter_lazy_entries(lines: Iterable[bytes], source: str,
                       parse: Collection[tuple[str, int]]) -> Iterator[Entry]:
     """Entries of a stream parsing only the lines numbered in ``parse`` (as ``(source,
@@ -261,7 +259,7 @@ def iter_lazy_entries(lines: Iterable[bytes], source: str,
     for line in lines:
         lineno += 1
         body = line[len(BOM):] if lineno == 1 and line.startswith(BOM) else line
-        if body[:1] in _BLANK_START and not body.strip():  # strip() only lines that may be blank
+        if is_blank(body):
             if held is None:
                 pending += line
             else:
@@ -328,9 +326,7 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
             with staged_output(io.output) as out:
                 write_entries(transform(fmt, source), out)
         return
-    if not io.inputs or "-" in io.inputs or io.output:
-        raise UsageError("--in-place needs file arguments and no -o/--output")
-    for path in io.inputs:
+    for path in in_place_paths(io):
         with spooled_input(path, io) as source:
             source.exact_ints = False
             fmt = source_format(source, io.format)

@@ -129,6 +129,13 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
 Transform = Callable[[str, Iterator[Entry]], Iterable[dict[str, Any]]]
 
 
+def in_place_paths(io: IOOptions) -> tuple[str, ...]:
+    """The files --in-place rewrites; it needs file arguments (not stdin) and no -o."""
+    if not io.inputs or "-" in io.inputs or io.output:
+        raise UsageError("--in-place needs file arguments and no -o/--output")
+    return io.inputs
+
+
 def run_transform(io: IOOptions, transform: Transform) -> None:
     """Read, transform, write: to stdout / -o FILE, or back into each input with --in-place."""
     if not io.in_place:
@@ -136,9 +143,7 @@ def run_transform(io: IOOptions, transform: Transform) -> None:
         with open_output(io.output) as out:
             write_entries(transform(fmt, entries), out)
         return
-    if not io.inputs or "-" in io.inputs or io.output:
-        raise UsageError("--in-place needs file arguments and no -o/--output")
-    for path in io.inputs:
+    for path in in_place_paths(io):
         fmt, entries = detect_format(iter_file_entries(path, io), io.format)
         with open_output(path) as out:
             write_entries(transform(fmt, entries), out)

@@ -26,13 +26,13 @@ from ctxtool.core.clearing import ToolStats
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.opencode import mark_compacted, prune_marks
 from ctxtool.core.opencode_context import context_entries
-from ctxtool.core.opencode_view import CLEARED, is_message, obj, output_text, parts_of
+from ctxtool.core.opencode_view import CLEARED, is_message, output_text, parts_of
 from ctxtool.core.twopass import Limits, result_tokens, scan_tools
 from ctxtool.errors import UsageError
 from ctxtool.types import OPENCODE
 
 if TYPE_CHECKING:  # microcompact imports this module
-    from ctxtool.core.microcompact import MicrocompactOptions, MicrocompactReport, Selection
+    from ctxtool.core.microcompact import MicrocompactOptions, MicrocompactReport
 
 
 def microcompact_opencode(entries: list[dict[str, Any]], *, now: datetime,
