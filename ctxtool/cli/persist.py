@@ -6,15 +6,18 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any, BinaryIO
 
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.options import ReportOptions, io_options, report_options, store_options
+from ctxtool.cli.options import (ReportOptions, io_options, now_option, report_options,
+                                 store_options)
 from ctxtool.cli.spool import spooled_inputs, staged_output
 from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
                                  open_output)
+from ctxtool.core.clock import parse_now
 from ctxtool.core.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
                                   OPENCODE_MAX_BYTES, STYLES, PersistOptions, PersistReport,
                                   auto_max_chars, measure_context, persist)
@@ -93,11 +96,12 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
 @click.option("--strict", is_flag=True,
               help="A result that cannot be saved is an error (exit 4) and nothing is written; "
                    "by default it stays in place with a warning, and the exit code is 4.")
+@now_option
 @store_options
 @report_options
 def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines: int | None,
                 style: str | None, max_bytes: int, budget: str, truncate: bool, strict: bool,
-                store_dir: str | None, report: ReportOptions) -> None:
+                now: str | None, store_dir: str | None, report: ReportOptions) -> None:
     """Move oversized tool results to files, leaving a <persisted-output> preview.
 
     Each tool result over --max-chars is saved to DIR/<session>/tool-results/<tool_use_id>.txt
@@ -107,6 +111,8 @@ def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines
     restore` puts them back. Running persist twice changes nothing the second time. OpenCode
     sessions get OpenCode's own truncation by default (--style opencode): each tool part's
     output over 2000 lines or 50 KB keeps its first lines and a hint naming the saved file.
+    When results before the last recorded API call changed, a microcompact_boundary entry
+    (stamped --now) records the tokens saved, so `ctxtool estimate` sees the saving.
 
     \b
         ctxtool persist session.jsonl > smaller.jsonl
@@ -120,9 +126,10 @@ def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines
                           max_bytes=max_bytes)
     totals = PersistReport()
     stores: set[str] = set()
+    moment = parse_now(now)
     for unit, target in units(io):
         run, root = _persist_unit(unit, target, base, auto=budget == "auto", strict=strict,
-                                  store_dir=store_dir)
+                                  store_dir=store_dir, now=moment)
         _add(totals, run)
         stores.update([root] if root else [])
     finish(report, {**totals.as_dict(), "stores": sorted(stores)}, problems=totals.failed,
@@ -130,7 +137,8 @@ def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines
 
 
 def _persist_unit(io: IOOptions, target: str | None, base: PersistOptions, *, auto: bool,
-                  strict: bool, store_dir: str | None) -> tuple[PersistReport, str | None]:
+                  strict: bool, store_dir: str | None,
+                  now: datetime) -> tuple[PersistReport, str | None]:
     """Persist one output's worth of input; returns its report and the store root used."""
     run = PersistReport()
     with input_entries(io, twice=auto) as entries_of:
@@ -145,7 +153,7 @@ def _persist_unit(io: IOOptions, target: str | None, base: PersistOptions, *, au
             store.durable = target not in (None, "-")
         with output_for(target, hold=strict) as out:
             write_entries(persist(entries, fmt=fmt, store=store, options=options, report=run,
-                                  warn=messages.warn), out)
+                                  warn=messages.warn, now=now), out)
             if strict and run.failed:
                 raise StoreError(f"{run.failed} tool result(s) could not be saved; no output "
                                  "written", hint="fix the store or drop --strict")

@@ -8,9 +8,10 @@ from typing import Any
 import click
 
 from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
-from ctxtool.cli.options import ReportOptions, io_options, report_options
+from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options
 from ctxtool.cli.spool import FileSource
 from ctxtool.cli.streams import IOOptions
+from ctxtool.core.clock import parse_now
 from ctxtool.core.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WRITE_TOOLS, SnipOptions,
                                SnipReport, snip)
 
@@ -34,11 +35,13 @@ from ctxtool.core.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WRITE_TOOLS
 @click.option("--min-usage", type=click.FloatRange(0, 100), metavar="PCT",
               help="Snip only when the context fills more than PCT% of the window (seed 001 "
                    "uses 60). Default: always.")
+@now_option
 @clearing_options
 @report_options
 def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | None,
              read_tools: str | None, write_tools: str | None, identical: bool, min_tokens: int,
-             min_usage: float | None, clear: ClearingSettings, report: ReportOptions) -> None:
+             min_usage: float | None, now: str | None, clear: ClearingSettings,
+             report: ReportOptions) -> None:
     """Clear tool results that newer ones superseded.
 
     A file read again later (same or covering range), or edited or written after it was read;
@@ -47,7 +50,8 @@ def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | N
     needed]" and the saved path (`ctxtool restore` brings it back). The newest --keep results
     are never snipped, untouched lines stay byte-identical, and a second run changes nothing.
     OpenCode sessions work the same way (its lower-case tool names match; a part's output is
-    replaced).
+    replaced). A Claude Code transcript gets a microcompact_boundary entry recording the tokens
+    saved (stamped --now), so `ctxtool estimate` sees the saving; restore removes it.
 
     \b
         ctxtool snip session.jsonl > smaller.jsonl
@@ -60,9 +64,10 @@ def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | N
         read_tools=csv_set(read_tools) or READ_TOOLS,
         write_tools=csv_set(write_tools) or WRITE_TOOLS,
         identical=identical, min_tokens=min_tokens, min_usage=min_usage)
+    moment = parse_now(now)
 
     def transform(fmt: str, source: FileSource, run: SnipReport) -> Iterator[dict[str, Any]]:
         return snip(source, fmt=fmt, store=clear.store(fmt, source), options=options,
-                    limits=clear.limits, report=run)
+                    limits=clear.limits, report=run, now=moment)
 
     run_clearing(io, clear, report, transform, SnipReport)

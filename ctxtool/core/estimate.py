@@ -281,6 +281,9 @@ class Estimator:
             self.segment = _Segment(self.top)
         role = role_of(entry, self.fmt)
         scored = scored_blocks(entry, self.fmt, role)
+        if not scored:  # no message content (progress, snapshots, boundaries...)
+            self.meter.add(entry, tokens=0)
+            return {}
         parts = breakdown_of(scored)
         tokens = sum(parts.values())
         self.meter.add(entry, tokens=tokens)

@@ -175,13 +175,14 @@ class ContextMeter:
         self.last_usage = None
         if getattr(entry, "invalid", False) or not self.in_context(entry):
             return 0
-        if is_compact_boundary(entry):
-            self.reset()
-            return 0
-        if is_microcompact_boundary(entry):
-            if self.anchor is not None:
-                self.saved += tokens_saved(entry)
-            return 0
+        if entry.get("type") == "system":  # the boundaries are system entries
+            if is_compact_boundary(entry):
+                self.reset()
+                return 0
+            if is_microcompact_boundary(entry):
+                if self.anchor is not None:
+                    self.saved += tokens_saved(entry)
+                return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
         if self._opencode is not None and "info" in entry:

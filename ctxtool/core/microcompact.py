@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, microcompact_placeholder
-from ctxtool.core.mcboundary import NO_FINAL_NEWLINE, boundary_uuid
+from ctxtool.core.mcboundary import clearing_boundary
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.microcompact_opencode import microcompact_opencode
 from ctxtool.core.twopass import (Limits, ToolRecord, ToolScan, default_limits, reiterable,
@@ -50,7 +50,6 @@ TARGET_TOKENS = 40_000  # uW2 / OpenCode PRUNE_PROTECT
 CLEAR_AT_LEAST = 20_000  # BW2 / OpenCode PRUNE_MINIMUM
 PROTECTED_TOOLS = frozenset({"skill"})  # OpenCode PRUNE_PROTECTED_TOOLS
 IDLE = timedelta(minutes=60)
-BOUNDARY_CONTENT = "Context microcompacted"
 
 
 @dataclass(frozen=True)
@@ -268,31 +267,13 @@ def _select_opencode(scan: ToolScan, options: MicrocompactOptions) -> Selection:
 
 def boundary_entry(scan: ToolScan, report: MicrocompactReport, *, now: datetime,
                    after: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``system``/``microcompact_boundary`` entry Claude Code appends after clearing, with
-    a uuid ``restore`` recognizes (:mod:`ctxtool.core.mcboundary`). ``after`` is the entry it
-    follows: when that was a last line without a final newline, the boundary says so."""
-    ids = list(dict.fromkeys(report.clear.cleared_ids))
-    parent = scan.last_uuid
-    entry: dict[str, Any] = {"parentUuid": parent, **scan.envelope}
-    entry.update({
-        "type": "system", "subtype": "microcompact_boundary", "content": BOUNDARY_CONTENT,
-        "isMeta": False, "timestamp": iso_timestamp(now), "uuid": boundary_uuid(parent, ids),
-        "level": "info",
-        "microcompactMetadata": {
-            "trigger": report.trigger, "preTokens": report.selection.tokens_before,
-            "tokensSaved": report.selection.tokens_saved,
-            "compactedToolIds": ids, "clearedAttachmentUUIDs": []},
-    })
-    raw = getattr(after, "raw", None)
-    if raw is not None and not raw.endswith(b"\n"):
-        entry[NO_FINAL_NEWLINE] = True
-    return entry
-
-
-def iso_timestamp(moment: datetime) -> str:
-    """``2026-01-21T01:17:39.305Z``, as Claude Code writes timestamps."""
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    """The ``system``/``microcompact_boundary`` entry Claude Code appends after clearing
+    (:func:`ctxtool.core.mcboundary.clearing_boundary`); ``after`` is the entry it follows."""
+    return clearing_boundary(
+        parent=scan.last_uuid, envelope=scan.envelope,
+        ids=list(dict.fromkeys(report.clear.cleared_ids)), trigger=report.trigger,
+        pre_tokens=report.selection.tokens_before, tokens_saved=report.selection.tokens_saved,
+        now=now, after=after)
 
 
 __all__ = ["COMPACTABLE_TOOLS", "STRATEGIES", "MicrocompactOptions", "MicrocompactReport",

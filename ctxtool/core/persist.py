@@ -17,6 +17,11 @@ placeholders are left alone, so running persist twice changes nothing the second
 ``truncate`` nothing is saved: the result keeps its head and tail around a
 ``[... N chars truncated ...]`` marker (explicit, lossy).
 
+When results changed before the last API call that records usage in a Claude Code transcript,
+a ``microcompact_boundary`` entry is appended with the tokens saved there
+(:mod:`ctxtool.core.mcboundary`), so ``estimate`` subtracts them from that call's usage; it lists
+no tool ids (the results show their preview, not a cleared notice) and ``restore`` removes it.
+
 "Characters" are Unicode code points. Claude Code's ``toolUseResult`` copy of the output is not
 part of the model's context and is left untouched, as Claude Code itself does.
 
@@ -31,9 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ctxtool.core.blocks import has_image, tool_result_text
+from ctxtool.core.clock import parse_now
+from ctxtool.core.mcboundary import AnchorSavings, clearing_boundary
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.opencode_truncate import MAX_BYTES as OPENCODE_MAX_BYTES
 from ctxtool.core.opencode_truncate import over_limits, truncated_output
@@ -216,20 +224,30 @@ def choose(sizes: dict[int, tuple[int, int]], options: PersistOptions) -> list[i
 
 def persist(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | None,
             options: PersistOptions = PersistOptions(), report: PersistReport | None = None,
-            warn: Warn = _ignore) -> Iterator[dict[str, Any]]:
+            warn: Warn = _ignore, now: datetime | None = None) -> Iterator[dict[str, Any]]:
     """Replace oversized tool results by ``<persisted-output>`` blocks (see the module docstring).
 
     Streaming: one entry at a time, nothing buffered. A result that cannot be saved stays as it
     is, with a warning (``warn``) and a count in ``report.failed``; the caller decides what
     that means for the exit status. ``store`` may be None only with ``options.truncate``.
+    ``now`` stamps the boundary entry (None: the clock).
     """
     report = report if report is not None else PersistReport()
+    savings = AnchorSavings(fmt) if fmt == CLAUDE_CODE else None
     for entry in entries:
         report.entries += 1
         new = entry if getattr(entry, "invalid", False) else _persist_entry(
             entry, fmt, store, options, report, warn)
         report.entries_changed += new is not entry
+        if savings is not None:
+            savings.note(new, report.tokens_before - report.tokens_after)
         yield new
+    if savings is not None and savings.before_anchor > 0:
+        # no ids: listing them would show the results as cleared instead of their preview
+        yield clearing_boundary(
+            parent=savings.parent, envelope=savings.envelope, ids=[], trigger="manual",
+            pre_tokens=report.tokens_before, tokens_saved=savings.before_anchor,
+            now=now or parse_now(None), after=savings.last)
 
 
 def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,

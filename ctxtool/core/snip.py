@@ -18,6 +18,11 @@ On OpenCode sessions the tool names are matched in lower case too (OpenCode's ``
 snipped part's ``state.output`` becomes the placeholder (its input and attachments stay); the
 session is buffered, as OpenCode reads it.
 
+When it snipped results of a Claude Code transcript, a ``microcompact_boundary`` entry is
+appended listing them, with the tokens saved before the last API call that records usage
+(:mod:`ctxtool.core.mcboundary`): ``estimate`` subtracts them from that call's usage, and
+``restore`` removes the entry.
+
 Reads its input twice (see :mod:`ctxtool.core.twopass`); holds one small record per tool call.
 """
 
@@ -26,15 +31,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, snip_placeholder
-from ctxtool.core.meter import ContextMeter
+from ctxtool.core.clock import parse_now
+from ctxtool.core.mcboundary import AnchorSavings, clearing_boundary
+from ctxtool.core.meter import ContextMeter, usage_of
 from ctxtool.core.opencode_context import context_entries
-from ctxtool.core.twopass import (Limits, ToolRecord, ToolScan, default_limits, reiterable,
-                                  scan_tools, second_pass)
+from ctxtool.core.twopass import (LineKey, Limits, ToolRecord, ToolScan, default_limits,
+                                  line_key, reiterable, scan_tools, second_pass)
 from ctxtool.errors import UsageError
-from ctxtool.types import OPENCODE, ResultStore
+from ctxtool.types import CLAUDE_CODE, OPENCODE, ResultStore
 
 READ_TOOLS = frozenset({"Read", "read_file", "view"})
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "write_file", "edit_file",
@@ -89,10 +97,12 @@ class SnipReport:
 
 def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | None,
          options: SnipOptions = SnipOptions(), limits: Limits | None = None,
-         report: SnipReport | None = None) -> Iterator[dict[str, Any]]:
+         report: SnipReport | None = None,
+         now: datetime | None = None) -> Iterator[dict[str, Any]]:
     """Snip superseded tool results (see the module docstring). Reads ``entries`` twice: pass a
     list or a :class:`~ctxtool.core.twopass.LazySource`; a one-shot iterator is buffered.
-    ``store`` None drops the snipped content (--no-save)."""
+    ``store`` None drops the snipped content (--no-save). ``now`` stamps the boundary entry
+    (None: the clock)."""
     entries = reiterable(entries)
     report = report if report is not None else SnipReport()
     meter = ContextMeter(fmt) if options.min_usage is not None else None
@@ -100,12 +110,43 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
     if fmt == OPENCODE:  # buffered: only what OpenCode's last compaction left in view counts
         entries = list(entries)
         scanned, options = context_entries(entries), for_opencode(options)
+    anchor: list[LineKey] = []  # Claude Code: where the last API call with usage is
+    if fmt == CLAUDE_CODE:
+        scanned = _noting_last_call(scanned, fmt, anchor)
     scan = scan_tools(scanned, fmt=fmt, meter=meter, digests=options.identical)
     report.clear.entries = scan.entries
     chosen = select_snips(scan, options, limits=limits or default_limits, report=report)
     clearing = Clearing({r.id: r for r in chosen}, snip_placeholder, store, report=report.clear)
-    lines = {line for r in chosen for line in r.lines}
-    yield from iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing)
+    lines = {line for r in chosen for line in r.lines} | set(anchor)
+    cleared = iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing)
+    yield from _with_boundary(cleared, scan, report.clear, now) if fmt == CLAUDE_CODE else cleared
+
+
+def _with_boundary(cleared: Iterator[dict[str, Any]], scan: ToolScan, report: ClearReport,
+                   now: datetime | None) -> Iterator[dict[str, Any]]:
+    """``cleared``, then (when something was snipped) the boundary listing the snipped ids and
+    the tokens saved before the last API call with usage."""
+    savings = AnchorSavings(scan.fmt)
+    for entry in cleared:
+        savings.note(entry, report.tokens_before - report.tokens_after)
+        yield entry
+    if report.results_cleared:
+        yield clearing_boundary(
+            parent=scan.last_uuid, envelope=scan.envelope,
+            ids=list(dict.fromkeys(report.cleared_ids)), trigger="manual",
+            pre_tokens=sum(r.tokens for r in scan.in_context()),
+            tokens_saved=savings.before_anchor, now=now or parse_now(None), after=savings.last)
+
+
+def _noting_last_call(entries: Iterable[dict[str, Any]], fmt: str,
+                      anchor: list[LineKey]) -> Iterator[dict[str, Any]]:
+    """``entries``, noting in ``anchor`` the line of the last entry with usage, so that the
+    second pass parses that line (a lazy source leaves the others unparsed)."""
+    for entry in entries:
+        if not getattr(entry, "invalid", False) and usage_of(entry, fmt) is not None:
+            key = line_key(entry)
+            anchor[:] = [key] if key is not None else []
+        yield entry
 
 
 def for_opencode(options: SnipOptions) -> SnipOptions:

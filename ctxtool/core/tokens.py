@@ -96,8 +96,9 @@ def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
         cjk = cjk_count(others)
     classes = raw.translate(_CLASSES)
     upper = classes.count(b"u")
+    # runs: every run starts and (unless it reaches the end) ends with a change of class
     punct = int.from_bytes(raw.translate(_PUNCT_BITS), "big")
-    runs = (punct & ~(punct >> 8)).bit_count()
+    runs = ((punct ^ (punct >> 8)).bit_count() + (punct & 1)) // 2
     return (classes.count(b"l") + upper, upper, classes.count(b"d"), classes.count(b"n"), runs,
             non_ascii - cjk, cjk, n / len(text))
 
@@ -155,11 +156,15 @@ def estimate_json_tokens(value: Any) -> int:
     they hold, so an escaped newline costs what a newline costs, plus keys and punctuation."""
     if isinstance(value, str):
         return estimate_text_tokens(value) + 1
+    total = 1  # loops rather than sum() over generators: this runs for every tool input
     if isinstance(value, dict):
-        return 1 + sum(estimate_text_tokens(str(k)) + 2 + estimate_json_tokens(v)
-                       for k, v in value.items())
+        for key, item in value.items():
+            total += estimate_text_tokens(str(key)) + 2 + estimate_json_tokens(item)
+        return total
     if isinstance(value, list):
-        return 1 + sum(estimate_json_tokens(v) + 1 for v in value)
+        for item in value:
+            total += estimate_json_tokens(item) + 1
+        return total
     return 1 if value is None or isinstance(value, bool) else estimate_text_tokens(str(value))
 
 

@@ -41,6 +41,15 @@ def _ignore(_: str) -> None:
     pass
 
 
+_BLANK_START = (b"", b"\n", b"\r", b" ", b"\t", b"\x0b", b"\x0c")
+
+
+def is_blank(line: bytes) -> bool:
+    """Only whitespace? (``strip()`` copies the line, 500 KB for a large tool result: it runs only
+    on the lines whose first byte could make them blank)."""
+    return line[:1] in _BLANK_START and not line.strip()
+
+
 def iter_entries(
     stream: BinaryIO | Iterable[bytes],
     source: str = "<stdin>",
@@ -62,7 +71,7 @@ def iter_entries(
     for line in stream:
         lineno += 1
         body = line[3:] if lineno == 1 and line.startswith(BOM) else line
-        if not body.strip():
+        if is_blank(body):
             if held is not None:
                 held.raw = (held.raw or b"") + line
             else:

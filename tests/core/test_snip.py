@@ -164,7 +164,8 @@ def test_placeholders_saved_and_not_saved_and_restore() -> None:
     assert list(restore(out, fmt=CLAUDE_CODE, store=store)) == session.entries
     out, _ = run(session.entries, store=None)
     assert result_contents(out)[old] == "[Content snipped - re-read if needed]"
-    assert len(out) == len(session.entries)  # snip appends nothing
+    assert len(out) == len(session.entries) + 1  # the boundary recording the snip
+    assert out[-1]["subtype"] == "microcompact_boundary"
 
 
 def test_snipping_twice_changes_nothing() -> None:

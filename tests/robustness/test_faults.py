@@ -372,7 +372,8 @@ def test_closed_stderr_keeps_the_output_and_the_exit_code(small: Path, tmp_path:
     proc = run_closed(["persist", "--stats", "--store", str(tmp_path / "s"), str(truncated)], 2,
                       tmp_path)
     last_line = truncated.read_bytes().rsplit(b"\n", 1)[1]
-    assert proc.returncode == 0 and proc.stdout.endswith(b"\n" + last_line)
+    # the truncated line passes through; persist's microcompact_boundary may follow it
+    assert proc.returncode == 0 and proc.stdout.split(b"\n").count(last_line) == 1
     assert b"<persisted-output>" in proc.stdout
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"type":"user"}\n{oops\n')

@@ -1,0 +1,148 @@
+"""snip and persist append a microcompact_boundary when they shrank what the last API call saw.
+
+The meter anchors on that call's recorded usage; the boundary's ``tokensSaved`` is what it
+subtracts. Only savings BEFORE the anchor count (later entries are estimated as they are now).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from ctxtool.core.mcboundary import is_own_boundary
+from ctxtool.core.meter import ContextMeter
+from ctxtool.core.persist import PersistOptions, PersistReport, persist
+from ctxtool.core.restore import restore
+from ctxtool.core.snip import SnipReport, snip
+from ctxtool.types import CLAUDE_CODE
+from tests.clearing_helpers import MemoryStore, Session, text_with_tokens
+
+NOW = datetime(2026, 1, 2, tzinfo=timezone.utc)
+USAGE = {"input_tokens": 40_000, "output_tokens": 50}
+
+
+def context(entries: list[dict[str, Any]]) -> int:
+    meter = ContextMeter(CLAUDE_CODE)
+    for entry in entries:
+        meter.add(entry)
+    return meter.context_tokens
+
+
+def run_persist(entries: list[dict[str, Any]], store: Any = None,
+                **options: Any) -> tuple[list[dict[str, Any]], PersistReport]:
+    report = PersistReport()
+    out = list(persist(entries, fmt=CLAUDE_CODE, store=store if store is not None
+                       else MemoryStore(), options=PersistOptions(**options), report=report,
+                       now=NOW))
+    return out, report
+
+
+def big_session(*, usage_after: bool = True) -> Session:
+    session = Session().user("go")
+    session.sized_call("Bash", 8_000)
+    session.sized_call("Bash", 50)
+    if usage_after:
+        session.assistant("done", usage=USAGE)
+    return session
+
+
+def test_persist_before_the_anchor_appends_the_saving() -> None:
+    session = big_session()
+    store = MemoryStore()
+    out, report = run_persist(session.entries, store, max_chars=1000)
+    assert report.persisted == 1 and len(out) == len(session.entries) + 1
+    boundary = out[-1]
+    meta = boundary["microcompactMetadata"]
+    assert boundary["subtype"] == "microcompact_boundary" and is_own_boundary(boundary)
+    assert meta["compactedToolIds"] == []
+    assert meta["tokensSaved"] == report.tokens_before - report.tokens_after > 7_000
+    assert boundary["parentUuid"] == session.entries[-1]["uuid"]
+    assert boundary["timestamp"] == "2026-01-02T00:00:00.000Z"
+    assert boundary["sessionId"] == "sess-1"
+    assert context(out) == context(session.entries) - meta["tokensSaved"]
+    assert list(restore(out, fmt=CLAUDE_CODE, store=store)) == session.entries
+
+
+def test_persist_twice_and_without_usage_append_nothing() -> None:
+    out, _ = run_persist(big_session().entries, max_chars=1000)
+    again, report = run_persist(out, max_chars=1000)
+    assert again == out and report.persisted == 0
+    plain = big_session(usage_after=False).entries
+    out, report = run_persist(plain, max_chars=1000)
+    assert report.persisted == 1 and len(out) == len(plain)
+
+
+def test_persist_after_the_anchor_appends_nothing() -> None:
+    session = Session().user("go").assistant("thinking", usage=USAGE)
+    session.sized_call("Bash", 8_000)
+    out, report = run_persist(session.entries, max_chars=1000)
+    assert report.persisted == 1 and len(out) == len(session.entries)
+
+
+def test_only_savings_before_the_last_anchor_count() -> None:
+    session = Session().user("go")
+    session.sized_call("Bash", 8_000)
+    session.assistant("one", usage=USAGE)
+    session.sized_call("Bash", 6_000)  # after the anchor: estimated as it is now
+    out, report = run_persist(session.entries, max_chars=1000)
+    assert report.persisted == 2
+    saved = out[-1]["microcompactMetadata"]["tokensSaved"]
+    assert 7_000 < saved < 8_000
+
+
+def test_a_compaction_after_the_changes_leaves_no_saving() -> None:
+    session = Session().user("go")
+    session.sized_call("Bash", 8_000)
+    session.compact()
+    session.assistant("after", usage=USAGE)
+    out, report = run_persist(session.entries, max_chars=1000)
+    assert report.persisted == 1 and len(out) == len(session.entries)
+
+
+def test_persist_truncate_appends_the_boundary_too() -> None:
+    session = big_session()
+    out, report = run_persist(session.entries, None, max_chars=1000, truncate=True)
+    assert report.truncated == 1
+    assert out[-1]["microcompactMetadata"]["tokensSaved"] \
+        == report.tokens_before - report.tokens_after
+
+
+def run_snip(entries: list[dict[str, Any]], store: Any = None) -> tuple[list[dict[str, Any]],
+                                                                        SnipReport]:
+    report = SnipReport()
+    return list(snip(entries, fmt=CLAUDE_CODE, store=store, report=report, now=NOW)), report
+
+
+def read(session: Session, path: str, tokens: int) -> str:
+    return session.call("Read", {"file_path": path},
+                        text_with_tokens(tokens, f"{path} read {session.calls + 1}"))
+
+
+def test_snip_lists_its_ids_and_the_saving_before_the_anchor() -> None:
+    session = Session().user("go")
+    old = read(session, "/a.py", 3_000)
+    read(session, "/a.py", 3_000)
+    for _ in range(3):
+        session.sized_call("Bash", 200)
+    session.assistant("done", usage=USAGE)
+    store = MemoryStore()
+    out, report = run_snip(session.entries, store)
+    meta = out[-1]["microcompactMetadata"]
+    assert meta["compactedToolIds"] == [old] and is_own_boundary(out[-1])
+    assert meta["tokensSaved"] == report.clear.tokens_before - report.clear.tokens_after > 2_500
+    assert context(out) == context(session.entries) - meta["tokensSaved"]
+    assert list(restore(out, fmt=CLAUDE_CODE, store=store)) == session.entries
+    again, _ = run_snip(out, store)
+    assert again == out
+
+
+def test_snip_after_the_anchor_saves_nothing_there() -> None:
+    session = Session().user("go").assistant("start", usage=USAGE)
+    old = read(session, "/a.py", 3_000)
+    read(session, "/a.py", 3_000)
+    for _ in range(3):
+        session.sized_call("Bash", 200)
+    out, _ = run_snip(session.entries)
+    meta = out[-1]["microcompactMetadata"]
+    assert meta["compactedToolIds"] == [old] and meta["tokensSaved"] == 0
+    assert context(out) < context(session.entries)  # the estimate after the anchor shrank
