@@ -24,6 +24,8 @@ Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-li
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import os
 import shutil
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,7 +106,8 @@ COMMANDS: dict[str, Command] = {
 
 @dataclass(frozen=True)
 class Run:
-    seconds: float
+    seconds: float  # wall clock
+    cpu_seconds: float  # user + system: steadier than wall time on a busy machine
     peak_rss_mb: float
     returncode: int
 
@@ -112,41 +116,79 @@ class Run:
 class Row:
     name: str
     seconds: float
+    cpu_seconds: float
     peak_rss_mb: float
     returncode: int
     baseline: str | None = None
-    ratio: float | None = None
+    ratio: float | None = None  # of wall times, fastest run of each
+    cpu_ratio: float | None = None
     goal: float | None = None
     rss_goal_mb: float | None = None
+    large_seconds: float | None = None
+    large_ratio: float | None = None
     large_peak_rss_mb: float | None = None
     problems: list[str] = field(default_factory=list)
 
 
+@functools.cache
+def gnu_time() -> str | None:
+    """GNU time, which reports a command's own peak RSS. A child's ``ru_maxrss`` from wait4 is
+    at least what its parent held when it forked (Linux carries the high-water mark across
+    fork and exec), so without it small commands show this script's own size."""
+    path = shutil.which("time")
+    if path is None:
+        return None
+    probe = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    return path if "GNU" in probe.stdout + probe.stderr else None
+
+
 def run_child(argv: list[str], *, stdin_path: Path | None = None) -> Run:
-    """Run ``argv`` with stdout to /dev/null; wall time and the child's own peak RSS.
+    """Run ``argv`` with stdout to /dev/null; wall time, CPU time and peak RSS.
     With ``stdin_path`` the file is fed through a real pipe by ``cat``."""
-    feeder = None
-    with open(os.devnull, "wb") as out:
-        start = time.perf_counter()
-        if stdin_path is not None:
-            feeder = subprocess.Popen(["cat", str(stdin_path)], stdout=subprocess.PIPE)
-        child = subprocess.Popen(argv, stdin=feeder.stdout if feeder else subprocess.DEVNULL,
-                                 stdout=out, stderr=subprocess.PIPE)
-        if feeder is not None and feeder.stdout is not None:
-            feeder.stdout.close()  # the child holds the only reading end now
-        assert child.stderr is not None
-        errors = child.stderr.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        elapsed = time.perf_counter() - start
-        if feeder is not None:
-            feeder.wait()
-    returncode = os.waitstatus_to_exitcode(status)
-    if returncode not in (0,):
-        sys.stderr.write(f"{' '.join(argv)}: exit {returncode}\n")
-        sys.stderr.write(errors.decode(errors="replace")[-2000:])
-    # ru_maxrss is in KiB on Linux, bytes on macOS
-    rss = usage.ru_maxrss / (1 << 20 if sys.platform == "darwin" else 1 << 10)
-    return Run(elapsed, rss, returncode)
+    with peak_rss_probe(argv) as (probed, peak_rss):
+        feeder = None
+        with open(os.devnull, "wb") as out:
+            start = time.perf_counter()
+            if stdin_path is not None:
+                feeder = subprocess.Popen(["cat", str(stdin_path)], stdout=subprocess.PIPE)
+            child = subprocess.Popen(probed, stdout=out, stderr=subprocess.PIPE,
+                                     stdin=feeder.stdout if feeder else subprocess.DEVNULL)
+            if feeder is not None and feeder.stdout is not None:
+                feeder.stdout.close()  # the child holds the only reading end now
+            assert child.stderr is not None
+            errors = child.stderr.read()
+            _, status, usage = os.wait4(child.pid, 0)
+            elapsed = time.perf_counter() - start
+            if feeder is not None:
+                feeder.wait()
+        returncode = os.waitstatus_to_exitcode(status)
+        if returncode:
+            sys.stderr.write(f"{' '.join(argv)}: exit {returncode}\n")
+            sys.stderr.write(errors.decode(errors="replace")[-2000:])
+        # ru_maxrss is in KiB on Linux, bytes on macOS
+        rss = peak_rss() or usage.ru_maxrss / (1 << 20 if sys.platform == "darwin" else 1 << 10)
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, rss, returncode)
+
+
+@contextlib.contextmanager
+def peak_rss_probe(argv: list[str]) -> Iterator[tuple[list[str], Callable[[], float | None]]]:
+    """``argv`` run under GNU time when there is one, and a function giving its peak RSS in MB
+    afterwards (None without GNU time: then the wait4 figure has to do)."""
+    timer = gnu_time()
+    if timer is None:
+        yield argv, lambda: None
+        return
+    handle, report = tempfile.mkstemp(prefix="ctxtool-bench-rss-")
+    os.close(handle)
+
+    def peak() -> float | None:
+        with contextlib.suppress(ValueError, IndexError, OSError):
+            return int(Path(report).read_text().split()[-1]) / 1024  # %M is in KiB
+        return None
+    try:
+        yield [timer, "-f", "%M", "-o", report, *argv], peak
+    finally:
+        os.unlink(report)
 
 
 def ctxtool_argv() -> list[str]:
@@ -189,8 +231,9 @@ def run_all(plans: dict[str, tuple[list[str], Path | None]], work: Path,
         for name, (argv, stdin_path) in plans.items():
             shutil.rmtree(work / name / "store", ignore_errors=True)  # each run saves anew
             runs[name].append(run_child(argv, stdin_path=stdin_path))
-    return {name: Run(min(r.seconds for r in rs), max(r.peak_rss_mb for r in rs),
-                      max(r.returncode for r in rs)) for name, rs in runs.items()}
+    return {name: Run(min(r.seconds for r in rs), min(r.cpu_seconds for r in rs),
+                      max(r.peak_rss_mb for r in rs), max(r.returncode for r in rs))
+            for name, rs in runs.items()}
 
 
 def make_transcript(path: Path, size: str, seed: int) -> None:
@@ -205,13 +248,18 @@ def build_rows(runs: dict[str, Run], large: dict[str, Run] | None) -> list[Row]:
     rows = []
     for name, run in runs.items():
         command = COMMANDS.get(name)
-        row = Row(name, run.seconds, run.peak_rss_mb, run.returncode)
+        row = Row(name, run.seconds, run.cpu_seconds, run.peak_rss_mb, run.returncode)
         if command is not None:
+            base = runs[command.baseline]
             row.baseline, row.goal = command.baseline, command.goal
-            row.ratio = run.seconds / runs[command.baseline].seconds
+            row.ratio = run.seconds / base.seconds
+            row.cpu_ratio = run.cpu_seconds / base.cpu_seconds if base.cpu_seconds else None
             row.rss_goal_mb = RSS_GOAL_MB if command.rss_goal else None
         if large is not None and name in large:
+            row.large_seconds = large[name].seconds
             row.large_peak_rss_mb = large[name].peak_rss_mb
+            if command is not None:
+                row.large_ratio = large[name].seconds / large[command.baseline].seconds
             if large[name].returncode:
                 row.problems.append(f"exit {large[name].returncode} on the large file")
         if run.returncode:
@@ -246,20 +294,22 @@ def _fmt(value: float | None, spec: str, missing: str = "-") -> str:
 
 def render(rows: list[Row], info: dict[str, Any], start: dict[str, Any] | None) -> list[str]:
     large = info.get("large_mb")
-    lines = [f"input {info['size_mb']:,.0f} MB, {info['lines']:,} lines; best of "
-             f"{info['repeat']} interleaved runs" + (f"; peak RSS also on {large:,.0f} MB"
-                                                      if large else ""),
-             f"{'command':<22}{'seconds':>8}{'MB/s':>7}{'ratio':>7}  {'vs':<6}{'goal':>6}"
-             f"{'RSS MB':>8}{'RSS MB':>8}  verdict",
-             f"{'':<22}{'':>8}{'':>7}{'':>7}  {'':<6}{'':>6}{'(small)':>8}{'(large)':>8}"]
+    small, big = f"{info['size_mb']:,.0f} MB", f"{large:,.0f} MB" if large else "large"
+    lines = [f"input {small}, {info['lines']:,} lines: best of {info['repeat']} interleaved runs"
+             + (f"; {big}: one run each" if large else ""),
+             f"{'':<22}{'-- ' + small + ' ':-<38}  {'-- ' + big + ' ':-<22}",
+             f"{'command':<22}{'seconds':>8}{'MB/s':>6}{'ratio':>7}{'cpu':>6} {'vs':<6}{'goal':>5}"
+             f"  {'seconds':>8}{'ratio':>7}{'RSS MB':>7}  verdict"]
     for row in rows:
         vs = {PARSE: "parse", DUMP: "dump"}.get(row.baseline or "", "")
         verdict = "; ".join(row.problems) if row.problems else (
             "ok" if row.goal is not None or row.rss_goal_mb is not None else "")
-        lines.append(f"{row.name:<22}{row.seconds:>8.2f}{info['size_mb'] / row.seconds:>7.0f}"
-                     f"{_fmt(row.ratio, '.2f'):>7}  {vs:<6}"
-                     f"{_fmt(row.goal, '.1f', '') + ('x' if row.goal else ''):>6}"
-                     f"{row.peak_rss_mb:>8.0f}{_fmt(row.large_peak_rss_mb, '.0f'):>8}  {verdict}")
+        rss = row.large_peak_rss_mb if row.large_peak_rss_mb is not None else row.peak_rss_mb
+        lines.append(f"{row.name:<22}{row.seconds:>8.2f}{info['size_mb'] / row.seconds:>6.0f}"
+                     f"{_fmt(row.ratio, '.2f'):>7}{_fmt(row.cpu_ratio, '.2f'):>6} {vs:<6}"
+                     f"{_fmt(row.goal, '.1f', '') + ('x' if row.goal else ''):>5}"
+                     f"  {_fmt(row.large_seconds, '.1f'):>8}{_fmt(row.large_ratio, '.2f'):>7}"
+                     f"{rss:>7.0f}  {verdict}")
     if start:
         lines.append(f"start-up (median of {start['runs']}): import click, orjson "
                      f"{start['import_seconds'] * 1000:.0f} ms; ctxtool estimate on one line "

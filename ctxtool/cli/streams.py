@@ -22,11 +22,25 @@ STDIN_NAME = "<stdin>"
 # Transcript lines are long (tool results of 10-500 KB): with the default 8 KB buffer, reading a
 # line costs a third of parsing it; with 4 MB most lines come out of the buffer in one piece.
 READ_BUFFER = 4 << 20
+_stdin: tuple[object, BinaryIO] | None = None  # (the sys.stdin.buffer wrapped, its wrapper)
 
 
 def binary_stdin() -> BinaryIO:
-    """The binary stdin (click's CliRunner swaps sys.stdin for a wrapper that has .buffer too)."""
-    return sys.stdin.buffer
+    """The binary stdin (click's CliRunner swaps sys.stdin for a wrapper that has .buffer too).
+
+    A real stdin is read through one READ_BUFFER reader of its own on the same descriptor (made
+    once, never closing it; nothing reads ``sys.stdin.buffer`` before, so nothing is lost)."""
+    global _stdin
+    buffer = sys.stdin.buffer
+    if _stdin is not None and _stdin[0] is buffer:
+        return _stdin[1]
+    try:
+        fd = buffer.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stdin (tests): read it as it is
+        return buffer
+    reader = open(fd, "rb", buffering=READ_BUFFER, closefd=False)  # noqa: SIM115 - kept open
+    _stdin = (buffer, reader)
+    return reader
 
 
 def binary_stdout() -> BinaryIO:

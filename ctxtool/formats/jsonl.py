@@ -116,14 +116,36 @@ def loads_json(body: bytes) -> Any:
     return _exactly(body, orjson.loads(body))
 
 
+# orjson reads an integer it cannot hold as a float, so where it read no float there is nothing
+# to parse again. On long lines that is checked first: a walk over the values (a few per line)
+# costs less than the digit-run search over every byte (a tenth of persist's time).
+_WALK_FROM = 4096
+
+
 def _exactly(body: bytes, parsed: Any) -> Any:
-    """``body`` parsed by the stdlib when it holds a run of 19+ digits, else ``parsed``."""
+    """``body`` parsed by the stdlib when it holds a run of 19+ digits and ``parsed`` (orjson's
+    reading of it) has a float, else ``parsed``."""
+    if len(body) > _WALK_FROM and not _has_float(parsed):
+        return parsed
     if _LONG_DIGIT_RUN not in body.translate(_DIGITS_TO_ZERO):
         return parsed
     try:
         return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
     except (ValueError, RecursionError):  # deeper than the stdlib goes: keep what we have
         return parsed
+
+
+def _has_float(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif type(item) is float:
+            return True
+    return False
 
 
 def _refuse_constant(name: str) -> Any:
@@ -136,8 +158,8 @@ def exact_entry(entry: dict[str, Any]) -> dict[str, Any]:
     calls on the few entries it changes, so the integers it writes back are the ones it read."""
     if not isinstance(entry, Entry) or not entry.raw or entry.invalid:
         return entry
-    data = _exactly(entry.raw.removeprefix(BOM), None)
-    if not isinstance(data, dict):
+    data = _exactly(entry.raw.removeprefix(BOM), entry)
+    if data is entry or not isinstance(data, dict):
         return entry
     exact = Entry(data, raw=entry.raw, source=entry.source, lineno=entry.lineno)
     exact.glued = entry.glued
