@@ -6,7 +6,7 @@ prompts, streamed assistant lines with usage, tool results from a few bytes to 5
 repeated reads, compact boundaries) and runs, on that same file, a bare ``orjson.loads`` loop, an
 ``orjson.loads``/``orjson.dumps`` loop, ``jq -c .`` when jq is installed, and each ctxtool
 command. Every run is a child process reading the file and writing to /dev/null; its peak RSS
-comes from ``os.wait4``. Runs are interleaved (round 1 of everything, round 2...) so load from
+comes from GNU time (else ``os.wait4``). Runs are interleaved (round 1 of everything, round 2...) so load from
 other processes hits them alike, and the fastest of ``--repeat`` is kept. Each command's time is
 compared with the loop that does the same kind of work: the parse loop for commands that only
 read (estimate, validate), the parse+dump loop for those that write a transcript.
@@ -47,7 +47,7 @@ from gen_transcript import generate, parse_size  # noqa: E402
 NOW = "2026-01-01T00:00:00Z"
 PARSE, DUMP = "orjson parse", "orjson parse+dump"
 PARSE_LOOP = """
-import os, sys, orjson
+import sys, orjson
 loads = orjson.loads
 with open(sys.argv[1], "rb") as src:
     for line in src:
