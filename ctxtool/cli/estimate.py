@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import click
-import orjson
 
 from ctxtool.cli.options import io_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
@@ -16,7 +15,7 @@ from ctxtool.core.estimate import (
 )
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import write_entries
+from ctxtool.formats.jsonl import dumps_json, write_entries
 
 DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"  # for --exact when neither --model nor the file names one
 NO_KEY_HINT = "set ANTHROPIC_API_KEY, or leave out --exact for the offline estimate"
@@ -125,7 +124,7 @@ def _exact(entries: list[Any], counter: Any, options: dict[str, Any]) -> Estimat
 
 def _write(out: BinaryIO, report: EstimateReport, *, as_json: bool, grid: bool) -> None:
     if as_json:
-        out.write(orjson.dumps(report.as_dict()) + b"\n")
+        out.write(dumps_json(report.as_dict()) + b"\n")  # usage may hold integers past 64 bits
         return
     lines = render_grid(report) if grid else render_table(report)
     out.write(("\n".join(lines) + "\n\n").encode())

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
-import orjson
 
 from ctxtool.cli import messages
 from ctxtool.cli.streams import IOOptions
 from ctxtool.errors import StoreError
+from ctxtool.formats.jsonl import dumps_json
 from ctxtool.storage.atomic import write_bytes_atomic
 from ctxtool.types import FORMATS
 
@@ -63,7 +63,8 @@ class ReportOptions:
 
     def emit(self, data: dict[str, Any]) -> None:
         """Print the report as one JSON object to stderr (--stats) and/or write it (--report)."""
-        blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        # dumps_json: counts taken from a transcript's usage may be integers past 64 bits
+        blob = dumps_json(data, indent=True, sort_keys=True)
         if self.stats and sys.stderr is not None:  # None: started with stderr closed
             sys.stderr.write(blob.decode() + "\n")
             sys.stderr.flush()

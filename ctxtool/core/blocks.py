@@ -43,31 +43,47 @@ def api_message(entry: dict[str, Any], fmt: str) -> dict[str, Any] | None:
 
 
 def role_of(entry: dict[str, Any], fmt: str) -> str | None:
-    message = api_message(entry, fmt)
-    role = message.get("role") if message is not None else None
-    if role is None and fmt == CLAUDE_CODE and message is not None:
-        role = entry.get("type")
-    return role if isinstance(role, str) else None
+    return role_and_blocks(entry, fmt)[0]
 
 
 def content_blocks(entry: dict[str, Any], fmt: str) -> list[Block]:
     """The content of a message entry as a list of Anthropic-shaped blocks (a view)."""
-    if fmt == OPENCODE:
-        return opencode_view.message_blocks(entry)
+    return role_and_blocks(entry, fmt)[1]
+
+
+def role_and_blocks(entry: dict[str, Any], fmt: str) -> tuple[str | None, list[Block]]:
+    """:func:`role_of` and :func:`content_blocks` at once (the message is looked up once)."""
+    if fmt == CLAUDE_CODE:  # most lines of most inputs (estimate calls this for every line)
+        kind = entry.get("type")
+        message = entry.get("message") if kind in MESSAGE_TYPES else None
+        if not isinstance(message, dict):
+            return None, []
+        role = message.get("role")
+        role = kind if role is None else role
+        return (role if isinstance(role, str) else None), _as_blocks(message.get("content"))
     message = api_message(entry, fmt)
     if message is None:
-        return []
+        return None, []
+    role = message.get("role")
+    role = role if isinstance(role, str) else None
+    if fmt == OPENCODE:
+        return role, opencode_view.message_blocks(entry)
     if fmt == OPENAI:
-        return _openai_blocks(message)
-    return _as_blocks(message.get("content"))
+        return role, _openai_blocks(message)
+    return role, _as_blocks(message.get("content"))
 
 
 def _as_blocks(content: Any) -> list[Block]:
+    if isinstance(content, list):
+        if _ONLY_DICTS(map(type, content)):  # the common case, checked in one C loop
+            return list(content)
+        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    if isinstance(content, list):
-        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
     return []
+
+
+_ONLY_DICTS = frozenset({dict}).issuperset
 
 
 def _openai_blocks(message: dict[str, Any]) -> list[Block]:
@@ -76,10 +92,12 @@ def _openai_blocks(message: dict[str, Any]) -> list[Block]:
         return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
                  "content": _openai_parts_as_blocks(content)}]
     blocks = _openai_parts_as_blocks(content)
-    for call in message.get("tool_calls") or []:
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
         if not isinstance(call, dict):
             continue
-        function = call.get("function") or {}
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
         blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
                        "input": _parse_arguments(function.get("arguments"))})
     return blocks

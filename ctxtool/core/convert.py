@@ -152,11 +152,16 @@ def _merged_lines(group: list[dict[str, Any]]) -> dict[str, Any]:
     message = {**messages[0], "content": blocks}
     usages = [m["usage"] for m in messages if isinstance(m.get("usage"), dict)]
     if usages:
-        message["usage"] = max(usages, key=lambda u: u.get("output_tokens") or 0)
+        message["usage"] = max(usages, key=_output_tokens)
     stops = [m["stop_reason"] for m in messages if m.get("stop_reason")]
     if stops:
         message["stop_reason"] = stops[-1]
     return {**group[0], "message": message}
+
+
+def _output_tokens(usage: dict[str, Any]) -> float:
+    value = usage.get("output_tokens")
+    return value if isinstance(value, (int, float)) else 0  # another type counts as none
 
 
 def iter_api_messages(entries: Iterable[dict[str, Any]], fmt: str, *,

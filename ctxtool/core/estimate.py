@@ -14,12 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxtool.core.blocks import content_blocks, role_of
+from ctxtool.core.blocks import role_and_blocks
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary
-from ctxtool.core.convert import to_anthropic
-from ctxtool.core.meter import (
-    DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage, usage_of,
-)
+from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage
 from ctxtool.core.opencode import filter_compacted_opencode
 from ctxtool.core.opencode_context import completed_compactions, is_summary
 from ctxtool.core.opencode_rule import OpenCodeLimits, opencode_limits
@@ -130,65 +127,34 @@ def _percent(part: int, whole: int) -> float:
 
 # --- one entry: tokens by category ----------------------------------------------------------------
 
-_KIND_CATEGORY = {"image": "images", "tool_result": "tool_results",
-                  "web_search_tool_result": "tool_results", "tool_use": "tool_inputs",
-                  "server_tool_use": "tool_inputs", "thinking": "thinking",
-                  "redacted_thinking": "thinking"}
+_KIND_CATEGORY: dict[Any, str] = {
+    "image": "images", "tool_result": "tool_results", "web_search_tool_result": "tool_results",
+    "tool_use": "tool_inputs", "server_tool_use": "tool_inputs", "thinking": "thinking",
+    "redacted_thinking": "thinking"}
+_TEXT_CATEGORY: dict[str | None, str] = {  # other roles: user_text
+    "assistant": "assistant_text", "system": "system_messages", "developer": "system_messages"}
 
 
 def block_category(block: dict[str, Any], role: str | None) -> str:
-    category = _KIND_CATEGORY.get(block.get("type"))  # type: ignore[arg-type]
-    if category is not None:
-        return category
-    if role in ("system", "developer"):
-        return "system_messages"
-    return "assistant_text" if role == "assistant" else "user_text"
+    kind = block.get("type")
+    text = _TEXT_CATEGORY.get(role, "user_text")
+    return _KIND_CATEGORY.get(kind, text) if isinstance(kind, str) else text
 
 
 def _images_in(block: dict[str, Any]) -> int:
     content = block.get("content")
-    if block.get("type") != "tool_result" or not isinstance(content, list):
+    if not isinstance(content, list):
         return 0
     return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
-
-
-Scored = tuple[dict[str, Any], str, int, int]  # block, category, tokens, of which images
-
-
-def scored_blocks(entry: dict[str, Any], fmt: str, role: str | None = None) -> list[Scored]:
-    """Each content block with its category and estimated tokens (the message framing goes to
-    the first block), computed once for the breakdown, the offenders and the meter. ``role``
-    saves looking it up again when the caller has it."""
-    blocks = content_blocks(entry, fmt)
-    if not blocks:
-        return []
-    if role is None:
-        role = role_of(entry, fmt)
-    summary = is_compact_summary(entry) or (fmt == OPENCODE and is_summary(obj(entry.get("info"))))
-    scored = []
-    framing = MESSAGE_OVERHEAD
-    for block in blocks:
-        category = "compact_summaries" if summary else block_category(block, role)
-        images = _images_in(block) * IMAGE_TOKENS if block.get("type") == "tool_result" else 0
-        scored.append((block, category, estimate_block_tokens(block) + framing, images))
-        framing = 0
-    return scored
-
-
-def breakdown_of(scored: list[Scored]) -> dict[str, int]:
-    parts: dict[str, int] = {}
-    for _, category, tokens, images in scored:
-        parts[category] = parts.get(category, 0) + tokens - images
-        if images:
-            parts["images"] = parts.get("images", 0) + images
-    return parts
 
 
 def entry_breakdown(entry: dict[str, Any], fmt: str) -> dict[str, int]:
     """Estimated tokens of one entry by category; the values add up to
     :func:`ctxtool.core.tokens.estimate_entry_tokens`. Images inside tool results count as
     images."""
-    return breakdown_of(scored_blocks(entry, fmt))
+    parts: dict[str, int] = {}
+    _Segment(top=0).add(entry, fmt, parts)
+    return parts
 
 
 def main_category(parts: Mapping[str, int]) -> str | None:
@@ -209,6 +175,13 @@ def tool_target(tool_input: Any) -> str | None:
     return None
 
 
+def _count(breakdown: dict[str, int], category: str, tokens: int,
+           parts: dict[str, int] | None) -> None:
+    breakdown[category] = breakdown.get(category, 0) + tokens
+    if parts is not None:  # the entry's own breakdown (annotate, entry_breakdown)
+        parts[category] = parts.get(category, 0) + tokens
+
+
 class _Segment:
     """Totals for the entries after the last compact boundary (the context now)."""
 
@@ -221,19 +194,43 @@ class _Segment:
         self._heap: list[tuple[int, int, Offender]] = []
         self._seq = itertools.count()
 
-    def add(self, entry: dict[str, Any], scored: list[Scored], parts: Mapping[str, int],
-            tokens: int) -> None:
-        breakdown = self.breakdown
-        for category, value in parts.items():
-            breakdown[category] = breakdown.get(category, 0) + value
-        self.tokens += tokens
-        for i, (block, _, tokens, images) in enumerate(scored):
+    def add(self, entry: dict[str, Any], fmt: str,
+            parts: dict[str, int] | None = None) -> tuple[str | None, int]:
+        """Count one entry: returns its role and its tokens (0: no message content), and adds
+        them by category to the segment's breakdown (and to ``parts`` when given). The message
+        framing counts with the first block; images in tool results count as images. (One pass
+        over the blocks, no intermediate lists: this runs for every line of the transcript.)"""
+        role, blocks = role_and_blocks(entry, fmt)
+        if not blocks:
+            return role, 0
+        summary = is_compact_summary(entry) or (
+            fmt == OPENCODE and is_summary(obj(entry.get("info"))))
+        text_category = "compact_summaries" if summary else _TEXT_CATEGORY.get(role, "user_text")
+        breakdown, total, framing = self.breakdown, 0, MESSAGE_OVERHEAD
+        for block in blocks:
             kind = block.get("type")
-            if kind == "tool_use" and isinstance(block.get("id"), str):
+            tokens = estimate_block_tokens(block)
+            try:
+                category = text_category if summary else _KIND_CATEGORY.get(kind, text_category)
+            except TypeError:  # an unhashable "type" (a list...): plain text, as the API would
+                category = text_category
+            if kind == "tool_result":
+                images = _images_in(block) * IMAGE_TOKENS
+                if images:  # counted apart from the text (rare: no need to be quick)
+                    tokens -= images
+                    total += images
+                    _count(breakdown, "images", images, parts)
+                self._add_result(block, entry, tokens)
+            elif kind == "tool_use" and isinstance(block.get("id"), str):
                 self.tools[block["id"]] = (str(block.get("name") or "?"), block.get("input"))
-            elif kind == "tool_result":
-                framing = MESSAGE_OVERHEAD if i == 0 else 0
-                self._add_result(block, entry, tokens - images - framing)
+            tokens += framing
+            framing = 0
+            total += tokens
+            breakdown[category] = breakdown.get(category, 0) + tokens  # _count, spelled out
+            if parts is not None:
+                parts[category] = parts.get(category, 0) + tokens
+        self.tokens += total
+        return role, total
 
     def _add_result(self, block: dict[str, Any], entry: dict[str, Any], tokens: int) -> None:
         tool_id = str(block.get("tool_use_id") or "")
@@ -267,32 +264,23 @@ class Estimator:
         self.compacted = 0  # estimated tokens of what compactions took out of view
         self.entries = self.messages = self.boundaries = 0
         self.model: str | None = None
-        self.peak_prompt = 0
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
-    def add(self, entry: dict[str, Any]) -> dict[str, int]:
-        """Account for one entry; returns its tokens by category ({} when not in context)."""
+    def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
+        """Account for one entry (and add its tokens by category to ``parts`` when given)."""
         self.entries += 1
         if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
-            return {}
-        if is_compact_boundary(entry):
+            return
+        if entry.get("type") == "system" and is_compact_boundary(entry):  # (a call saved)
             self.boundaries += 1
             self.compacted += self.segment.tokens
             self.segment = _Segment(self.top)
-        role = role_of(entry, self.fmt)
-        scored = scored_blocks(entry, self.fmt, role)
-        if not scored:  # no message content (progress, snapshots, boundaries...)
-            self.meter.add(entry, tokens=0)
-            return {}
-        parts = breakdown_of(scored)
-        tokens = sum(parts.values())
-        self.meter.add(entry, tokens=tokens)
-        if parts:
+        role, tokens = self.segment.add(entry, self.fmt, parts)
+        self.meter.account(entry, tokens)
+        if tokens:  # message content (not progress, snapshots, boundaries...)
             self.messages += 1
-            self.segment.add(entry, scored, parts, tokens)
             if role == "assistant":
                 self._note_model(entry)
-        return parts
 
     def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
         """An OpenCode session (buffered, as OpenCode reads it): the messages its last
@@ -309,17 +297,13 @@ class Estimator:
         self.boundaries = completed_compactions(entries)
 
     def _note_model(self, entry: dict[str, Any]) -> None:
-        """The model and the largest prompt of an assistant message (just added to the meter)."""
-        meter = self.meter  # for Claude Code it read this entry's usage already
-        usage = meter.last_usage if meter.use_usage and self.fmt == CLAUDE_CODE \
-            else usage_of(entry, self.fmt)
-        if usage is not None:
-            self.peak_prompt = max(self.peak_prompt, usage.prompt_tokens)
-        message = entry.get("message") if self.fmt == CLAUDE_CODE else entry
-        model = message.get("model") if isinstance(message, dict) else None
+        """The model that wrote an assistant message (the last one named wins)."""
         if self.fmt == OPENCODE:
             model = obj(entry.get("info")).get("modelID")
-        if isinstance(model, str) and model and model != SYNTHETIC_MODEL:
+        else:
+            message = entry.get("message") if self.fmt == CLAUDE_CODE else entry
+            model = message.get("model") if isinstance(message, dict) else None
+        if model != self.model and isinstance(model, str) and model and model != SYNTHETIC_MODEL:
             self.model = model
 
     def limits(self, model: str | None, window: int | None,
@@ -329,7 +313,7 @@ class Estimator:
             return thresholds(model=model, context_window_override=window, env=env), "option"
         if context_window(model) != DEFAULT_WINDOW:
             return thresholds(model=model, env=env), "model"
-        if self.peak_prompt > DEFAULT_WINDOW:  # the API accepted it: a 1M-context session
+        if self.meter.peak_prompt > DEFAULT_WINDOW:  # the API accepted it: a 1M-context session
             return thresholds(model=model, context_window_override=LONG_WINDOW, env=env), "usage"
         return thresholds(model=model, env=env), "default"
 
@@ -391,7 +375,8 @@ def annotate(entries: Iterable[dict[str, Any]], *, fmt: str,
         if getattr(entry, "invalid", False):
             yield entry
             continue
-        parts = state.add(entry)
+        parts: dict[str, int] = {}
+        state.add(entry, parts)
         yield {**entry, "ctxtool": {"tokens": sum(parts.values()),
                                     "category": main_category(parts),
                                     "context_tokens": state.meter.context_tokens}}
@@ -401,6 +386,7 @@ def api_view(entries: Iterable[dict[str, Any]], fmt: str) -> list[dict[str, Any]
     """The messages the model would be sent now, as Anthropic Messages API messages (for
     ``count_tokens``): entries after the last compact boundary, of the main chain, converted by
     :func:`ctxtool.core.convert.to_anthropic` (thinking dropped). Buffers that part."""
+    from ctxtool.core.convert import to_anthropic  # only for --exact: kept off start-up
     if fmt == OPENCODE:  # in the order OpenCode sends them (a kept tail after the summary)
         return list(to_anthropic(filter_compacted_opencode(entries), fmt))
     meter = ContextMeter(fmt)
@@ -416,6 +402,6 @@ def api_view(entries: Iterable[dict[str, Any]], fmt: str) -> list[dict[str, Any]
 
 __all__ = [
     "CATEGORIES", "DEFAULT_SYSTEM_TOKENS", "ContextMeter", "EstimateReport", "Estimator",
-    "Offender", "Usage", "annotate", "api_view", "block_category", "breakdown_of",
-    "entry_breakdown", "estimate", "main_category", "scored_blocks", "tool_target",
+    "Offender", "Usage", "annotate", "api_view", "block_category",
+    "entry_breakdown", "estimate", "main_category", "tool_target",
 ]

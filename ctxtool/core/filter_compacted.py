@@ -49,7 +49,8 @@ from ctxtool.core.chain import is_compact_boundary, is_compact_summary, is_micro
 from ctxtool.core.convert import ConvertReport, is_model_message, merge_streamed
 from ctxtool.core.opencode import filter_compacted_opencode
 from ctxtool.core.opencode_context import compaction_request, is_finished_summary
-from ctxtool.core.opencode_view import CLEARED, is_message  # the placeholder both agents use
+from ctxtool.core.opencode_view import CLEARED  # the placeholder both agents use
+from ctxtool.core.opencode_view import is_message, string
 from ctxtool.formats.jsonl import exact_entry
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, location_of
 
@@ -134,8 +135,8 @@ def _plan_opencode(entries: Iterable[dict[str, Any]]) -> CutPlan:
             continue
         info = entry["info"]
         if compaction_request(entry) is not None:
-            requests[info.get("id")] = (index, location_of(entry))
-        elif is_finished_summary(info) and info.get("parentID") in requests:
+            requests[string(info.get("id"))] = (index, location_of(entry))
+        elif is_finished_summary(info) and string(info.get("parentID")) in requests:
             plan.cut, plan.cut_location = requests[info["parentID"]]
             plan.compactions += 1
     return plan
@@ -173,8 +174,10 @@ def _plan_claude(entries: Iterable[dict[str, Any]]) -> CutPlan:
                                    metadata if isinstance(metadata, dict) else {})
             counts[side] += 1
         elif is_microcompact_boundary(entry):
-            ids = (entry.get("microcompactMetadata") or {}).get("compactedToolIds") or []
-            cleared.update(i for i in ids if isinstance(i, str))
+            metadata = entry.get("microcompactMetadata")
+            ids = metadata.get("compactedToolIds") if isinstance(metadata, dict) else None
+            if isinstance(ids, list):
+                cleared.update(i for i in ids if isinstance(i, str))
     plan.sidechain_thread = side_seen and not main_seen
     plan.cleared_tool_ids = frozenset(cleared)
     boundary = last.get(plan.sidechain_thread)
@@ -277,6 +280,7 @@ def _claude_view(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
     held: list[dict[str, Any]] = []
     for index, entry in enumerate(entries):
         uuid = entry.get("uuid")
+        uuid = uuid if isinstance(uuid, str) else None  # another type names no entry
         if index < cut:
             if uuid in plan.preserved:
                 held.append(_preserved_copy(entry, plan))

@@ -32,8 +32,8 @@ stale; ``use_usage=False`` then estimates every entry instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import operator
+from typing import Any, NamedTuple
 
 from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
 from ctxtool.core.opencode_context import CompactionTracker, last_step_split, opencode_usage
@@ -48,9 +48,9 @@ DEFAULT_SYSTEM_TOKENS = 24_000
 SYNTHETIC_MODEL = "<synthetic>"
 
 
-@dataclass(frozen=True)
-class Usage:
-    """One API call's usage, de-duplicated over its streamed lines."""
+class Usage(NamedTuple):
+    """One API call's usage, de-duplicated over its streamed lines. (A named tuple: one is
+    built for every assistant line, and a tuple costs a fraction of a frozen dataclass.)"""
 
     key: tuple[str, str]
     input_tokens: int = 0
@@ -89,10 +89,12 @@ def _int(value: Any) -> int:
 def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
     """The usage recorded on a Claude Code assistant line or a finished OpenCode assistant
     message (``info.tokens``), or None (no usage, synthetic, other formats)."""
-    if fmt == OPENCODE:
-        recorded = opencode_usage(entry)
-        return None if recorded is None else Usage((recorded[0], ""), *recorded[1:])
-    if fmt != CLAUDE_CODE or entry.get("type") != "assistant":
+    if fmt != CLAUDE_CODE:
+        if fmt == OPENCODE:
+            recorded = opencode_usage(entry)
+            return None if recorded is None else Usage((recorded[0], ""), *recorded[1:])
+        return None
+    if entry.get("type") != "assistant":
         return None
     message = entry.get("message")
     if not isinstance(message, dict) or message.get("model") == SYNTHETIC_MODEL:
@@ -100,11 +102,24 @@ def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
+    try:  # C calls only in the common case: this runs for every assistant line
+        counts = _COUNTERS(usage)
+        valid = _ONLY_INTS(map(type, counts)) and min(counts) >= 0
+    except KeyError:
+        valid = False
+    if not valid:  # missing, negative or odd counters
+        counts = tuple(_int(usage.get(name)) for name in _COUNTER_NAMES)
+    if counts[0] + counts[1] + counts[2] <= 0:
+        return None
     key = (str(message.get("id") or ""), str(entry.get("requestId") or ""))
-    found = Usage(key, _int(usage.get("input_tokens")),
-                  _int(usage.get("cache_creation_input_tokens")),
-                  _int(usage.get("cache_read_input_tokens")), _int(usage.get("output_tokens")))
-    return found if found.prompt_tokens > 0 else None
+    return _new_tuple(Usage, (key, *counts))  # as Usage(key, *counts), without a Python call
+
+
+_new_tuple = tuple.__new__
+_COUNTER_NAMES = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                  "output_tokens")
+_COUNTERS = operator.itemgetter(*_COUNTER_NAMES)
+_ONLY_INTS = frozenset({int}).issuperset
 
 
 def tokens_saved(entry: dict[str, Any]) -> int:
@@ -134,7 +149,7 @@ class ContextMeter:
         self.saved = 0  # tokensSaved of microcompact boundaries after the anchor
         self.since_anchor = 0  # estimate of the entries after the anchor (or the boundary)
         self._chain: bool | None = None  # isSidechain value of the context being measured
-        self.last_usage: Usage | None = None  # usage of the entry last added (None: none read)
+        self.peak_prompt = 0  # the largest prompt a call recorded (read even when not used)
         # OpenCode: a finished summary answering a compaction request restarts the context
         self._opencode = CompactionTracker() if fmt == OPENCODE else None
 
@@ -158,7 +173,7 @@ class ContextMeter:
     def in_context(self, entry: dict[str, Any]) -> bool:
         """False for entries of another chain (side chains mixed into a main transcript)."""
         flag = entry.get("isSidechain")
-        if not isinstance(flag, bool):
+        if flag is not True and flag is not False:  # not a bool (isinstance costs more)
             return True
         if self._chain is None:
             self._chain = flag
@@ -172,9 +187,12 @@ class ContextMeter:
         """Account for one entry; returns its estimated tokens (0 when it is not in context).
 
         ``tokens`` passes the entry's estimate when the caller computed it already."""
-        self.last_usage = None
         if getattr(entry, "invalid", False) or not self.in_context(entry):
             return 0
+        return self.account(entry, tokens)
+
+    def account(self, entry: dict[str, Any], tokens: int | None = None) -> int:
+        """:meth:`add` for an entry already known to be valid and in context."""
         if entry.get("type") == "system":  # the boundaries are system entries
             if is_compact_boundary(entry):
                 self.reset()
@@ -185,13 +203,18 @@ class ContextMeter:
                 return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
+        usage = usage_of(entry, self.fmt)
+        if usage is not None:
+            if usage.prompt_tokens > self.peak_prompt:
+                self.peak_prompt = usage.prompt_tokens
+            if not self.use_usage:
+                usage = None
         if self._opencode is not None and "info" in entry:
             restart = self._opencode.note(entry, tokens)
             if restart is not None:
                 self.reset()
                 self.since_anchor = restart
                 return tokens
-        usage = self.last_usage = usage_of(entry, self.fmt) if self.use_usage else None
         if usage is None:
             self.since_anchor += tokens
         elif self.anchor is not None and usage.key == self.anchor.key:

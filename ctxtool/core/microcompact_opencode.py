@@ -26,7 +26,7 @@ from ctxtool.core.clearing import ToolStats
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.opencode import mark_compacted, prune_marks
 from ctxtool.core.opencode_context import context_entries
-from ctxtool.core.opencode_view import CLEARED, is_message, output_text, parts_of
+from ctxtool.core.opencode_view import CLEARED, is_message, output_text, parts_of, string
 from ctxtool.core.twopass import Limits, result_tokens, scan_tools
 from ctxtool.errors import UsageError
 from ctxtool.types import OPENCODE
@@ -98,7 +98,7 @@ def _account(report: MicrocompactReport, entries: list[dict[str, Any]],
             continue
         clear.entries_changed += 1
         for part in parts_of(entry):
-            if part.get("type") != "tool" or part.get("callID") not in wanted:
+            if part.get("type") != "tool" or string(part.get("callID")) not in wanted:
                 continue
             before, after = result_tokens(output_text(part) or ""), result_tokens(CLEARED)
             stats = clear.per_tool.setdefault(str(part.get("tool") or "?"), ToolStats())

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxtool.core.opencode_view import is_message, obj, parts_of
+from ctxtool.core.opencode_view import is_message, obj, parts_of, string
 
 PRUNE_MINIMUM = 20_000
 PRUNE_PROTECT = 40_000
@@ -65,7 +65,7 @@ def filter_compacted_opencode(entries: Iterable[dict[str, Any]]) -> list[dict[st
             if info.get("id") == retain:
                 break
             continue
-        if info.get("role") == "user" and info.get("id") in completed:
+        if info.get("role") == "user" and string(info.get("id")) in completed:
             part = _compaction_part(message)
             if part is None:
                 continue
@@ -76,7 +76,7 @@ def filter_compacted_opencode(entries: Iterable[dict[str, Any]]) -> list[dict[st
                 break
             continue
         if _is_summary(info) and info.get("finish") and not info.get("error"):
-            completed.add(info.get("parentID"))  # type: ignore[arg-type]
+            completed.add(string(info.get("parentID")))  # type: ignore[arg-type]
     result.reverse()
     return others + _tail_after_summary(result)
 
@@ -229,7 +229,7 @@ def _walk_parts(entry: Mapping[str, Any], index: int, shielded: set[str], protec
         part = parts[part_index]
         state = part.get("state") if isinstance(part, dict) else None
         if not (isinstance(state, dict) and part.get("type") == "tool"
-                and state.get("status") == "completed") or part.get("tool") in shielded:
+                and state.get("status") == "completed") or string(part.get("tool")) in shielded:
             continue
         if obj(state.get("time")).get("compacted"):
             return False
@@ -248,7 +248,8 @@ def mark_compacted(entries: Iterable[dict[str, Any]], call_ids: Iterable[str], *
     entries, wanted = list(entries), set(call_ids)
     chosen = [(i, k) for i, entry in enumerate(entries) if is_message(entry)
               for k, part in enumerate(entry["parts"])
-              if isinstance(part, dict) and part.get("type") == "tool" and part.get("callID") in wanted
+              if isinstance(part, dict) and part.get("type") == "tool"
+              and string(part.get("callID")) in wanted
               and obj(part.get("state")).get("status") == "completed"
               and not obj(obj(part.get("state")).get("time")).get("compacted")]
     marked: list[str] = []

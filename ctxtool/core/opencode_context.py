@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ctxtool.core.opencode import filter_compacted_opencode
-from ctxtool.core.opencode_view import is_message, message_blocks, obj, parts_of
+from ctxtool.core.opencode_view import is_message, message_blocks, obj, parts_of, string
 
 
 def _info(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -62,8 +62,8 @@ def completed_compactions(entries: Iterable[Mapping[str, Any]]) -> int:
             continue
         info = _info(entry)
         if compaction_request(entry) is not None:
-            requests.add(info.get("id"))
-        elif is_finished_summary(info) and info.get("parentID") in requests:
+            requests.add(string(info.get("id")))
+        elif is_finished_summary(info) and string(info.get("parentID")) in requests:
             count += 1
     return count
 
@@ -82,15 +82,15 @@ class CompactionTracker:
         """Record one message; the tokens the context restarts from when it completes a
         compaction (request + retained tail + summary), else None."""
         info = _info(entry)
-        ident = info.get("id")
+        ident = string(info.get("id"))
         self.position[ident] = len(self.order)
         self.order.append(ident)
         self.sizes.append(tokens)
         request = compaction_request(entry)
         if request is not None:
-            self.requests[ident] = request.get("tail_start_id")
+            self.requests[ident] = string(request.get("tail_start_id"))
             return None
-        parent = info.get("parentID")
+        parent = string(info.get("parentID"))
         if not (is_finished_summary(info) and parent in self.requests):
             return None
         start = self.position[parent]

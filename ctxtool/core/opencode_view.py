@@ -30,6 +30,17 @@ def obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def array(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one (records from disk are untrusted)."""
+    return value if isinstance(value, list) else []
+
+
+def string(value: Any) -> str | None:
+    """``value`` when it is a JSON string, else None: an id of another type names nothing (and
+    a list or object could not be looked up in a set of ids)."""
+    return value if isinstance(value, str) else None
+
+
 def is_message(entry: Mapping[str, Any]) -> bool:
     """True for a ``{"info": {...}, "parts": [...]}`` message line."""
     return (not getattr(entry, "invalid", False) and isinstance(entry.get("info"), dict)
@@ -49,7 +60,7 @@ def session_id(entry: Mapping[str, Any]) -> str | None:
 
 
 def parts_of(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [p for p in entry.get("parts") or [] if isinstance(p, dict)]
+    return [p for p in array(entry.get("parts")) if isinstance(p, dict)]
 
 
 def message_blocks(entry: Mapping[str, Any]) -> list[Block]:
@@ -125,7 +136,7 @@ def tool_result_block(part: Mapping[str, Any]) -> Block:
             content = CLEARED
         else:
             content = str(state.get("output", ""))
-            attachments = [a for a in state.get("attachments") or [] if isinstance(a, dict)]
+            attachments = [a for a in array(state.get("attachments")) if isinstance(a, dict)]
             if attachments:
                 content = [{"type": "text", "text": content}, *map(file_block, attachments)]
     elif status == "error":
@@ -276,7 +287,8 @@ def _split_content(content: Any, text_of: Callable[[Any], str], old: Any,
     if not isinstance(content, list):
         return (content if isinstance(content, str) else text_of(content)), []
     texts = [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
-    by_url = {a.get("url"): a for a in old or [] if isinstance(a, dict)}
+    by_url = {a["url"]: a for a in array(old)
+              if isinstance(a, dict) and isinstance(a.get("url"), str)}
     files = []
     for block in content:
         if isinstance(block, dict) and block.get("type") in ("image", "document"):
@@ -304,5 +316,6 @@ def _attachment(block: Mapping[str, Any], url: str, info: Mapping[str, Any]) -> 
 
 
 __all__ = ["CLEARED", "COMPACTION_QUESTION", "INTERRUPTED", "SESSION_KEY", "SUBTASK_TEXT",
-           "file_block", "is_message", "obj", "is_session_line", "iter_api_messages", "message_blocks", "parts_of",
-           "output_text", "session_id", "tool_result_block", "with_output_text", "with_tool_output"]
+           "array", "file_block", "is_message", "obj", "is_session_line", "iter_api_messages",
+           "message_blocks", "parts_of", "output_text", "session_id", "string",
+           "tool_result_block", "with_output_text", "with_tool_output"]

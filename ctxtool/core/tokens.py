@@ -6,9 +6,10 @@ growth between two consecutive API calls of a tool loop). One flat chars-per-tok
 wrong for someone: English prose comes out near 5 characters per token, source code near 3, JSON
 and line-numbered file listings 2-2.5, CJK text about 1 token per character. So the text is
 counted by character class (letters, capitals, digits, newlines, runs of punctuation, CJK, other
-non-ASCII) and each count weighted. Counting uses ``bytes.translate``/``bytes.count`` (C loops, no per-character
-Python), and texts longer than :data:`SAMPLE_LIMIT` are measured on evenly spaced windows and
-scaled, so the cost per text is bounded: ``estimate`` keeps up with 1 GB transcripts.
+non-ASCII) and each count weighted. Counting uses ``bytes.translate``/``bytes.count`` (C loops,
+no per-character Python), and texts longer than :data:`SAMPLE_LIMIT` are measured on evenly
+spaced windows and scaled, so the cost per text is bounded: ``estimate`` keeps up with 1 GB
+transcripts.
 """
 
 from __future__ import annotations
@@ -39,42 +40,38 @@ SAMPLE_WINDOWS = 4
 SAMPLE_WIDTH = 512
 
 
-def _table(mapping: dict[bytes, bytes], default: bytes) -> bytes:
-    table = bytearray(default * 256)
-    for chars, cls in mapping.items():
+# Each text is counted on its UTF-8 bytes, translated to one class code per byte and counted
+# with C loops (``bytes.translate``/``bytes.count``, no per-character Python). A character is
+# counted at its first byte (continuation bytes are blank); a first byte from E3 to EF starts a
+# character from U+3000 to U+FFFF: CJK symbols, kana, ideographs, hangul, full-width forms (and
+# the rare symbols sharing those blocks), about one token each. Punctuation has the only odd
+# code: translated once more to "p" (odd) and "x" (even), a run of punctuation starts at each
+# "xp" (and at a "p" in front).
+_PUNCT, _BLANK, _LOWER, _UPPER, _DIGIT, _NEWLINE, _OTHER, _CJK = 1, 0, 2, 4, 6, 8, 10, 12
+
+
+def _class_table() -> bytes:
+    table = bytearray([_PUNCT] * 256)
+    classes = {b" \t\r\x0b\x0c": _BLANK, b"\n": _NEWLINE, b"abcdefghijklmnopqrstuvwxyz": _LOWER,
+               b"ABCDEFGHIJKLMNOPQRSTUVWXYZ": _UPPER, b"0123456789": _DIGIT,
+               bytes(range(0x80, 0xC0)): _BLANK, bytes(range(0xC0, 0x100)): _OTHER,
+               bytes(range(0xE3, 0xF0)): _CJK}
+    for chars, code in classes.items():
         for byte in chars:
-            table[byte] = cls[0]
+            table[byte] = code
     return bytes(table)
 
 
-# byte -> class: l lower, u upper, d digit, n newline, p punctuation, " " blank
-_CLASSES = _table({b"abcdefghijklmnopqrstuvwxyz": b"l", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ": b"u",
-                   b"0123456789": b"d", b" \t\r\x0b\x0c": b" ", b"\n": b"n"}, b"p")
-# byte -> 1 for punctuation, 0 elsewhere: read as one big integer, a run of punctuation starts
-# at each 1 byte whose predecessor is 0 (counted with shifts and bit_count, no Python loop)
-_PUNCT_BITS = bytes(int(cls == ord("p")) for cls in _CLASSES)
-_ASCII = bytes(range(0x80))
-_NON_ASCII = bytes(range(0x80, 0x100))
-
-# CJK characters are those in U+3040-30FF, 3400-4DBF, 4E00-9FFF, AC00-D7AF, F900-FAFF and
-# FF00-FFEF, counted on UTF-16 code units with C loops (a regex over those ranges costs more,
-# and compiling it costs 25 ms at start-up): a unit is CJK when its high byte lies wholly inside
-# a range, or is one of the four high bytes a range covers in part (bit k in _PARTIAL_HIGH) and
-# its low byte passes that range's cut (bit k in _PARTIAL_LOW).
-_WHOLE_HIGH = bytes([*range(0x34, 0x4D), *range(0x4E, 0xA0), *range(0xAC, 0xD7), 0xF9, 0xFA])
-_NOT_WHOLE_HIGH = bytes(b for b in range(256) if b not in _WHOLE_HIGH)
-_PARTIAL_HIGH = bytes({0x30: 1, 0x4D: 2, 0xD7: 4, 0xFF: 8}.get(b, 0) for b in range(256))
-_PARTIAL_LOW = bytes((b >= 0x40) | (b <= 0xBF) << 1 | (b <= 0xAF) << 2 | (b <= 0xEF) << 3
-                     for b in range(256))
+_CLASSES = _class_table()
+_LOWER_B, _UPPER_B, _DIGIT_B, _NEWLINE_B, _OTHER_B, _CJK_B = (
+    bytes([code]) for code in (_LOWER, _UPPER, _DIGIT, _NEWLINE, _OTHER, _CJK))
+_RUN_MARKS = bytes(b"xp"[code & 1] for code in range(256))
+_NOT_CJK_START = bytes(b for b in range(256) if _CLASSES[b] != _CJK)
 
 
 def cjk_count(text: str) -> int:
-    """How many characters of ``text`` are CJK ideographs, kana, hangul or full-width forms."""
-    units = text.encode("utf-16-be", "surrogatepass")
-    high, low = units[0::2], units[1::2]
-    partial = (int.from_bytes(high.translate(_PARTIAL_HIGH), "big")
-               & int.from_bytes(low.translate(_PARTIAL_LOW), "big"))
-    return len(high.translate(None, _NOT_WHOLE_HIGH)) + partial.bit_count()
+    """How many characters of ``text`` lie in U+3000-U+FFFF (CJK, kana, hangul, full-width)."""
+    return len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CJK_START))
 
 
 def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
@@ -84,23 +81,15 @@ def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
     if n > SAMPLE_LIMIT:
         step = (n - SAMPLE_WIDTH) // (SAMPLE_WINDOWS - 1)
         text = "".join([text[i * step:i * step + SAMPLE_WIDTH] for i in range(SAMPLE_WINDOWS)])
-    if text.isascii():
-        raw, non_ascii, cjk = text.encode(), 0, 0
-    else:
-        # the ASCII characters, and the others on their own: the CJK search then runs over
-        # a few dozen characters instead of the whole text
-        encoded = text.encode("utf-8", "surrogatepass")
-        raw = encoded.translate(None, _NON_ASCII)
-        others = encoded.translate(None, _ASCII).decode("utf-8", "surrogatepass")
-        non_ascii = len(others)
-        cjk = cjk_count(others)
-    classes = raw.translate(_CLASSES)
-    upper = classes.count(b"u")
-    # runs: every run starts and (unless it reaches the end) ends with a change of class
-    punct = int.from_bytes(raw.translate(_PUNCT_BITS), "big")
-    runs = ((punct ^ (punct >> 8)).bit_count() + (punct & 1)) // 2
-    return (classes.count(b"l") + upper, upper, classes.count(b"d"), classes.count(b"n"), runs,
-            non_ascii - cjk, cjk, n / len(text))
+    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
+    other = cjk = 0
+    if not text.isascii():
+        other, cjk = classes.count(_OTHER_B), classes.count(_CJK_B)
+    upper = classes.count(_UPPER_B)
+    marks = classes.translate(_RUN_MARKS)
+    runs = marks.count(b"xp") + marks.startswith(b"p")
+    return (classes.count(_LOWER_B) + upper, upper, classes.count(_DIGIT_B),
+            classes.count(_NEWLINE_B), runs, other, cjk, n / len(text))
 
 
 def text_features(text: str) -> tuple[tuple[float, ...], float]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ctxtool.core.opencode_view import is_message, is_session_line, obj, parts_of
+from ctxtool.core.opencode_view import is_message, is_session_line, obj, parts_of, string
 
 Finding = tuple[int, str, str, str]  # (line, severity, code, message)
 
@@ -45,7 +45,7 @@ class OpenCodeChecks:
         if not is_message(entry):
             return
         info = entry["info"]
-        ident = info.get("id")
+        ident = string(info.get("id"))  # the schema check reports an id of another type
         if ident in self.messages:
             self.found.append((line, "error", "opencode-duplicate-id", f"message id {ident} is "
                                f"already used by line {self.messages[ident]}"))

@@ -39,7 +39,8 @@ def classify(entry: dict[str, Any]) -> Format | None:
         return OPENAI
     content = entry.get("content")
     if isinstance(content, list):
-        kinds = {b.get("type") for b in content if isinstance(b, dict)}
+        kinds = {kind for b in content if isinstance(b, dict)
+                 and isinstance(kind := b.get("type"), str)}
         if kinds & _ANTHROPIC_BLOCKS:
             return ANTHROPIC
         if kinds & _OPENAI_PARTS:

@@ -77,13 +77,24 @@ def iter_entries(
             else:
                 pending += line
             continue
-        is_last_partial = not line.endswith(b"\n")
-        for entry in _parse_line(pending + line, body, source, lineno, on_invalid, warn,
-                                 is_last_partial, loads):
+        raw = pending + line
+        pending = b""
+        try:  # parsed here rather than in a helper: this runs for every line
+            data = loads(body)
+        except orjson.JSONDecodeError as exc:
+            entries = _unparsed(raw, body, exc, source, lineno, on_invalid, warn)
+        else:
+            if isinstance(data, dict):  # the common case
+                if held is not None:
+                    yield held
+                held = Entry(data, raw, source, lineno)
+                continue
+            entries = _invalid(raw, source, lineno, f"expected a JSON object, got {_kind(data)}",
+                               on_invalid, warn)
+        for entry in entries:
             if held is not None:
                 yield held
             held = entry
-        pending = b""
     if held is not None:
         yield held
     elif pending:
@@ -91,22 +102,18 @@ def iter_entries(
         yield Entry({}, raw=pending, source=source, lineno=lineno, invalid=True)
 
 
-def _parse_line(raw: bytes, body: bytes, source: str, lineno: int, on_invalid: OnInvalid,
-                warn: Warn, is_last_partial: bool, loads: Callable[[bytes], Any]) -> list[Entry]:
-    try:
-        data = loads(body)
-    except orjson.JSONDecodeError as exc:
-        parts = _split_glued(body)
-        if parts is None:
-            return _invalid(raw, source, lineno, _describe(exc, body, lineno, is_last_partial),
-                            on_invalid, warn, truncated=is_last_partial)
-        warn(f"{source}:{lineno}: {len(parts)} JSON objects on one line; split into "
-             f"{len(parts)} entries")
-        return _glued_entries(raw, len(raw) - len(body), parts, source, lineno)
-    if not isinstance(data, dict):
-        return _invalid(raw, source, lineno, f"expected a JSON object, got {_kind(data)}",
-                        on_invalid, warn)
-    return [Entry(data, raw=raw, source=source, lineno=lineno)]
+def _unparsed(raw: bytes, body: bytes, exc: orjson.JSONDecodeError, source: str, lineno: int,
+              on_invalid: OnInvalid, warn: Warn) -> list[Entry]:
+    """The entries of a line orjson refused: several objects glued together, or an invalid
+    line (an error, skipped or kept per ``on_invalid``)."""
+    parts = _split_glued(body)
+    if parts is None:
+        is_last_partial = not raw.endswith(b"\n")
+        return _invalid(raw, source, lineno, _describe(exc, body, lineno, is_last_partial),
+                        on_invalid, warn, truncated=is_last_partial)
+    warn(f"{source}:{lineno}: {len(parts)} JSON objects on one line; split into "
+         f"{len(parts)} entries")
+    return _glued_entries(raw, len(raw) - len(body), parts, source, lineno)
 
 
 def loads_json(body: bytes) -> Any:
@@ -283,7 +290,8 @@ def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
     previous_raw = False
     for entry in entries:
         raw = entry.raw if isinstance(entry, Entry) else None
-        if need_newline and not (raw is not None and previous_raw and entry.glued):
+        if need_newline and not (raw is not None and previous_raw
+                                 and getattr(entry, "glued", False)):
             yield b"\n"
         chunk = raw if raw is not None else dumps_entry(entry)
         need_newline = not chunk.endswith(b"\n")

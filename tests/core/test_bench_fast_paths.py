@@ -11,18 +11,31 @@ from ctxtool.core import tokens
 from ctxtool.core.tokens import cjk_count, estimate_text_tokens, text_features
 from ctxtool.formats.jsonl import exact_entry, iter_entries, loads_json
 
-CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+CJK = re.compile("[\u3000-\uffff]")  # CJK symbols, kana, ideographs, hangul, full-width forms
 PAD = "x" * 5000  # makes a line long enough for the float walk in front of the digit search
 
 
 def test_cjk_count_is_the_regex_count_for_every_code_point() -> None:
     every = "".join(chr(c) for c in range(0x110000))  # lone surrogates included
     assert cjk_count(every) == len(CJK.findall(every))
-    edges = [0x303F, 0x3040, 0x30FF, 0x3100, 0x33FF, 0x3400, 0x4DBF, 0x4DC0, 0x4DFF, 0x4E00,
-             0x9FFF, 0xA000, 0xABFF, 0xAC00, 0xD7AF, 0xD7B0, 0xF8FF, 0xF900, 0xFAFF, 0xFB00,
-             0xFEFF, 0xFF00, 0xFFEF, 0xFFF0, 0x1F600, 0x20000]
+    edges = [0x2FFF, 0x3000, 0x3040, 0x30FF, 0x4E00, 0x9FFF, 0xAC00, 0xD7AF, 0xD800, 0xF900,
+             0xFF0C, 0xFFEF, 0xFFFF, 0x10000, 0x1F600, 0x20000, 0xE9, 0x2192]
     for code in edges:
         assert cjk_count(chr(code) * 3) == 3 * len(CJK.findall(chr(code))), hex(code)
+
+
+def test_class_counts_are_the_plain_counts() -> None:
+    text = "Hello, Wörld → 中文（テスト）\n  x = [1, 2];; 😀 한국어\ud800 end...\n" * 7
+    counts, cjk = text_features(text)
+    named = dict(zip(tokens.FEATURES, counts))
+    assert named["letters"] == sum(c.isascii() and c.isalpha() for c in text)
+    assert named["capitals"] == sum(c.isascii() and c.isupper() for c in text)
+    assert named["digits"] == sum(c.isascii() and c.isdigit() for c in text)
+    assert named["newlines"] == text.count("\n")
+    assert cjk == len(CJK.findall(text))
+    assert named["other_non_ascii"] == sum(not c.isascii() for c in text) - cjk
+    punct = re.findall(r"[!-/:-@\[-`{-~\x00-\x08\x0e-\x1f\x7f]+", text)
+    assert named["punctuation_runs"] == len(punct)
 
 
 @pytest.mark.parametrize("text, runs", [(",a,", 2), (",,", 1), ("a", 0), (",a", 1), ("a,", 1),

@@ -153,6 +153,11 @@ def test_images_inside_tool_results_count_as_images() -> None:
     assert parts["images"] == IMAGE_TOKENS and 0 < parts["tool_results"] < 200
     report = estimate(entries, fmt=CC)
     assert report.top[0].tokens == parts["tool_results"] - 4  # framing goes to the message
+    # the image counts in the context too, not only in the breakdown
+    alone = estimate(entries, fmt=CC, use_usage=False)
+    assert alone.context_tokens == DEFAULT_SYSTEM_TOKENS + sum(
+        estimate_entry_tokens(e, CC) for e in entries)
+    assert alone.breakdown["images"] == IMAGE_TOKENS
 
 
 def test_total_includes_what_compaction_removed() -> None:
