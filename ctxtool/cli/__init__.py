@@ -18,6 +18,7 @@ import click
 from ctxtool import __version__
 from ctxtool.cli import messages
 from ctxtool.errors import CtxtoolError, ExitCode
+from ctxtool.types import Entry
 
 # name -> "module:function"; a command appears once its module exists.
 COMMANDS: dict[str, str] = {
@@ -58,15 +59,32 @@ class CtxtoolGroup(click.Group):
         except KeyboardInterrupt:
             messages.error("interrupted")
             ctx.exit(int(ExitCode.INTERRUPTED))
-        except RecursionError:
+        except RecursionError as exc:
             # orjson reads JSON up to 1024 levels deep, but walking or writing such values back
             # runs into Python's recursion limit: an input we cannot process, not a crash
-            messages.error("input nested too deeply to process (JSON arrays or objects more "
-                           "than a few hundred levels deep)")
+            where = _entry_at_fault(exc)
+            messages.error(f"{where + ': ' if where else ''}input nested too deeply to process "
+                           "(JSON arrays or objects more than a few hundred levels deep)")
             ctx.exit(int(ExitCode.INVALID_INPUT))
         except OSError as exc:  # writing stdout or an -o file failed (disk full, EIO...)
             messages.error(f"I/O error: {exc.strerror or exc}")
             ctx.exit(int(ExitCode.STORAGE))
+
+
+def _entry_at_fault(exc: BaseException) -> str | None:
+    """FILE:LINE of the entry being worked on when ``exc`` was raised: the innermost frame of
+    its traceback that holds a line read from the input (searched only on this error path, so
+    reading costs nothing for it)."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            if isinstance(value, Entry) and value.lineno:
+                return value.location
+    return None
 
 
 @click.group(cls=CtxtoolGroup, context_settings={"help_option_names": ["-h", "--help"]})

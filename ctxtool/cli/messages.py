@@ -19,7 +19,8 @@ def _emit(line: str) -> None:
     if sys.stderr is None:  # started with stderr closed (`2>&-`): nowhere to say it
         return
     if _state["bar_active"]:
-        from tqdm import tqdm  # only imported when a bar is on screen
+        # only imported when a bar is on screen; tqdm ships no type hints
+        from tqdm import tqdm  # type: ignore[import-untyped]
 
         tqdm.write(line, file=sys.stderr)
     else:

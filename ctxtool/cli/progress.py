@@ -25,7 +25,7 @@ def progress(iterable: Iterable[T], *, total: float | None = None, desc: str = "
     if not bars_enabled():
         yield from iterable
         return
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
 
     bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None, leave=False,
                unit_scale=unit == "B", dynamic_ncols=True)

@@ -53,7 +53,7 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
     messages.set_quiet(quiet)
     io = IOOptions(inputs=inputs, format=fmt, on_invalid="keep", quiet=quiet)
     check_stdin(io)
-    totals = {ERROR: 0, WARNING: 0}
+    totals: dict[str, int] = {ERROR: 0, WARNING: 0}
     first: Problem | None = None  # the first problem that fails the run
     with open_output(output) as out:
         for path in io.paths:

@@ -55,7 +55,8 @@ class _Collector:
 
     def see_time(self, entry: Mapping[str, Any]) -> None:
         text = entry.get("timestamp")
-        shaped = isinstance(text, str) and _UTC_SHAPE.fullmatch(text) is not None
+        text = text if isinstance(text, str) else ""
+        shaped = _UTC_SHAPE.fullmatch(text) is not None
         if shaped and len(text) == len(self.newest_text) and text <= self.newest_text:
             # the same fixed UTC shape as the newest so far ("2026-01-24T06:33:36.804Z") sorts
             # like the time it names: this one is not newer, no need to parse it

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from ctxtool.core.blocks import block_text, content_blocks, role_of
 from ctxtool.core.chain import is_compact_boundary, is_compact_summary
@@ -123,6 +123,13 @@ def classify_user_text(text: str) -> tuple[str, str]:
     return PROMPT, clean
 
 
+class _Where(TypedDict):
+    """Where a turn came from: :class:`Turn`'s ``location`` and ``timestamp``."""
+
+    location: str | None
+    timestamp: str | None
+
+
 def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
     """The turn of one message entry, or None for entries that are not messages."""
     role = role_of(entry, fmt)
@@ -130,7 +137,7 @@ def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
         return None  # an OpenCode compaction request is OpenCode's, not the user's
     raw_blocks = content_blocks(entry, fmt)
     blocks = tuple(b for b in (_cut_block(b) for b in raw_blocks) if b is not None)
-    where = dict(location=location_of(entry), timestamp=_str(entry.get("timestamp")))
+    where = _Where(location=location_of(entry), timestamp=_str(entry.get("timestamp")))
     if fmt == OPENCODE:  # Claude Code's tool names, so files and todos are tracked the same way
         blocks = tuple(map(as_claude_code_tool, blocks))
         if role == "user":

@@ -208,8 +208,8 @@ class ModelRun:
 
     @staticmethod
     def _lowers_max_tokens(exc: PromptTooLong) -> bool:
-        return (exc.max_tokens is not None and bool(exc.input_tokens) and bool(exc.limit)
-                and exc.limit - exc.input_tokens - OVERFLOW_RESERVE >= MIN_MAX_TOKENS)
+        return bool(exc.max_tokens is not None and exc.input_tokens and exc.limit
+                    and exc.limit - exc.input_tokens - OVERFLOW_RESERVE >= MIN_MAX_TOKENS)
 
     def drop_oldest(self) -> None:
         self.pos += 1

@@ -176,8 +176,9 @@ def _edit_snippet(edit: dict[str, object], limit: int) -> str:
     tool = edit.get("tool")
     if tool == "Write":
         return "Latest write, beginning:\n" + clip(str(edit.get("content") or ""), limit)
-    if tool == "MultiEdit" and isinstance(edit.get("edits"), list) and edit["edits"]:
-        last = edit["edits"][-1]
+    edits = edit.get("edits")
+    if tool == "MultiEdit" and isinstance(edits, list) and edits:
+        last = edits[-1]
         edit = last if isinstance(last, dict) else {}
     if tool == "NotebookEdit":
         return "Latest edit (notebook cell):\n" + clip(str(edit.get("new_source") or ""), limit)

@@ -85,7 +85,8 @@ def schema_findings(validator: Any, entry: dict[str, Any]) -> list[Finding]:
 @functools.cache
 def _validator(name: str) -> Any:
     """The compiled validator of one schema, with the other input schemas resolvable by $id."""
-    from jsonschema import Draft202012Validator, validators  # lazy: only validate needs them
+    # lazy: only validate needs them; jsonschema ships no type hints (types-jsonschema does)
+    from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
@@ -122,10 +123,13 @@ def _discriminator(subschemas: Any) -> tuple[str, dict[str, list[int]]] | None:
     if cached is not None and cached[0] is subschemas:
         return cached[1]
     table: tuple[str, dict[str, list[int]]] | None = None
-    keys, values = set(), {}
+    keys: set[str] = set()
+    values: dict[str, list[int]] = {}
     for index, sub in enumerate(subschemas if isinstance(subschemas, list) else ()):
         test = sub.get("if") if isinstance(sub, dict) and set(sub) == {"if", "then"} else None
-        props = test.get("properties") if isinstance(test, dict) else None
+        if not isinstance(test, dict):
+            break
+        props = test.get("properties")
         if not (isinstance(props, dict) and len(props) == 1):
             break
         (key, rule), = props.items()

@@ -46,11 +46,12 @@ def make_client(*, env: Mapping[str, str] | None = None, timeout: float = DEFAUL
         raise LLMError("no Anthropic API key is configured", hint=NO_KEY_HINT)
     import anthropic  # lazy: only the Anthropic backend pays for the SDK
 
-    api_key = env.get("ANTHROPIC_API_KEY", "").strip()
-    credentials = {"api_key": api_key} if api_key else {"auth_token": env["ANTHROPIC_AUTH_TOKEN"].strip()}
+    # None is the SDK's default for each: the same as leaving the argument out
+    api_key = env.get("ANTHROPIC_API_KEY", "").strip() or None
+    auth_token = None if api_key else env["ANTHROPIC_AUTH_TOKEN"].strip()
     base_url = env.get("ANTHROPIC_BASE_URL", "").strip() or None
-    return anthropic.Anthropic(**credentials, base_url=base_url, timeout=timeout,
-                               max_retries=max_retries)
+    return anthropic.Anthropic(api_key=api_key, auth_token=auth_token, base_url=base_url,
+                               timeout=timeout, max_retries=max_retries)
 
 
 def _scrub(text: str, env: Mapping[str, str]) -> str:

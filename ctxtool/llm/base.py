@@ -101,7 +101,11 @@ class Summarizer(Protocol):
     """A summary backend. ``name`` is what stderr and --stats report."""
 
     name: str
-    model: str | None
+
+    @property
+    def model(self) -> str | None:
+        """The model that writes the summaries; None for a backend without one."""
+        ...
 
     def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
         """The nine-section summary of ``request``. Raises LLMError when it cannot be made."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 
 from ctxtool.errors import OperationError, StoreError
@@ -18,9 +19,8 @@ LOCK_NAME = ".ctxtool-cleanup.lock"
 
 
 def _try_lock(fd: int) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
+    # sys.platform rather than try/except ImportError: type checkers follow a platform check
+    if sys.platform == "win32":  # pragma: no cover - Windows
         import msvcrt
 
         try:
@@ -28,6 +28,8 @@ def _try_lock(fd: int) -> bool:
         except OSError:
             return False
         return True
+    import fcntl
+
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -27,7 +27,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import orjson
 
@@ -47,6 +47,7 @@ SUFFIXES = (".txt", ".json")
 PEEK_LIMIT = 1000  # entries looked at to find the session id and cwd before choosing a store
 
 Notice = Callable[[str], None]
+E = TypeVar("E", bound=dict[str, Any])  # an entry type, passed through unchanged
 
 
 def _ignore(_: str) -> None:
@@ -315,13 +316,13 @@ def session_of(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return (session if isinstance(session, str) else None, cwd if isinstance(cwd, str) else None)
 
 
-def store_for_entries(option: str | None, entries: Iterable[dict[str, Any]], *, fmt: str,
+def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
                       env: Mapping[str, str], notice: Notice = _ignore,
-                      ) -> tuple[ToolResultStore, Iterator[dict[str, Any]]]:
+                      ) -> tuple[ToolResultStore, Iterator[E]]:
     """Choose the store for a stream: looks ahead (at most PEEK_LIMIT entries, buffered) for the
     first entry with a ``sessionId`` and ``cwd``, and returns the store with the full stream."""
     iterator = iter(entries)
-    seen: list[dict[str, Any]] = []
+    seen: list[E] = []
     session_id = cwd = None
     if not option and not env.get(STORE_ENV) and fmt == CLAUDE_CODE:
         for entry in iterator:

@@ -16,7 +16,7 @@ reaches the command:
   file; empty stdin; a 100 MB line (real entry point only, once per command);
 * JSON nested 10000 deep (past orjson's 1024 limit) and 1000 deep (which orjson reads but
   Python's recursion limit stops: walked or written back, it is reported as nested too deeply,
-  with no line number; passed through, it is fine);
+  naming the line when the line is what was being worked on; passed through, it is fine);
 * a lone surrogate escape; a pretty-printed JSON document; a CSV file; binary junk; lines that
   are JSON but not objects; objects of no known transcript format;
 * entries missing required fields (a user entry without message, an assistant without content,
@@ -132,7 +132,7 @@ def warning(at: str, text: str, stdout: str = "same") -> Expect:
 
 
 OK, SAME = Expect(), Expect(stdout="same")
-NESTED = error("", "input nested too deeply to process")
+NESTED = error("{file}:2", "input nested too deeply to process")
 
 
 def table(default: Expect, **per_command: Expect) -> dict[str, Expect]:
@@ -175,8 +175,10 @@ EXPECT: dict[str, dict[str, Expect]] = {
     "zero_bytes": graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
     STDIN_EMPTY: graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
     "nested_10000": bad("{file}:2", "invalid JSON (depth limit exceeded)"),
-    # read fine, but too deep to walk (estimate, validate, summarize) or to write back (convert)
-    "nested_1000": graceful(estimate=NESTED, validate=NESTED, summarize=NESTED, convert=NESTED),
+    # read fine, but too deep to walk (estimate, validate, summarize: the line is named) or to
+    # write back (convert: the message it made from the line, which no longer knows its line)
+    "nested_1000": graceful(estimate=NESTED, validate=NESTED, summarize=NESTED,
+                            convert=error("", "input nested too deeply to process")),
     "lone_surrogate": bad("{file}:2", "lone surrogate"),
     "pretty_json_document": bad(
         "{file}:1", "pretty-printed JSON document",
