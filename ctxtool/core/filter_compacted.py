@@ -134,10 +134,11 @@ def _plan_opencode(entries: Iterable[dict[str, Any]]) -> CutPlan:
         if not is_message(entry):
             continue
         info = entry["info"]
+        parent = string(info.get("parentID"))  # looked up as it was stored: as a string
         if compaction_request(entry) is not None:
             requests[string(info.get("id"))] = (index, location_of(entry))
-        elif is_finished_summary(info) and string(info.get("parentID")) in requests:
-            plan.cut, plan.cut_location = requests[info["parentID"]]
+        elif is_finished_summary(info) and parent in requests:
+            plan.cut, plan.cut_location = requests[parent]
             plan.compactions += 1
     return plan
 

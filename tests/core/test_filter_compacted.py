@@ -244,3 +244,14 @@ def test_opencode_sessions_use_opencodes_own_rule() -> None:
     assert ids(view(entries, "opencode", view="model")) == ids(out)
     unfinished = [*entries[:4], oc_assistant(4, 3, summary=True, finish=None)]
     assert ids(view(unfinished, "opencode")) == ["msg_001", "msg_002", "msg_003", "msg_004"]
+
+
+def test_opencode_ids_of_another_type_never_crash_the_plan() -> None:
+    """A request id and a summary parentID both of the wrong type (lists): both read as absent,
+    and looking the parent up must not use the raw, unhashable value."""
+    request = oc_user(1, compaction())
+    request["info"]["id"] = ["x"]
+    summary = oc_assistant(2, 1, summary=True)
+    summary["info"]["parentID"] = [1]
+    plan = plan_cut([request, summary], "opencode")
+    assert (plan.cut, plan.compactions) == (0, 1)  # as for two missing ids, which match
