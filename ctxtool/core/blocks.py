@@ -53,18 +53,12 @@ def content_blocks(entry: dict[str, Any], fmt: str) -> list[Block]:
 
 def role_and_blocks(entry: dict[str, Any], fmt: str) -> tuple[str | None, list[Block]]:
     """:func:`role_of` and :func:`content_blocks` at once (the message is looked up once)."""
-    if fmt == CLAUDE_CODE:  # most lines of most inputs (estimate calls this for every line)
-        kind = entry.get("type")
-        message = entry.get("message") if kind in MESSAGE_TYPES else None
-        if not isinstance(message, dict):
-            return None, []
-        role = message.get("role")
-        role = kind if role is None else role
-        return (role if isinstance(role, str) else None), _as_blocks(message.get("content"))
     message = api_message(entry, fmt)
     if message is None:
         return None, []
     role = message.get("role")
+    if role is None and fmt == CLAUDE_CODE:
+        role = entry.get("type")
     role = role if isinstance(role, str) else None
     if fmt == OPENCODE:
         return role, opencode_view.message_blocks(entry)

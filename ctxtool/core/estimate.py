@@ -271,7 +271,7 @@ class Estimator:
         self.entries += 1
         if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
             return
-        if entry.get("type") == "system" and is_compact_boundary(entry):  # most lines: no call
+        if is_compact_boundary(entry):
             self.boundaries += 1
             self.compacted += self.segment.tokens
             self.segment = _Segment(self.top)
