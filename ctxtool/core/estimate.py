@@ -216,7 +216,7 @@ class _Segment:
                 category = text_category
             if kind == "tool_result":
                 images = _images_in(block) * IMAGE_TOKENS
-                if images:  # counted apart from the text (rare: no need to be quick)
+                if images:  # counted apart from the text
                     tokens -= images
                     total += images
                     _count(breakdown, "images", images, parts)
@@ -226,9 +226,7 @@ class _Segment:
             tokens += framing
             framing = 0
             total += tokens
-            breakdown[category] = breakdown.get(category, 0) + tokens  # _count, spelled out
-            if parts is not None:
-                parts[category] = parts.get(category, 0) + tokens
+            _count(breakdown, category, tokens, parts)
         self.tokens += total
         return role, total
 
