@@ -10,7 +10,9 @@ then from ``responder`` (a function of the request body), then with a valid nine
 ``POST /v1/messages/count_tokens`` answers ``{"input_tokens": count_tokens_value}`` unless a
 scripted reply is queued for it. Error replies carry ``retry-after-ms`` so the SDK's own retries
 are quick in tests. A reply with ``delay`` is sent late (for timeouts); a client that gave up by
-then is ignored.
+then is ignored. A successful message reply to a request with ``"stream": true`` is sent as the
+Messages API's server-sent events (:func:`sse_events`). Other routes answer 404, or ``{}`` when
+``lenient`` is set (real clients probe endpoints a test does not care about).
 """
 
 from __future__ import annotations
@@ -67,6 +69,40 @@ def summary(*, missing: tuple[str, ...] = (), note: str = "fake summary", delay:
     return Reply(200, body, delay=delay)
 
 
+def sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A complete message as the (event, data) pairs the streaming Messages API sends for it."""
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start",
+                                                                   "message": start})]
+    for index, block in enumerate(message.get("content") or []):
+        kind = block.get("type")
+        if kind == "tool_use":
+            opening = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
+        elif kind == "thinking":
+            opening, delta = {**block, "thinking": ""}, {"type": "thinking_delta",
+                                                         "thinking": block.get("thinking", "")}
+        else:
+            opening, delta = {**block, "text": ""}, {"type": "text_delta", "text": block.get("text", "")}
+        events += [("content_block_start", {"type": "content_block_start", "index": index,
+                                            "content_block": opening}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                            "delta": delta})]
+        if kind == "thinking" and "signature" in block:
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                   "delta": {"type": "signature_delta",
+                                                             "signature": block["signature"]}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events += [("message_delta", {"type": "message_delta",
+                                  "delta": {"stop_reason": message.get("stop_reason", "end_turn"),
+                                            "stop_sequence": None},
+                                  "usage": {"output_tokens": usage.get("output_tokens", 1)}}),
+               ("message_stop", {"type": "message_stop"})]
+    return events
+
+
 def error(status: int, kind: str, message: str, *, retry_after_ms: int = 5) -> Reply:
     return Reply(status, {"type": "error", "error": {"type": kind, "message": message}},
                  {"retry-after-ms": str(retry_after_ms)})
@@ -84,6 +120,7 @@ class FakeAnthropic:
         self.script: deque[Reply] = deque()
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.count_tokens_value = 4242
+        self.lenient = False  # True: unknown routes answer 200 {} instead of 404
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -119,6 +156,14 @@ class FakeAnthropic:
             return self.responder(body)
         return summary(model=str(body.get("model")))
 
+    def other(self, path: str, headers: dict[str, str], body: Any) -> Reply:
+        """Any route but the two Messages ones: logged, then 404 (or ``{}`` when lenient)."""
+        with self._lock:
+            self.requests.append(Recorded(path, headers, body if isinstance(body, dict) else {}))
+        if self.lenient:
+            return Reply(200, {})
+        return error(404, "not_found_error", f"no route {path}")
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -133,23 +178,45 @@ class FakeAnthropic:
                 raw = self.rfile.read(length) if length else b"{}"
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 path = self.path.split("?", 1)[0]
-                if path not in ("/v1/messages", "/v1/messages/count_tokens"):
-                    reply = error(404, "not_found_error", f"no route {path}")
+                body = json.loads(raw or b"{}")
+                if path in ("/v1/messages", "/v1/messages/count_tokens"):
+                    reply = fake.answer(path, headers, body)
                 else:
-                    reply = fake.answer(path, headers, json.loads(raw or b"{}"))
+                    reply = fake.other(path, headers, body)
                 if reply.delay:
                     time.sleep(reply.delay)
-                data = json.dumps(reply.body).encode()
+                streamed = (reply.status == 200 and path == "/v1/messages"
+                            and isinstance(body, dict) and body.get("stream") is True)
                 try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.send_header("request-id", f"req_fake_{len(fake.requests)}")
-                    for key, value in reply.headers.items():
-                        self.send_header(key, value)
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self._send(reply, streamed)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and left
+
+            def do_GET(self) -> None:  # noqa: N802
+                path = self.path.split("?", 1)[0]
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                try:
+                    self._send(fake.other(path, headers, {}), False)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            do_HEAD = do_GET  # noqa: N815
+
+            def _send(self, reply: Reply, streamed: bool) -> None:
+                if streamed:
+                    data = b"".join(f"event: {event}\ndata: {json.dumps(payload)}\n\n".encode()
+                                    for event, payload in sse_events(reply.body))
+                    kind = "text/event-stream"
+                else:
+                    data, kind = json.dumps(reply.body).encode(), "application/json"
+                self.send_response(reply.status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.send_header("request-id", f"req_fake_{len(fake.requests)}")
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
 
         return Handler

@@ -1,0 +1,120 @@
+"""A fake Anthropic Messages API for real agent clients (Claude Code, OpenCode) in e2e tests.
+
+    with FakeMessages() as api:
+        api.push(tool("Bash", {"command": "ls"}), say("done"))   # the agent's next turns
+        run the client with env ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=anything
+        api.turns()          # the agent's own requests (bodies as sent), in order
+        api.requests         # everything received: path, headers, body
+
+It is :class:`tests.fake_anthropic.FakeAnthropic` (same ``Reply``/``Recorded``, every request
+logged) set up for a client rather than the SDK:
+
+- ``POST /v1/messages`` streams server-sent events when the request has ``"stream": true`` and
+  answers JSON otherwise. ``usage.input_tokens`` is the request's size in characters / 4, so a
+  session the client writes has usage that moves with what it sent.
+- Scripted replies (:meth:`push`, built with :func:`say` and :func:`tool`) go only to the agent's
+  own turns: requests that carry ``tools`` and are not a compaction. Side requests (titles, topic
+  checks, quota probes) get a short text reply and do not use up the script. When the script is
+  empty the agent gets ``say(default_text)``.
+- A compaction request (the client's ``/compact``: its last user message asks for a summary of
+  the conversation) gets :func:`summary_reply` with the nine sections Claude Code expects.
+- ``/v1/messages/count_tokens`` answers characters / 4; any other route answers ``200 {}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from tests.fake_anthropic import FakeAnthropic, Recorded, Reply, summary_text
+
+__all__ = ["FakeMessages", "Recorded", "Reply", "say", "tool", "summary_reply", "request_chars"]
+
+_ids = itertools.count(1)
+
+
+def _message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+    return {"id": f"msg_fake{next(_ids):04d}", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-5", "content": content, "stop_reason": stop,
+            "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
+
+
+def say(text: str) -> Reply:
+    """An assistant turn that answers with text and ends the turn."""
+    return Reply(200, _message([{"type": "text", "text": text}], "end_turn"))
+
+
+def tool(name: str, tool_input: dict[str, Any], *, text: str = "",
+         tool_id: str | None = None) -> Reply:
+    """An assistant turn that calls one tool (optionally after a line of text)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks.append({"type": "tool_use", "id": tool_id or f"toolu_fake{next(_ids):04d}",
+                   "name": name, "input": tool_input})
+    return Reply(200, _message(blocks, "tool_use"))
+
+
+def summary_reply(note: str = "fake summary") -> Reply:
+    """The answer to a compaction request: analysis scratchpad, then the nine sections."""
+    return Reply(200, _message([{"type": "text", "text": summary_text(note=note)}], "end_turn"))
+
+
+def request_chars(body: dict[str, Any]) -> int:
+    """Characters of what a request sends the model: system, tools and messages, as JSON."""
+    return sum(len(json.dumps(body.get(key) or "", ensure_ascii=False))
+               for key in ("system", "tools", "messages"))
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or []
+    if not messages:
+        return ""
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+
+
+def is_compaction(body: dict[str, Any]) -> bool:
+    text = last_user_text(body)
+    return "summary of the conversation" in text and "<summary>" in text or (
+        "Your task is to create a detailed summary" in text)
+
+
+class FakeMessages(FakeAnthropic):
+    """The server for one test (module docstring). ``turns()`` lists the agent's requests."""
+
+    def __init__(self, default_text: str = "Done.") -> None:
+        super().__init__()
+        self.lenient = True
+        self.default_text = default_text
+
+    def turns(self) -> list[dict[str, Any]]:
+        """Bodies of the agent's own requests (tools present, not a compaction), in order."""
+        return [r.body for r in self.messages() if self.is_turn(r.body)]
+
+    def compactions(self) -> list[dict[str, Any]]:
+        return [r.body for r in self.messages() if is_compaction(r.body)]
+
+    @staticmethod
+    def is_turn(body: dict[str, Any]) -> bool:
+        return bool(body.get("tools")) and not is_compaction(body)
+
+    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+        size = request_chars(body) // 4
+        with self._lock:
+            self.requests.append(Recorded(path, headers, body))
+            if path.endswith("/count_tokens"):
+                return Reply(200, {"input_tokens": size})
+            if is_compaction(body):
+                reply = summary_reply()
+            elif self.is_turn(body) and self.script:
+                reply = self.script.popleft()
+            else:
+                reply = say(self.default_text if self.is_turn(body) else "Fake side reply.")
+        message = dict(reply.body)
+        if reply.status == 200 and message.get("type") == "message":
+            message["usage"] = {"input_tokens": size, "output_tokens": 1 + len(json.dumps(
+                message.get("content"))) // 4, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0}
+        return Reply(reply.status, message, reply.headers, reply.delay)
