@@ -28,8 +28,7 @@ from typing import Any, BinaryIO
 from ctxtool.cli import messages
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
-                                 in_place_paths,
-                                 open_input, open_output)
+                                 in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.errors import StoreError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import BOM, is_blank, iter_entries, write_entries
@@ -85,8 +84,16 @@ def spooled_inputs(paths: Iterable[str], io: IOOptions) -> Iterator[FileSource]:
 
 @contextlib.contextmanager
 def spool(path: str) -> Iterator[Spooled]:
-    """One input that can be opened again: the file itself, rewound stdin, or a spooled pipe."""
+    """One input that can be opened again: the file itself, rewound stdin, or a copy of a pipe.
+
+    A path that cannot be read twice (a FIFO, ``<(cmd)``, ``/dev/stdin`` from a pipe, a
+    character device) is opened once and copied, like a piped stdin: opening it again would
+    give nothing (the pipe is drained) or block (a FIFO waits for a new writer)."""
     if path != "-":
+        if not is_rereadable(path):
+            with open_input(path) as stream, _copied(stream, path) as spooled:
+                yield spooled
+            return
         with open_input(path):  # fail early, with the usual message, if it cannot be read
             pass
         yield Spooled(name=path, path=path)
@@ -96,14 +103,20 @@ def spool(path: str) -> Iterator[Spooled]:
     if start is not None:
         yield Spooled(name=display_name(path), handle=stdin, start=start)
         return
+    with _copied(stdin, display_name(path)) as spooled:
+        yield spooled
+
+
+@contextlib.contextmanager
+def _copied(stream: BinaryIO, name: str) -> Iterator[Spooled]:
+    """``stream`` copied once to an anonymous temp file (removed when the block ends)."""
     with tempfile.TemporaryFile(prefix="ctxtool-stdin-") as spool_file:
         try:
-            shutil.copyfileobj(stdin, spool_file, COPY_CHUNK)
+            shutil.copyfileobj(stream, spool_file, COPY_CHUNK)
         except OSError as exc:
-            raise StoreError(f"cannot spool stdin to a temp file: {exc.strerror or exc}",
-                             source=display_name(path),
-                             hint="set TMPDIR to a folder with room") from exc
-        yield Spooled(name=display_name(path), handle=spool_file, start=0)
+            raise StoreError(f"cannot spool the input to a temp file: {exc.strerror or exc}",
+                             source=name, hint="set TMPDIR to a folder with room") from exc
+        yield Spooled(name=name, handle=spool_file, start=0)
 
 
 def _seekable_start(stream: BinaryIO) -> int | None:

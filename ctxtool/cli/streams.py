@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -66,6 +67,16 @@ class IOOptions:
 
 def display_name(path: str) -> str:
     return STDIN_NAME if path == "-" else path
+
+
+def is_rereadable(path: str) -> bool:
+    """Whether opening ``path`` again gives the same bytes: a regular file (or what cannot be
+    stat'ed, which the open then reports). A pipe, FIFO, socket or character device does not."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return True
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
 @contextlib.contextmanager

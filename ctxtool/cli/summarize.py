@@ -13,7 +13,8 @@ import click
 from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options, store_options
 from ctxtool.cli.progress import progress
-from ctxtool.cli.streams import IOOptions, STDIN_NAME, open_output, read_transcript, run_transform
+from ctxtool.cli.streams import (IOOptions, STDIN_NAME, is_rereadable, open_output, read_transcript,
+                                 run_transform)
 from ctxtool.core.clock import parse_now
 from ctxtool.core.summarize import Compaction, SummarizeOptions, compact
 from ctxtool.core.summary_model import call_max_tokens
@@ -58,9 +59,10 @@ def _auto_threshold(window: int | None) -> int | None:
 
 
 def _transcript_path(entries: list[Any], output: str | None) -> str | None:
-    """The file the summary points to for the full history: the input file, else the output."""
+    """The file the summary points to for the full history: the input file (not a pipe, which
+    cannot be read again), else the output."""
     source = entries[0].source if entries and isinstance(entries[0], Entry) else STDIN_NAME
-    if source != STDIN_NAME:
+    if source != STDIN_NAME and is_rereadable(source):
         return os.path.abspath(source)
     return os.path.abspath(output) if output and output != "-" else None
 
