@@ -21,6 +21,7 @@ from ctxtool.core.retention import LIVE_WINDOW, format_age, period_from_settings
 from ctxtool.errors import UsageError
 from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
 from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, check_folder
+from ctxtool.storage import marker
 from ctxtool.storage.lock import folder_lock
 from ctxtool.storage.paths import claude_config_dir
 from ctxtool.storage.store import STORE_ENV
@@ -45,7 +46,8 @@ T = TypeVar("T")
 @click.option("--archive", "archive_dir", metavar="DIR",
               help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it.")
 @click.option("--force", is_flag=True,
-              help="Accept a --root/--store that does not look like one (never / or ~).")
+              help="Accept a --root that does not look like one (never / or ~). A --store must "
+                   "hold the .ctxtool-store file ctxtool writes when it creates one.")
 @now_option
 @click.option("-q", "--quiet", is_flag=True, help="No summary, warnings or progress on stderr.")
 @report_options
@@ -110,6 +112,11 @@ def _resolve_store(option: str | None, from_env: str | None, *, root: str | None
         return None
     if option is None and not os.path.lexists(store):
         messages.warn(f"${STORE_ENV} {store} does not exist; nothing to clean there")
+        return None
+    if option is None and os.path.isdir(store) and not marker.is_marked(os.path.realpath(store)):
+        # cron with a $CTXTOOL_STORE ctxtool never wrote to: clean the root, leave that alone
+        messages.warn(f"${STORE_ENV} {store} is not a store ctxtool made (no {marker.MARKER} "
+                      "file in it); nothing is cleaned there")
         return None
     real = check_folder(store, what="store", force=force)
     if real == root or _swept(real, root=root, store=None):

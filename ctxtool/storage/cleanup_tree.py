@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ctxtool.core.retention import Activity
 from ctxtool.errors import UsageError
+from ctxtool.storage import marker
 from ctxtool.storage.safe_fs import describe
 
 CLAUDE_CATEGORIES = ("projects", "file-history", "todos", "plans", "debug", "shell-snapshots",
@@ -104,8 +105,8 @@ def check_folder(path: str, *, what: str, force: bool) -> str:
     """The real path of a folder cleanup may work in, or UsageError.
 
     ``/`` and the home folder itself are always refused; a folder that does not look like a
-    Claude Code config folder (``what="root"``) or a ctxtool store (``what="store"``) is refused
-    unless ``force``.
+    Claude Code config folder (``what="root"``) is refused unless ``force``; a store
+    (``what="store"``) must hold the mark ctxtool writes when it creates one, ``force`` or not.
     """
     real = os.path.realpath(path)
     option = "--root" if what == "root" else "--store"
@@ -116,10 +117,15 @@ def check_folder(path: str, *, what: str, force: bool) -> str:
     if real == os.path.realpath(Path.home()):
         raise UsageError(f"{option}: refusing to clean the home folder itself ({path})",
                          hint="point it at ~/.claude, not ~")
-    looks_right = _looks_like_claude(real) if what == "root" else _looks_like_store(real)
-    if not looks_right and not force:
-        kind = "a Claude Code config folder" if what == "root" else "a ctxtool store"
-        raise UsageError(f"{option}: {path} does not look like {kind}",
+    if what == "store":
+        if not marker.is_marked(real):  # never by name: see storage/marker.py
+            raise UsageError(f"{option}: {path} is not a store ctxtool made (no {marker.MARKER} "
+                             "file in it); nothing is cleaned there",
+                             hint=f"if an older ctxtool made it, mark it: touch "
+                                  f"{os.path.join(path, marker.MARKER)}")
+        return real
+    if not _looks_like_claude(real) and not force:
+        raise UsageError(f"{option}: {path} does not look like a Claude Code config folder",
                          hint="pass --force if it really is one")
     return real
 
@@ -127,16 +133,6 @@ def check_folder(path: str, *, what: str, force: bool) -> str:
 def _looks_like_claude(real: str) -> bool:
     return os.path.basename(real) == ".claude" or any(
         os.path.lexists(os.path.join(real, name)) for name in _CLAUDE_MARKERS)
-
-
-def _looks_like_store(real: str) -> bool:
-    if "ctxtool" in os.path.basename(real).lower():
-        return True
-    with os.scandir(real) as entries:
-        children = [entry for entry in entries if not entry.name.startswith(".")]
-    return not children or any(
-        entry.is_dir(follow_symlinks=False)
-        and os.path.isdir(os.path.join(entry.path, "tool-results")) for entry in children)
 
 
 def measure(part: Part) -> None:

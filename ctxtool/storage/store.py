@@ -33,6 +33,7 @@ import orjson
 
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.storage import marker
 from ctxtool.storage.atomic import temp_file
 from ctxtool.storage.paths import claude_project_dir, safe_name
 from ctxtool.types import CLAUDE_CODE
@@ -75,6 +76,7 @@ class ToolResultStore:
         # load(): when a named file is missing, also look for <root>/<session>/tool-results/<name>
         # (a store that was moved or copied to another machine)
         self.relocate = relocate
+        self._claimed = False  # checked for the store mark (first write)
         self.files_written = 0
         self.files_reused = 0
         self.bytes_written = 0
@@ -164,6 +166,7 @@ class ToolResultStore:
     def _put(self, folder: Path, stem: str, suffix: str, data: bytes, *, what: str,
              alternate: bool = True) -> Path:
         try:
+            self._claim()
             _make_dirs(folder)
         except OSError as exc:
             raise StoreError(f"cannot create the store folder: {exc.strerror or exc}",
@@ -183,6 +186,16 @@ class ToolResultStore:
         if outcome == "created":
             self.notice(f"{first} holds other content; saved {what} as {second.name}")
         return second
+
+    def _claim(self) -> None:
+        """On the first write: a store ctxtool creates (or an empty folder it starts using) gets
+        the mark ``cleanup --store`` looks for (see storage/marker.py)."""
+        if self._claimed:
+            return
+        self._claimed = True
+        if marker.is_unclaimed(self.root):
+            _make_dirs(self.root)
+            marker.mark(self.root)
 
     def _create_or_match(self, target: Path, data: bytes) -> str:
         """"created", "same" (``target`` already holds ``data``) or "differs"."""

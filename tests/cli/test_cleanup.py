@@ -149,6 +149,7 @@ def test_default_age_comes_from_settings(root: Path) -> None:
 def test_config_dir_and_store_from_the_environment(root: Path, tmp_path: Path) -> None:
     store = tmp_path / "ctxtool-store"
     write(store / "old" / "tool-results" / "toolu_1.txt", "saved", NOW - 40 * DAYS)
+    (store / ".ctxtool-store").write_text("")  # the mark of a store ctxtool made
     os.utime(store / "old" / "tool-results", (0, 0))
     os.utime(store / "old", (0, 0))
     env = {"CLAUDE_CONFIG_DIR": str(root), "CTXTOOL_STORE": str(store)}
@@ -299,6 +300,7 @@ def test_the_systemd_units_run_as_documented(tmp_path: Path) -> None:
 def test_store_problems_are_usage_errors(root: Path, tmp_path: Path) -> None:
     inside = root / "projects" / "ctxtool-store"
     inside.mkdir()
+    (inside / ".ctxtool-store").write_text("")
     result = run_ctxtool("cleanup", "--root", str(root), "--store", str(inside))
     assert result.returncode == ExitCode.USAGE and "inside a Claude Code folder" in result.stderr.decode()
     missing = run_ctxtool("cleanup", "--root", str(root), "--store", str(tmp_path / "nope"))
@@ -317,3 +319,44 @@ def test_debug_latest_link_is_left_alone(root: Path) -> None:
     record = next(r for r in records_of(result.stdout) if r["path"] == "debug/latest")
     assert record == {**record, "kind": "symlink", "action": "keep", "session": None}
     assert (root / "debug" / "latest").is_symlink() and not (root / "debug" / "old.txt").exists()
+
+
+def test_cleanup_store_on_a_folder_ctxtool_did_not_create_deletes_nothing(root: Path,
+                                                                          tmp_path: Path) -> None:
+    """Issue 13: `--store ctxtool-src` (a copy of the package) lost cli/, core/, __init__.py;
+    $CTXTOOL_STORE=~/my-ctxtool-notes planned the same. Without ctxtool's mark: nothing goes."""
+    src = tmp_path / "ctxtool-src"
+    for rel in ("cli/main.py", "core/x.py", "__init__.py"):
+        write(src / rel, "code", NOW - 400 * DAYS)
+    before = sorted(str(p.relative_to(src)) for p in src.rglob("*"))
+    for force in ([], ["--force"]):
+        result = run_ctxtool("cleanup", "--root", str(root), "--store", str(src), "--now",
+                             NOW_ARG, "--apply", "--older-than", "1d", *force)
+        assert result.returncode == ExitCode.USAGE, result.stderr
+        assert "not a store ctxtool made" in result.stderr.decode()
+    from_env = run_ctxtool("cleanup", "--root", str(root), "--now", NOW_ARG, "--apply",
+                           "--older-than", "1d", env={"CTXTOOL_STORE": str(src)})
+    assert from_env.returncode == 0, from_env.stderr
+    assert "not a store ctxtool made" in from_env.stderr.decode()
+    assert not any(str(src) in line for line in from_env.stdout.decode().splitlines())
+    assert sorted(str(p.relative_to(src)) for p in src.rglob("*")) == before
+
+
+def test_a_store_ctxtool_creates_is_marked_and_cleaned(root: Path, tmp_path: Path) -> None:
+    """persist creates the store and marks it; an existing folder with other things is not."""
+    session = tmp_path / "s.jsonl"
+    big = "x" * 600
+    session.write_text(json.dumps({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": big}]}) + "\n")
+    store = tmp_path / "fresh-store"
+    result = run_ctxtool("persist", "--max-chars", "100", "--store", str(store), str(session))
+    assert result.returncode == 0, result.stderr
+    assert (store / ".ctxtool-store").is_file()
+    busy = tmp_path / "notes"
+    write(busy / "todo.txt", "mine", NOW)
+    result = run_ctxtool("persist", "--max-chars", "100", "--store", str(busy), str(session))
+    assert result.returncode == 0, result.stderr
+    assert not (busy / ".ctxtool-store").exists()
+    planned = run_ctxtool("cleanup", "--root", str(root), "--store", str(store), "--now",
+                          NOW_ARG)
+    assert planned.returncode == 0, planned.stderr

@@ -193,6 +193,7 @@ def linked_claude_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
     (root / "debug").mkdir()
     (root / "debug" / f"{OLD}.txt").symlink_to(outside / "victim.jsonl")
     store.mkdir()
+    (store / ".ctxtool-store").write_text("")  # a store ctxtool made
     (store / OLD).symlink_to(outside / "stored")
     for link in [p for p in tmp_path.rglob("*") if p.is_symlink()]:
         os.utime(link, (OLD_TIME, OLD_TIME), follow_symlinks=False)

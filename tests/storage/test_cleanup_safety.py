@@ -180,18 +180,20 @@ def test_check_folder_refuses_root_and_home_even_with_force(tmp_path: Path,
         check_folder(str(tmp_path / "missing"), what="root", force=True)
 
 
-def test_check_folder_for_a_store(tmp_path: Path) -> None:
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    assert check_folder(str(empty), what="store", force=False)
-    used = tmp_path / "mine"
-    (used / "s1" / "tool-results").mkdir(parents=True)
-    assert check_folder(str(used), what="store", force=False)
-    other = tmp_path / "docs"
-    (other / "report.pdf").parent.mkdir()
-    (other / "report.pdf").write_text("x")
-    with pytest.raises(UsageError, match="does not look like a ctxtool store"):
-        check_folder(str(other), what="store", force=False)
+def test_check_folder_for_a_store_wants_the_mark_not_a_name(tmp_path: Path) -> None:
+    """A store is what ctxtool made (its mark), never a folder named like one: "ctxtool-src"
+    holding a copy of the package, or one that merely has <x>/tool-results folders."""
+    for name, make in [("ctxtool-src", lambda d: (d / "cli").mkdir()),
+                       ("mine", lambda d: (d / "s1" / "tool-results").mkdir(parents=True)),
+                       ("empty-ctxtool-store", lambda d: None)]:
+        folder = tmp_path / name
+        folder.mkdir()
+        make(folder)
+        for force in (False, True):
+            with pytest.raises(UsageError, match="not a store ctxtool made"):
+                check_folder(str(folder), what="store", force=force)
+        (folder / ".ctxtool-store").write_text("")
+        assert check_folder(str(folder), what="store", force=False) == os.path.realpath(folder)
 
 
 def test_an_outside_target_reached_through_every_kind_of_link_stays(tmp_path: Path) -> None:
