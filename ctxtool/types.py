@@ -27,9 +27,12 @@ class Entry(dict):  # type: ignore[type-arg]
     re-serialized; nested values must not be mutated in place (copy-on-write).
     ``invalid`` marks a line that did not parse and is passed through as-is (``--on-invalid keep``).
     ``glued`` marks the second and later of several objects found on one line.
+    ``partial`` marks a truncated last line (no newline, not valid JSON: a session being written,
+    or killed mid-write); writers put it at the very end of their output, after anything a
+    transform appends, so the writer that is still adding to it completes the right line.
     """
 
-    __slots__ = ("raw", "source", "lineno", "invalid", "glued")
+    __slots__ = ("raw", "source", "lineno", "invalid", "glued", "partial")
 
     # Not keyword-only: the reader builds one Entry per line and passes them by position, which
     # costs a third less than by keyword.
@@ -47,6 +50,7 @@ class Entry(dict):  # type: ignore[type-arg]
         self.lineno = lineno
         self.invalid = invalid
         self.glued = False  # shares its line with the entry before it (see formats.jsonl)
+        self.partial = False  # a truncated last line (see above)
 
     @property
     def location(self) -> str:

@@ -31,7 +31,7 @@ from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_s
                                  in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.errors import StoreError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import BOM, is_blank, iter_entries, write_entries
+from ctxtool.formats.jsonl import BOM, is_blank, is_truncated, iter_entries, write_entries
 from ctxtool.types import Entry
 
 COPY_CHUNK = 1 << 20
@@ -141,8 +141,11 @@ class LineTable:
     linenos: array[int] = field(default_factory=lambda: array("q"))
     starts: array[int] = field(default_factory=lambda: array("q"))
     size: int = 0  # bytes accounted for by the entries' raw bytes
+    partial_at: int | None = None  # where a truncated last line starts (Entry.partial)
 
     def add(self, entry: Entry) -> None:
+        if entry.partial:
+            self.partial_at = self.size
         self.linenos.append(entry.lineno)
         self.starts.append(self.size)
         self.size += len(entry.raw or b"")
@@ -244,7 +247,12 @@ def iter_spans(stream: BinaryIO, source: str, table: LineTable,
             entry.lineno = lineno
             yield entry
         position = span[1]
-    yield from _blocks(stream, source, table.size - position)
+    end = table.size if table.partial_at is None else max(table.partial_at, position)
+    yield from _blocks(stream, source, end - position)
+    if end < table.size:  # a truncated last line: its own entry, which writers put last
+        for entry in iter_entries([stream.read(table.size - end)], source, on_invalid="keep"):
+            entry.lineno = table.linenos[-1]
+            yield entry
 
 
 def _blocks(stream: BinaryIO, source: str, length: int) -> Iterator[Entry]:
@@ -282,16 +290,19 @@ def iter_lazy_entries(lines: Iterable[bytes], source: str,
             yield from _lazy_entry(held, source, parse)
         held, pending = (lineno, pending + line), b""
     if held is not None:
-        yield from _lazy_entry(held, source, parse)
+        yield from _lazy_entry(held, source, parse, last=True)
     elif pending:
         yield Entry({}, raw=pending, source=source, lineno=lineno, invalid=True)
 
 
-def _lazy_entry(held: tuple[int, bytes], source: str,
-                parse: Collection[tuple[str, int]]) -> Iterator[Entry]:
+def _lazy_entry(held: tuple[int, bytes], source: str, parse: Collection[tuple[str, int]], *,
+                last: bool = False) -> Iterator[Entry]:
     lineno, raw = held
     if (source, lineno) not in parse:
-        yield Entry({}, raw=raw, source=source, lineno=lineno, invalid=True)
+        entry = Entry({}, raw=raw, source=source, lineno=lineno, invalid=True)
+        # a last line without newline may be a truncated one, which writers put last
+        entry.partial = last and not raw.endswith(b"\n") and is_truncated(raw)
+        yield entry
         return
     for entry in iter_entries([raw], source, on_invalid="keep"):
         entry.lineno = lineno

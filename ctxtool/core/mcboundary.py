@@ -89,7 +89,8 @@ def clearing_boundary(*, parent: str | None, envelope: dict[str, Any], ids: list
             "compactedToolIds": ids, "clearedAttachmentUUIDs": []},
     })
     raw = getattr(after, "raw", None)
-    if raw is not None and not raw.endswith(b"\n"):
+    # a truncated last line is written after the boundary (formats.jsonl.iter_lines_out)
+    if raw is not None and not raw.endswith(b"\n") and not getattr(after, "partial", False):
         entry[NO_FINAL_NEWLINE] = True
     return entry
 

@@ -179,9 +179,13 @@ def _invalid(raw: bytes, source: str, lineno: int, problem: str, on_invalid: OnI
         warn(f"{source}:{lineno}: {problem}; line skipped")
         return []
     if on_invalid == "keep" or truncated:
-        # A truncated last line is what a live or killed session leaves behind: keep its bytes.
-        warn(f"{source}:{lineno}: {problem}; line passed through unchanged")
-        return [Entry({}, raw=raw, source=source, lineno=lineno, invalid=True)]
+        # A truncated last line is what a live or killed session leaves behind: keep its bytes
+        # (at the end of the output: see iter_lines_out).
+        warn(f"{source}:{lineno}: {problem}; line passed through unchanged"
+             + (" at the end of the output" if truncated else ""))
+        entry = Entry({}, raw=raw, source=source, lineno=lineno, invalid=True)
+        entry.partial = truncated
+        return [entry]
     raise InputError(problem, source=source, lineno=lineno, hint=INVALID_HINT)
 
 
@@ -194,6 +198,11 @@ def _describe(exc: orjson.JSONDecodeError, body: bytes, lineno: int, is_last_par
     if is_last_partial:
         return f"truncated last line, the session was probably killed mid-write ({reason})"
     return f"invalid JSON ({reason})"
+
+
+def is_truncated(raw: bytes) -> bool:
+    """Whether a last line without newline is a truncated one (reads as ``Entry.partial``)."""
+    return any(entry.partial for entry in iter_entries([raw], on_invalid="keep"))
 
 
 def describe_invalid(entry: Entry) -> tuple[str, str]:
@@ -284,12 +293,19 @@ def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
     """The bytes to write for each entry: raw bytes when untouched, orjson otherwise.
 
     A raw line without a final newline (the last line of a file) gets one only when something
-    follows it, so an identity pipeline reproduces the input byte for byte.
+    follows it, so an identity pipeline reproduces the input byte for byte. A truncated last line
+    (``Entry.partial``) is held back and written last, unchanged: entries a transform appends
+    go before it, where they are whole lines, and a writer still adding to that line (a live
+    session) completes it in place.
     """
     need_newline = False
     previous_raw = False
+    partial: list[bytes] = []
     for entry in entries:
         raw = entry.raw if isinstance(entry, Entry) else None
+        if raw is not None and entry.partial:  # type: ignore[union-attr]
+            partial.append(raw)
+            continue
         if need_newline and not (raw is not None and previous_raw
                                  and getattr(entry, "glued", False)):
             yield b"\n"
@@ -297,6 +313,11 @@ def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
         need_newline = not chunk.endswith(b"\n")
         previous_raw = raw is not None
         yield chunk
+    for raw in partial:
+        if need_newline:
+            yield b"\n"
+        yield raw
+        need_newline = True
 
 
 def write_entries(entries: Iterable[dict[str, Any]], out: BinaryIO) -> int:

@@ -11,7 +11,9 @@ the input, byte for byte.
 The cases (CASES, plus DIRECTORY, ENOTDIR, STDIN_EMPTY and the 100 MB line) and how each
 reaches the command:
 
-* invalid JSON on line 2; a truncated last line (no newline: a session killed mid-write); two
+* invalid JSON on line 2; a truncated last line (no newline: a session killed mid-write), also
+  after complete entries summarize appends to (what a transform appends goes before that
+  line, see also tests/cli/test_partial_line.py); two
   objects glued on one line; invalid UTF-8; a BOM; CRLF line ends; only blank lines; a 0-byte
   file; empty stdin; a 100 MB line (real entry point only, once per command);
 * JSON nested 10000 deep (past orjson's 1024 limit) and 1000 deep (which orjson reads but
@@ -66,6 +68,7 @@ A1_DEEP = A1.replace(b'"input":{', b'"input":{"deep":' + b"[" * 1000 + b"]" * 10
 CASES: dict[str, bytes] = {
     "invalid_json": U1 + b'{"type": "user", oops}\n' + A2,
     "truncated_last_line": U1 + A1 + R1[:60],
+    "truncated_after_clearing": GOOD + A2.replace(b'"a2"', b'"a3"')[:70],
     "two_objects_on_a_line": U1.rstrip(b"\n") + A1 + R1 + A2,
     "invalid_utf8": U1 + R1.replace(b"print(1)", b"pr\xffnt(1)", 1),
     "bom": BOM + GOOD,
@@ -118,7 +121,8 @@ class Expect:
     at: str = ""  # the location the message starts with: "{file}:2", "{file}", or "" (none)
     text: str = ""  # a fragment of that message
     # "same" (the input, byte for byte), "empty", "jsonl", or "prefix": the input byte for byte
-    # (bad lines kept as they were), then valid JSONL (what summarize appends)
+    # (bad lines kept as they were), then valid JSONL (what summarize appends); "partial-last":
+    # like "prefix" for the complete lines, then the truncated last line, unchanged, at the end
     stdout: str = "jsonl"
     reported: int | None = None  # validate: a problem reported on stdout for this line
 
@@ -159,8 +163,14 @@ EXPECT: dict[str, dict[str, Expect]] = {
     "truncated_last_line": table(
         warning("{file}:3", "truncated last line"),
         estimate=warning("{file}:3", "truncated", "jsonl"),
-        summarize=warning("{file}:3", "truncated", "prefix"),
+        summarize=warning("{file}:3", "truncated", "partial-last"),
         convert=warning("{file}:3", "truncated", "jsonl"), validate=Expect(reported=3),
+        cleanup=OK),
+    "truncated_after_clearing": table(
+        warning("{file}:5", "truncated last line"),
+        estimate=warning("{file}:5", "truncated", "jsonl"),
+        summarize=warning("{file}:5", "truncated", "partial-last"),
+        convert=warning("{file}:5", "truncated", "jsonl"), validate=Expect(reported=5),
         cleanup=OK),
     "two_objects_on_a_line": table(
         warning("{file}:1", "2 JSON objects on one line"),
@@ -275,6 +285,12 @@ def check_stdout(cell: Cell, expect: Expect, command: str, stdout: bytes) -> Non
         head = cell.data if cell.data.endswith(b"\n") else cell.data + b"\n"
         assert stdout.startswith(head) and len(stdout) > len(head)
         stdout = stdout[len(head):]
+    if expect.stdout == "partial-last":
+        cut = cell.data.rfind(b"\n") + 1
+        head, tail = cell.data[:cut], cell.data[cut:]
+        assert tail and stdout.startswith(head) and stdout.endswith(b"\n" + tail)
+        assert len(stdout) > len(cell.data) + 1  # something was appended, before the tail
+        stdout = stdout[len(head):-len(tail)]
     if expect.stdout == "empty" or expect.code:
         # a command that failed wrote nothing, or only whole lines before the failure
         assert expect.stdout != "empty" or stdout == b""
@@ -312,7 +328,8 @@ def test_matrix(case: str, command: str, tmp_path: Path, monkeypatch: pytest.Mon
           result.stderr)
 
 
-STDIN_ROWS = ("invalid_json", "truncated_last_line", "two_objects_on_a_line", "binary_junk",
+STDIN_ROWS = ("invalid_json", "truncated_last_line", "truncated_after_clearing",
+              "two_objects_on_a_line", "binary_junk",
               "nested_1000", "huge_integers")
 
 
