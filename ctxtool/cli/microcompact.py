@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -12,7 +13,8 @@ import click
 
 from ctxtool.cli import messages
 from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, env_flag, run_clearing
-from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options
+from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options)
 from ctxtool.cli.spool import FileSource
 from ctxtool.cli.streams import IOOptions, run_transform
 from ctxtool.core.clock import parse_duration, parse_now
@@ -26,6 +28,7 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
 
 @click.command("microcompact")
 @io_options
+@in_place_options(force=False)  # its own --force covers --in-place too
 @click.option("--strategy", type=click.Choice(STRATEGIES),
               help="claude-code: clear oldest results down to --target; opencode: prune "
                    "output older than the last user turns; idle: clear all but --keep after "
@@ -44,7 +47,8 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
               help="Run only when the context holds at least this many tokens (Anthropic's "
                    "`trigger`). Default: Claude Code's warning threshold for the model.")
 @click.option("--force", is_flag=True,
-              help="Skip the --trigger and --clear-at-least conditions (like a manual /compact).")
+              help="Skip the --trigger and --clear-at-least conditions (like a manual /compact); "
+                   "with --in-place, also rewrite files modified within --live-window.")
 @click.option("--tools", metavar="A,B",
               help=f"Compactable tools (default: {','.join(sorted(COMPACTABLE_TOOLS))}).")
 @click.option("--include-mcp", is_flag=True, help="Also clear results of mcp__* tools.")
@@ -84,6 +88,7 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
         ctxtool microcompact --strategy idle --idle 5m --in-place session.jsonl
         cat chat.jsonl | ctxtool microcompact --strategy opencode --no-save > pruned.jsonl
     """
+    io = dataclasses.replace(io, live=dataclasses.replace(io.live, force=force))
     if env_flag(DISABLE_ENV):
         messages.info(f"{DISABLE_ENV} is set: input passed through unchanged")
         if not io.in_place:

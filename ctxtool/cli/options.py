@@ -7,6 +7,7 @@ keyword arguments: ``@io_options`` gives ``io: IOOptions``, ``@report_options`` 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 from collections.abc import Callable
@@ -16,7 +17,9 @@ from typing import Any, TypeVar
 import click
 
 from ctxtool.cli import messages
+from ctxtool.cli.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
 from ctxtool.cli.streams import IOOptions
+from ctxtool.core.clock import parse_duration
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.storage.atomic import write_bytes_atomic
@@ -54,6 +57,46 @@ def io_options(f: F) -> F:
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+BACKUP_HELP = ("With --in-place: keep the original as FILE.bak (or FILE plus SUFFIX, given as "
+               "--backup=SUFFIX).")
+FORCE_HELP = "With --in-place: also rewrite files modified within --live-window."
+
+
+def in_place_options(*, force: bool = True) -> Callable[[F], F]:
+    """--backup[=SUFFIX], --live-window and (unless the command has its own) --force, for the
+    commands that rewrite files with --in-place; they go into ``io.live`` (cli/live.py)."""
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, io: IOOptions, backup: str | None, live_window: str,
+                    **kwargs: Any) -> Any:
+            forced = kwargs.pop("force") if force else False
+            if backup is not None and not backup.startswith((".", "~", "-", "_")):
+                # `--backup FILE`: click took the first file for the suffix; give it back
+                io = dataclasses.replace(io, inputs=(backup, *io.inputs))
+                backup = BACKUP_SUFFIX
+            options = LiveOptions(force=forced, backup=backup,
+                                  window=parse_duration(live_window, option="--live-window"))
+            return f(*args, io=dataclasses.replace(io, live=options), **kwargs)
+
+        options = [
+            click.option("--backup", is_flag=False, flag_value=BACKUP_SUFFIX, default=None,
+                         metavar="[=SUFFIX]", help=BACKUP_HELP),
+            click.option("--live-window", default="1h", show_default=True, envvar=LIVE_ENV,
+                         metavar="DURATION",
+                         help="With --in-place: skip (with a warning) files modified this "
+                              f"recently, which may be sessions in use; 0 turns it off. Also "
+                              f"${LIVE_ENV}."),
+        ]
+        if force:
+            options.append(click.option("--force", is_flag=True, help=FORCE_HELP))
+        for option in reversed(options):
+            wrapper = option(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any, BinaryIO
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.options import (ReportOptions, io_options, now_option, report_options,
-                                 store_options)
+from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options, store_options)
 from ctxtool.cli.spool import spooled_inputs, staged_output
 from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
                                  open_output)
@@ -31,12 +31,14 @@ from ctxtool.types import Entry
 
 # --- helpers shared with restore: units of work, inputs read twice, all-or-nothing output -------
 
-def units(io: IOOptions) -> list[tuple[IOOptions, str | None]]:
-    """(inputs, output) pairs: all inputs to stdout/-o as one stream, or each file in place."""
+def units(io: IOOptions) -> Iterator[tuple[IOOptions, str | None]]:
+    """(inputs, output) pairs: all inputs to stdout/-o as one stream, or each file in place
+    (pinned while its unit runs: see cli/live.py)."""
     if not io.in_place:
-        return [(io, io.output)]
-    return [(dataclasses.replace(io, inputs=(path,), in_place=False), path)
-            for path in in_place_paths(io)]
+        yield io, io.output
+        return
+    for path in in_place_paths(io):
+        yield dataclasses.replace(io, inputs=(path,), in_place=False), path
 
 
 def output_for(target: str | None, *, hold: bool) -> contextlib.AbstractContextManager[BinaryIO]:
@@ -69,6 +71,7 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
 
 @click.command("persist")
 @io_options
+@in_place_options()
 @click.option("--max-chars", type=click.IntRange(min=1), default=DEFAULT_MAX_CHARS,
               show_default=True,
               help="Persist each tool result longer than this many characters (Claude Code's "

@@ -7,7 +7,8 @@ import os
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.options import ReportOptions, io_options, report_options, store_options
+from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, report_options,
+                                 store_options)
 from ctxtool.cli.persist import output_for, units
 from ctxtool.cli.streams import IOOptions, read_transcript
 from ctxtool.core.restore import RestoreReport, restore
@@ -18,6 +19,7 @@ from ctxtool.storage.store import STORE_ENV, ToolResultStore
 
 @click.command("restore")
 @io_options
+@in_place_options()
 @click.option("--strict", is_flag=True,
               help="A placeholder whose file is missing or unreadable is an error (exit 4) and "
                    "nothing is written; by default it stays in place with a warning.")

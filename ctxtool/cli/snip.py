@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
-from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options
+from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options)
 from ctxtool.cli.spool import FileSource
 from ctxtool.cli.streams import IOOptions
 from ctxtool.core.clock import parse_now
@@ -18,6 +19,7 @@ from ctxtool.core.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WRITE_TOOLS
 
 @click.command("snip")
 @io_options
+@in_place_options()
 @click.option("--keep", type=click.IntRange(min=0), default=3, show_default=True,
               help="Newest tool results never snipped, whatever they are.")
 @click.option("--keep-searches", type=click.IntRange(min=0), default=3, show_default=True,

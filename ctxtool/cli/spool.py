@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import messages
+from ctxtool.cli import live, messages
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
                                  in_place_paths, is_rereadable, open_input, open_output)
@@ -60,7 +60,8 @@ class Spooled:
     def size(self) -> int | None:
         try:
             if self.path is not None:
-                return os.path.getsize(self.path)
+                pinned = live.pinned(self.path)  # --in-place: the size it had at the start
+                return pinned.size if pinned is not None else os.path.getsize(self.path)
             assert self.handle is not None
             return os.fstat(self.handle.fileno()).st_size - self.start
         except (OSError, ValueError):

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import messages
+from ctxtool.cli import live, messages
+from ctxtool.cli.live import LiveOptions
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
@@ -59,6 +60,7 @@ class IOOptions:
     format: str | None = None
     on_invalid: OnInvalid = "error"
     quiet: bool = False
+    live: LiveOptions = LiveOptions()  # --force, --backup, --live-window (see cli/live.py)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -85,6 +87,11 @@ def open_input(path: str) -> Iterator[BinaryIO]:
     if path == "-":
         stdin = binary_stdin()
         yield stdin
+        return
+    pinned = live.pinned(path)
+    if pinned is not None:  # an --in-place file: the bytes it had when the command started
+        with pinned.open() as handle:
+            yield handle
         return
     if os.path.isdir(path):
         raise StoreError("is a directory, not a transcript file", source=path)
@@ -144,6 +151,11 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
     if output in (None, "-"):
         yield binary_stdout()
         return
+    pinned = live.pinned(output)
+    if pinned is not None:  # --in-place: replaced only if nothing but appends happened meanwhile
+        with pinned.replacing() as handle:
+            yield handle
+        return
     try:
         with atomic_writer(output) as handle:
             yield handle
@@ -154,11 +166,15 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
 Transform = Callable[[str, Iterator[Entry]], Iterable[dict[str, Any]]]
 
 
-def in_place_paths(io: IOOptions) -> tuple[str, ...]:
-    """The files --in-place rewrites; it needs file arguments (not stdin) and no -o."""
+def in_place_paths(io: IOOptions) -> Iterator[str]:
+    """The files --in-place rewrites, each pinned while the caller works on it (cli/live.py:
+    files that may be live sessions are skipped); it needs file arguments and no -o."""
     if not io.inputs or "-" in io.inputs or io.output:
         raise UsageError("--in-place needs file arguments and no -o/--output")
-    return io.inputs
+    for path in io.inputs:
+        with live.pin(path, io.live) as pinned:
+            if pinned is not None:
+                yield path
 
 
 def run_transform(io: IOOptions, transform: Transform) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.options import ReportOptions, io_options, now_option, report_options, store_options
+from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options, store_options)
 from ctxtool.cli.progress import progress
 from ctxtool.cli.streams import (IOOptions, STDIN_NAME, is_rereadable, open_output, read_transcript,
                                  run_transform)
@@ -101,6 +102,7 @@ def _tell(done: Compaction) -> None:
 
 @click.command("summarize")
 @io_options
+@in_place_options()
 @click.option("--llm", type=click.Choice(BACKENDS), envvar=LLM_ENV, default="auto",
               show_default=True, help="Backend: anthropic when an API key is set (auto), "
               f"offline (no network), or anthropic. Also ${LLM_ENV}.")

@@ -319,7 +319,9 @@ def resolve_store(option: str | None, *, env: Mapping[str, str], fmt: str,
     if env.get(STORE_ENV):
         return ToolResultStore(env[STORE_ENV], notice=notice)
     if fmt == CLAUDE_CODE and session_id and cwd and os.path.isabs(cwd):
-        return ToolResultStore(claude_project_dir(cwd, env), notice=notice)
+        store = ToolResultStore(claude_project_dir(cwd, env), notice=notice)
+        store._claimed = True  # Claude Code's own project folder: never marked as a store
+        return store
     return ToolResultStore(DEFAULT_ROOT, notice=notice)
 
 

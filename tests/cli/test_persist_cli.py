@@ -104,7 +104,8 @@ def test_strict_writes_nothing(session: tuple[Path, bytes], tmp_path: Path) -> N
     out = tmp_path / "out.jsonl"
     result = run_ctxtool("persist", "--strict", "--store", store, str(path), "-o", str(out))
     assert result.returncode == 4 and not out.exists()
-    result = run_ctxtool("persist", "--strict", "--store", store, "--in-place", str(path))
+    result = run_ctxtool("persist", "--strict", "--store", store, "--in-place", "--force",
+                         str(path))
     assert result.returncode == 4 and path.read_bytes() == data
 
 
@@ -128,19 +129,20 @@ def test_full_disk_is_a_warning_and_exit_4(session: tuple[Path, bytes], tmp_path
 def test_in_place_and_idempotence(session: tuple[Path, bytes], tmp_path: Path) -> None:
     path, _ = session
     store = str(tmp_path / "s")
-    assert run_ctxtool("persist", "--in-place", "--store", store, str(path)).returncode == 0
+    assert run_ctxtool("persist", "--in-place", "--force", "--store", store,
+                       str(path)).returncode == 0
     once = path.read_bytes()
     assert b"<persisted-output>" in once
-    result = run_ctxtool("persist", "--in-place", "--store", store, str(path))
+    result = run_ctxtool("persist", "--in-place", "--force", "--store", store, str(path))
     assert result.returncode == 0 and path.read_bytes() == once
 
 
 def test_restore_in_place(session: tuple[Path, bytes], tmp_path: Path) -> None:
     path, data = session
-    assert run_ctxtool("persist", "--in-place", "--store", str(tmp_path / "s"),
+    assert run_ctxtool("persist", "--in-place", "--force", "--store", str(tmp_path / "s"),
                        str(path)).returncode == 0
     assert path.read_bytes() != data
-    result = run_ctxtool("restore", "--in-place", "--stats", str(path))
+    result = run_ctxtool("restore", "--in-place", "--force", "--stats", str(path))
     assert result.returncode == 0 and result.stdout == b""
     assert path.read_bytes() == data
     assert json.loads(result.stderr)["restored"] == 1

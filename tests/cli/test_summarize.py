@@ -85,7 +85,7 @@ def test_in_place_and_instructions_file(runner, tmp_path: Path) -> None:
     path.write_bytes(coding_session().jsonl())
     focus = tmp_path / "focus.txt"
     focus.write_text("remember the PAGER_SIZE default", encoding="utf-8")
-    result = runner.invoke(cli, ["summarize", "-q", "--in-place", "--instructions-file", str(focus),
+    result = runner.invoke(cli, ["summarize", "-q", "--in-place", "--force", "--instructions-file", str(focus),
                                  "--now", NOW, str(path)])
     assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
     summary = last_entries(path.read_bytes(), 1)[0]["message"]["content"]

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from ctxtool.errors import ExitCode
+from ctxtool.storage.marker import MARKER
 from tests.conftest import ctxtool_executable, run_ctxtool
 from tests.robustness.strategies import cc_entry, compact, tool_result_message, tool_use_message
 
@@ -84,7 +85,8 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def leftovers(folder: Path) -> list[Path]:
     """Temp files a failed or interrupted write could leave behind."""
-    return [p for p in folder.rglob("*") if p.name.endswith(".tmp") or ".ctxtool-" in p.name]
+    return [p for p in folder.rglob("*") if p.name.endswith(".tmp")
+            or (".ctxtool-" in p.name and p.name != MARKER)]  # the store's mark is no temp file
 
 
 # --- a store that cannot be written ---------------------------------------------------------------
@@ -128,7 +130,7 @@ def test_full_disk_under_the_store(name: str, small: Path, tmp_path: Path) -> No
     proc = run_limited([*SAVERS[name][0], "--store", str(store), str(small)], tmp_path)
     assert_failed_save(name, proc, small.read_bytes(), "File too large")
     assert not leftovers(tmp_path)
-    assert all(p.stat().st_size == 0 or p.is_dir() for p in store.rglob("*"))
+    assert all(p.stat().st_size == 0 or p.is_dir() or p.name == MARKER for p in store.rglob("*"))
 
 
 def test_full_disk_when_summarize_saves_the_original(tmp_path: Path) -> None:
@@ -188,7 +190,8 @@ def test_store_under_a_regular_file(name: str, small: Path, tmp_path: Path) -> N
     assert proc.returncode == ExitCode.STORAGE and not out.exists()
     copy = tmp_path / "copy.jsonl"
     copy.write_bytes(data)
-    proc = run_ctxtool(*SAVERS[name][0], "--store", store, "--in-place", str(copy), cwd=tmp_path)
+    proc = run_ctxtool(*SAVERS[name][0], "--store", store, "--in-place", "--force", str(copy),
+                       cwd=tmp_path)  # --force: a file written just now may be a live session
     assert proc.returncode == ExitCode.STORAGE and copy.read_bytes() == data
     assert not leftovers(tmp_path)
 
@@ -315,7 +318,8 @@ def test_ctrl_c_during_in_place(name: str, large: Path, tmp_path: Path) -> None:
     shutil.copyfile(large, target)
     before = target.read_bytes()
     args = [a.format(store=tmp_path / "store") for a in INTERRUPTED[name]]
-    proc = interrupt_when_writing([*args, "--in-place", str(target)], ".session.jsonl.*.tmp",
+    proc = interrupt_when_writing([*args, "--in-place", "--force", str(target)],
+                                  ".session.jsonl.*.tmp",
                                   tmp_path)
     assert_interrupted(proc)
     assert target.read_bytes() == before
