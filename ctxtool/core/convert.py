@@ -48,7 +48,7 @@ from typing import Any, Literal
 from ctxtool.core import opencode_view
 from ctxtool.core.blocks import Block, api_message, content_blocks, role_of, tool_result_text
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry
 
 Thinking = Literal["drop", "keep"]
 Message = dict[str, Any]  # {"role": ..., "content": [Anthropic-shaped blocks]}
@@ -182,7 +182,16 @@ def iter_api_messages(entries: Iterable[dict[str, Any]], fmt: str, *,
         elif role == "tool":
             role = "user"
         if role in ("user", "assistant", "system"):
-            yield {"role": role, "content": content_blocks(entry, fmt)}
+            yield located({"role": role, "content": content_blocks(entry, fmt)}, entry)
+
+
+def located(message: dict[str, Any], origin: dict[str, Any]) -> dict[str, Any]:
+    """``message`` remembering the FILE:LINE of the entry it was made from (an Entry without raw
+    bytes: writers serialize it like any dict), so an error about it - input nested too deeply
+    to write back - names that line."""
+    if isinstance(origin, Entry) and origin.lineno:
+        return Entry(message, None, origin.source, origin.lineno)
+    return message
 
 
 # --- 3: clean blocks ------------------------------------------------------------------------------
@@ -260,7 +269,7 @@ def _cleaned(messages: Iterable[Message], target: str, thinking: Thinking,
             blocks = [{"type": "text", "text": "[system] " + b["text"]}
                       if b["type"] == "text" else b for b in blocks]
         if blocks:
-            yield {"role": role, "content": blocks}
+            yield located({"role": role, "content": blocks}, message)
 
 
 # --- 4-5: alternate roles, make tool pairs whole --------------------------------------------------
@@ -269,7 +278,8 @@ def _merge_roles(messages: Iterable[Message], report: ConvertReport) -> Iterator
     held: Message | None = None
     for message in messages:
         if held is not None and held["role"] == message["role"]:
-            held = {"role": held["role"], "content": held["content"] + message["content"]}
+            held = located({"role": held["role"], "content": held["content"] + message["content"]},
+                           held)
             report.same_role_merged += 1
             continue
         if held is not None:
@@ -315,7 +325,7 @@ def _answered(message: Message, pending: list[str], report: ConvertReport) -> Me
             results[tool_id] = {"type": "tool_result", "tool_use_id": tool_id,
                                 "content": INTERRUPTED, "is_error": True}
         answers.append(results[tool_id])
-    return {"role": "user", "content": answers + rest}
+    return located({"role": "user", "content": answers + rest}, message)
 
 
 def _normalized(entries: Iterable[dict[str, Any]], fmt: str, target: str, thinking: Thinking,
@@ -350,8 +360,8 @@ def to_anthropic(entries: Iterable[dict[str, Any]], fmt: str, *, thinking: Think
 def _anthropic_message(message: Message) -> dict[str, Any]:
     blocks = message["content"]
     if len(blocks) == 1 and blocks[0]["type"] == "text":
-        return {"role": message["role"], "content": blocks[0]["text"]}
-    return {"role": message["role"], "content": blocks}
+        return located({"role": message["role"], "content": blocks[0]["text"]}, message)
+    return located({"role": message["role"], "content": blocks}, message)
 
 
 def _trimmed_end(message: Message) -> Message:
@@ -362,7 +372,7 @@ def _trimmed_end(message: Message) -> Message:
             blocks[-1] = {"type": "text", "text": text}
             break
         blocks.pop()
-    return {"role": message["role"], "content": blocks}
+    return located({"role": message["role"], "content": blocks}, message)
 
 
 # --- 7: OpenAI ------------------------------------------------------------------------------------
@@ -374,7 +384,7 @@ def to_openai(entries: Iterable[dict[str, Any]], fmt: str, *,
     for message in _normalized(entries, fmt, OPENAI, "drop", report):
         for out in _openai_messages(message, report):
             report.messages_out += 1
-            yield out
+            yield located(out, message)
 
 
 def _openai_messages(message: Message, report: ConvertReport) -> Iterator[dict[str, Any]]:

@@ -185,10 +185,9 @@ EXPECT: dict[str, dict[str, Expect]] = {
     "zero_bytes": graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
     STDIN_EMPTY: graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
     "nested_10000": bad("{file}:2", "invalid JSON (depth limit exceeded)"),
-    # read fine, but too deep to walk (estimate, validate, summarize: the line is named) or to
-    # write back (convert: the message it made from the line, which no longer knows its line)
-    "nested_1000": graceful(estimate=NESTED, validate=NESTED, summarize=NESTED,
-                            convert=error("", "input nested too deeply to process")),
+    # read fine, but too deep to walk (estimate, validate, summarize) or to write back (convert:
+    # the message it made from the line remembers the line); the line is named either way
+    "nested_1000": graceful(estimate=NESTED, validate=NESTED, summarize=NESTED, convert=NESTED),
     "lone_surrogate": bad("{file}:2", "lone surrogate"),
     "pretty_json_document": bad(
         "{file}:1", "pretty-printed JSON document",
@@ -347,6 +346,18 @@ def test_matrix_on_stdin(case: str, command: str, tmp_path: Path,
         repr(result.exception)
     check(cell, EXPECT[case][command], command, result.exit_code, result.stdout_bytes,
           result.stderr)
+
+
+@pytest.mark.parametrize("argv", [["convert", "--to", "openai"], ["convert", "--to", "anthropic"],
+                                  ["filter-compacted", "--to", "anthropic"],
+                                  ["filter-compacted", "--to", "openai"]])
+def test_nested_too_deeply_names_the_line_in_every_conversion(argv: list[str],
+                                                              tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(CASES["nested_1000"])
+    result = CliRunner().invoke(cli, [*argv, str(path)])
+    check(Cell([*argv, str(path)], CASES["nested_1000"], str(path)), NESTED, argv[0],
+          result.exit_code, result.stdout_bytes, result.stderr)
 
 
 def test_the_checks_can_fail(tmp_path: Path) -> None:
