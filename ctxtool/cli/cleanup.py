@@ -73,6 +73,7 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
     Restore an archived session with: tar -xzf ARCHIVE -C ~/.claude
     """
     messages.set_quiet(quiet)
+    _no_empty_paths(root=root, store=store, archive=archive_dir)
     when = parse_now(now)
     real_root = _resolve_root(root, force=force)
     from_env = os.environ.get(STORE_ENV) or None
@@ -94,6 +95,14 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
 
 def _progress(items: Iterable[T], total: int, desc: str) -> Iterator[T]:
     return progress(items, total=total, desc=desc, unit="session")
+
+
+def _no_empty_paths(**paths: str | None) -> None:
+    """``--root ''`` (an unset variable in a script) must not quietly mean the default."""
+    for option, value in paths.items():
+        if value is not None and not value.strip():
+            raise UsageError(f"--{option}: empty path",
+                             hint=f"leave --{option} out for the default")
 
 
 def _resolve_root(root: str | None, *, force: bool) -> str | None:

@@ -360,3 +360,15 @@ def test_a_store_ctxtool_creates_is_marked_and_cleaned(root: Path, tmp_path: Pat
     planned = run_ctxtool("cleanup", "--root", str(root), "--store", str(store), "--now",
                           NOW_ARG)
     assert planned.returncode == 0, planned.stderr
+
+
+@pytest.mark.parametrize("option", ["--root", "--store", "--archive"])
+def test_an_empty_path_is_a_usage_error(option: str, root: Path, tmp_path: Path) -> None:
+    """`cleanup --root "$UNSET"` silently meant ~/.claude; now it is exit 2."""
+    args = ["cleanup", "--now", NOW_ARG, "--apply", option, ""]
+    if option != "--root":
+        args += ["--root", str(root)]
+    result = run_ctxtool(*args, env={"HOME": str(tmp_path)})
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert f"ctxtool: error: {option}: empty path".encode() in result.stderr
+    assert result.stdout == b""
