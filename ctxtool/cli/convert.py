@@ -94,10 +94,15 @@ def _convert(in_fmt: str, entries: Iterable[dict[str, Any]], target: str | None,
     else:
         convert_report = ConvertReport()
         api = _api_messages(entries, in_fmt, target, thinking, convert_report)
-        with open_output(output) as out:
+        with open_output(output, _file_inputs(name)) as out:
             stats["entries_out"] = write_entries(api, out)
         stats.update(convert_report.as_dict())
     report.emit(stats)
+
+
+def _file_inputs(name: str) -> tuple[str, ...]:
+    """The input as open_output wants it (to give -o its mode): a path, none for stdin."""
+    return () if name == STDIN_NAME else (name,)
 
 
 def _default_target(fmt: str) -> str:
@@ -153,7 +158,7 @@ def _write_opencode(entries: list[dict[str, Any]], target: str, output: str | No
             messages.warn(f"{output}: {len(result.left)} files of session {result.session_id} "
                           "are not in the input; left in place")
         return
-    with open_output(output) as out:
+    with open_output(output, _file_inputs(name)) as out:
         if target == "opencode-export":
             out.write(dumps_export(export_document(entries, source=name)))
         else:

@@ -84,7 +84,7 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
                          "--json, --grid or --exact")
     counter = _counter() if exact else None
     check_stdin(io)
-    with open_output(io.output) as out:
+    with open_output(io.output, io.paths) as out:
         for path in io.paths:
             # only --per-entry writes entries back: the others need no exact big integers
             fmt, entries = detect_format(iter_file_entries(path, io, exact_ints=per_entry),

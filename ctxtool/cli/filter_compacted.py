@@ -57,7 +57,7 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
                          hint="write the view with -o FILE instead")
     check_stdin(io)
     stats: dict[str, Any] = {"files": [], "entries_out": 0}
-    with open_output(io.output) as out:
+    with open_output(io.output, io.paths) as out:
         for path in io.paths:
             with spooled_input(path, io) as source:
                 # no search for integers past 64 bits (a cost of half a parse) where entries are

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any, BinaryIO
 
@@ -41,10 +41,12 @@ def units(io: IOOptions) -> Iterator[tuple[IOOptions, str | None]]:
         yield dataclasses.replace(io, inputs=(path,), in_place=False), path
 
 
-def output_for(target: str | None, *, hold: bool) -> contextlib.AbstractContextManager[BinaryIO]:
+def output_for(target: str | None, *, hold: bool,
+               inputs: Iterable[str] = ()) -> contextlib.AbstractContextManager[BinaryIO]:
     """The output stream; with ``hold`` (--strict) stdout gets the bytes only once the block
-    ended without an error. -o and --in-place files are written atomically either way."""
-    return staged_output(target) if hold else open_output(target)
+    ended without an error. -o and --in-place files are written atomically either way (an -o
+    file with the inputs' mode)."""
+    return staged_output(target, inputs) if hold else open_output(target, inputs)
 
 
 @contextlib.contextmanager
@@ -154,7 +156,7 @@ def _persist_unit(io: IOOptions, target: str | None, base: PersistOptions, *, au
             # fsync saved files when the transcript itself is replaced durably (-o or
             # --in-place); on stdout the input still holds everything
             store.durable = target not in (None, "-")
-        with output_for(target, hold=strict) as out:
+        with output_for(target, hold=strict, inputs=io.paths) as out:
             write_entries(persist(entries, fmt=fmt, store=store, options=options, report=run,
                                   warn=messages.warn, now=now), out)
             if strict and run.failed:

@@ -47,7 +47,7 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     for unit, target in units(io):
         run = RestoreReport()
         fmt, entries = read_transcript(unit)
-        with output_for(target, hold=strict) as out:
+        with output_for(target, hold=strict, inputs=unit.paths) as out:
             write_entries(restore(entries, fmt=fmt, store=store, report=run,
                                   warn=messages.warn), out)
             if strict and (run.missing or run.failed):

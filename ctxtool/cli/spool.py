@@ -316,11 +316,11 @@ TwoPass = Callable[[str, FileSource], Iterable[dict[str, Any]]]
 
 
 @contextlib.contextmanager
-def staged_output(output: str | None) -> Iterator[BinaryIO]:
+def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[BinaryIO]:
     """Like :func:`ctxtool.cli.streams.open_output`, but stdout gets the bytes only after the
     block succeeded (they are staged in an anonymous temp file until then)."""
     if output not in (None, "-"):
-        with open_output(output) as handle:
+        with open_output(output, inputs) as handle:
             yield handle
         return
     with tempfile.TemporaryFile(prefix="ctxtool-out-") as stage:
@@ -348,7 +348,7 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
         with spooled_inputs(io.paths, io) as source:
             source.exact_ints = False  # the transform writes what iter_parsing reads
             fmt = source_format(source, io.format)
-            with staged_output(io.output) as out:
+            with staged_output(io.output, io.paths) as out:
                 write_entries(transform(fmt, source), out)
         return
     for path in in_place_paths(io):

@@ -17,7 +17,9 @@ from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, iter_entries, write_entries
+from ctxtool.storage import marker
 from ctxtool.storage.atomic import atomic_writer
+from ctxtool.storage.paths import claude_config_dir
 from ctxtool.types import Entry
 
 STDIN_NAME = "<stdin>"
@@ -146,8 +148,9 @@ def read_transcript(io: IOOptions) -> tuple[str, Iterator[Entry]]:
 
 
 @contextlib.contextmanager
-def open_output(output: str | None) -> Iterator[BinaryIO]:
-    """stdout, or FILE written atomically (nothing is left behind if the command fails)."""
+def open_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[BinaryIO]:
+    """stdout, or FILE written atomically (nothing is left behind if the command fails), with
+    the mode of the input files it was made from (see :func:`output_mode`)."""
     if output in (None, "-"):
         yield binary_stdout()
         return
@@ -157,10 +160,45 @@ def open_output(output: str | None) -> Iterator[BinaryIO]:
             yield handle
         return
     try:
-        with atomic_writer(output) as handle:
+        with atomic_writer(output, mode=output_mode(output, inputs)) as handle:
             yield handle
     except OSError as exc:
         raise StoreError(f"cannot write: {exc.strerror or exc}", source=output) from exc
+
+
+def output_mode(output: str, inputs: Iterable[str]) -> int | None:
+    """The permissions of an -o file: those of the input files (the strictest, and never looser
+    than the file it replaces), so a private session gives a private output; without an input
+    file, 0600 in ctxtool's store or a Claude Code folder; else None (the usual umask)."""
+    modes = [stat.S_IMODE(st.st_mode) for st in map(_stat, inputs)
+             if st is not None and stat.S_ISREG(st.st_mode)]
+    if not modes:
+        return 0o600 if _private_place(output) else None
+    mode = 0o7777
+    for each in modes:
+        mode &= each
+    existing = _stat(output)
+    return mode & stat.S_IMODE(existing.st_mode) if existing is not None else mode
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path) if path != "-" else None
+    except (OSError, ValueError):
+        return None
+
+
+def _private_place(output: str) -> bool:
+    """Whether ``output`` goes into a store ctxtool made or a Claude Code config folder."""
+    folder = os.path.dirname(os.path.realpath(output))
+    claude = os.path.realpath(claude_config_dir(os.environ))
+    while True:
+        if folder == claude or marker.is_marked(folder):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 Transform = Callable[[str, Iterator[Entry]], Iterable[dict[str, Any]]]
@@ -181,7 +219,7 @@ def run_transform(io: IOOptions, transform: Transform) -> None:
     """Read, transform, write: to stdout / -o FILE, or back into each input with --in-place."""
     if not io.in_place:
         fmt, entries = read_transcript(io)
-        with open_output(io.output) as out:
+        with open_output(io.output, io.paths) as out:
             write_entries(transform(fmt, entries), out)
         return
     for path in in_place_paths(io):

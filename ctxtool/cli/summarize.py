@@ -184,7 +184,7 @@ def _execute(io: IOOptions, settings: Settings, *, text: bool, report: ReportOpt
         fmt, entries = read_transcript(io)
         done = _run(settings, fmt, entries, io.output)
         reports.append(done.report.as_dict())
-        with open_output(io.output) as out:
+        with open_output(io.output, io.paths) as out:
             out.write(((done.summary or "") + "\n").encode("utf-8") if done.summary else b"")
     else:
         run_transform(io, transform)

@@ -55,7 +55,7 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
     check_stdin(io)
     totals: dict[str, int] = {ERROR: 0, WARNING: 0}
     first: Problem | None = None  # the first problem that fails the run
-    with open_output(output) as out:
+    with open_output(output, io.paths) as out:
         for path in io.paths:
             for problem in _file_problems(path, io):
                 totals[problem.severity] += 1

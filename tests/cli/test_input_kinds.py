@@ -9,6 +9,7 @@ what makes ``<(...)`` a real /dev/fd path.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -124,3 +125,43 @@ def test_same_output_for_every_kind_of_input(command: str, inputs: dict[str, Pat
     assert outputs["stdin"] == outputs["file"]
     assert outputs["process-substitution"] == outputs["file"]
     assert outputs["fifo"] == outputs["file"]
+
+
+@pytest.mark.parametrize("command", ["persist", "snip", "filter-compacted", "convert", "restore",
+                                     "summarize"])
+def test_an_output_file_gets_the_mode_of_its_input(command: str, inputs: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    """A private (0600) session gives a private -o file, not a 0644 one; from stdin, an output
+    in a store or a Claude Code folder is 0600."""
+    source = tmp_path / "private.jsonl"
+    source.write_bytes(inputs["plain"].read_bytes())
+    source.chmod(0o600)
+    argv = [a.format(store=tmp_path / "store", out="-") for a in COMMANDS[command]]
+    argv = [a for a in argv if a not in ("-o", "-")]
+    out = tmp_path / "out.jsonl"
+    old_umask = os.umask(0o022)
+    try:
+        proc = subprocess.run([*ctxtool_executable(), *argv, str(source), "-o", str(out)],
+                              capture_output=True, cwd=tmp_path, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert out.stat().st_mode & 0o777 == 0o600
+        source.chmod(0o640)
+        out.unlink()
+        proc = subprocess.run([*ctxtool_executable(), *argv, str(source), "-o", str(out)],
+                              capture_output=True, cwd=tmp_path, check=False)
+        assert out.stat().st_mode & 0o777 == 0o640
+        claude = tmp_path / "home" / ".claude" / "projects" / "-w-app"
+        claude.mkdir(parents=True)
+        inside = claude / "out.jsonl"
+        proc = subprocess.run([*ctxtool_executable(), *argv, "-o", str(inside)],
+                              input=source.read_bytes(), capture_output=True, cwd=tmp_path,
+                              env={**os.environ, "HOME": str(tmp_path / "home")}, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert inside.stat().st_mode & 0o777 == 0o600
+        elsewhere = tmp_path / "elsewhere.jsonl"
+        proc = subprocess.run([*ctxtool_executable(), *argv, "-o", str(elsewhere)],
+                              input=source.read_bytes(), capture_output=True, cwd=tmp_path,
+                              check=False)
+        assert elsewhere.stat().st_mode & 0o777 == 0o644  # the umask, as before
+    finally:
+        os.umask(old_umask)
