@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ctxtool.errors import StoreError
+from ctxtool.storage.atomic import sweep_stale
 from ctxtool.storage.safe_fs import Stat, describe, open_nofollow, walk
 
 SUFFIX = ".tar.gz"
@@ -66,6 +67,7 @@ def write_archive(folder: str, stem: str, base: str, rels: Iterable[str], *,
     failure, with nothing left behind."""
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
+        sweep_stale(folder, prefix=f".{stem}.")  # a partial archive a killed run left
         fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise StoreError(f"cannot write archive: {describe(exc)}", source=folder) from exc

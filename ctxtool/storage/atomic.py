@@ -4,12 +4,44 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from ctxtool.errors import StoreError
+
+
+STALE_AFTER = 3600.0  # seconds: a temp file this old belongs to no running command
+_swept: set[tuple[str, str, str]] = set()  # (folder, prefix, suffix) already looked at
+
+
+def sweep_stale(folder: str | os.PathLike[str], *, prefix: str, suffix: str = ".tmp") -> int:
+    """Remove the temp files a killed run left in ``folder``: regular files named exactly as
+    :func:`temp_file` names them with this prefix and suffix (``tempfile`` adds 8 characters),
+    last modified over an hour ago. Once per folder and name pattern per process; returns how
+    many went. Nothing else is touched."""
+    key = (os.path.abspath(folder), prefix, suffix)
+    if key in _swept:
+        return 0
+    _swept.add(key)
+    pattern = re.compile(re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(suffix))
+    removed = 0
+    try:
+        with os.scandir(folder) as entries:
+            stale = [entry for entry in entries if pattern.fullmatch(entry.name)]
+    except OSError:
+        return 0
+    for entry in stale:
+        with contextlib.suppress(OSError):
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and time.time() - st.st_mtime > STALE_AFTER:
+                os.unlink(entry.path)
+                removed += 1
+    return removed
 
 
 @contextlib.contextmanager
@@ -18,9 +50,11 @@ def temp_file(folder: str | os.PathLike[str], *, prefix: str,
     """``tempfile.mkstemp`` in ``folder`` (0600): ``(fd, path)``, the file removed when the block
     ends - a block that keeps it renames or links it away first. Ctrl-C is held back while the
     file is created, so one that comes right then is raised inside the block, where the cleanup
-    already stands (raised between mkstemp and a ``try``, it would leave the file behind)."""
+    already stands (raised between mkstemp and a ``try``, it would leave the file behind).
+    Stale temp files of the same pattern that a killed run left there go first (sweep_stale)."""
     import tempfile  # here, not at the top: it costs 7 ms of every command's start-up
 
+    sweep_stale(folder, prefix=prefix, suffix=suffix)
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) \
         if hasattr(signal, "pthread_sigmask") else None
     try:

@@ -383,3 +383,30 @@ def test_closed_stderr_keeps_the_output_and_the_exit_code(small: Path, tmp_path:
     bad.write_bytes(b'{"type":"user"}\n{oops\n')
     proc = run_closed(["restore", str(bad)], 2, tmp_path)
     assert proc.returncode == ExitCode.INVALID_INPUT
+
+
+# --- what a killed run left behind -----------------------------------------------------------------
+
+def test_stale_temp_files_are_removed_on_the_next_run(small: Path, tmp_path: Path) -> None:
+    """Temp files of ctxtool's own naming older than an hour (a SIGKILL leaves them) go on the
+    next run that writes in that folder; fresh ones (a run in progress) and look-alikes stay."""
+    target = tmp_path / "in.jsonl"
+    target.write_bytes(small.read_bytes())
+    store = tmp_path / "store"
+    results = store / SESSION / "tool-results"
+    results.mkdir(parents=True)
+    (store / MARKER).write_text("")
+    hour_ago = time.time() - 3700
+    stale = [tmp_path / ".in.jsonl.k2v9_q0a.tmp", results / ".ctxtool-8xz1m0qq.tmp"]
+    kept = [tmp_path / ".in.jsonl.fresh123.tmp", tmp_path / ".in.jsonl.notours.tmp",
+            tmp_path / ".other.jsonl.k2v9_q0a.tmp", results / ".ctxtool-abc.tmp"]
+    for path in stale + kept:
+        path.write_bytes(b"partial")
+        if path.name != ".in.jsonl.fresh123.tmp":
+            os.utime(path, (hour_ago, hour_ago))
+    proc = run_ctxtool("persist", "--max-chars", "100", "--store", str(store), "--in-place",
+                       "--force", str(target), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert b"<persisted-output>" in target.read_bytes()
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in kept)
