@@ -326,6 +326,54 @@ def test_ctrl_c_during_in_place(name: str, large: Path, tmp_path: Path) -> None:
     assert not leftovers(tmp_path)
 
 
+# --- the file changes while --in-place rewrites it (a live session, another program) -------------
+
+def start_when_writing(args: list[str], temp_glob: str, folder: Path) -> subprocess.Popen[bytes]:
+    """Start the command and return once its temp output file exists (it is mid-run)."""
+    proc = subprocess.Popen([*ctxtool_executable(), *args], cwd=folder, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(folder.glob(temp_glob)):
+        assert proc.poll() is None, "finished too early: use a larger input"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    return proc
+
+
+@pytest.mark.parametrize("change", ["replaced", "truncated", "appended"])
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_when_the_file_changes_meanwhile(name: str, change: str, large: Path,
+                                                  tmp_path: Path) -> None:
+    """Appended lines are kept after what the command wrote; any other change: exit 4, one
+    error line, nothing replaced (the other writer's file stays), no temp file left."""
+    target = tmp_path / "session.jsonl"
+    shutil.copyfile(large, target)
+    args = [a.format(store=tmp_path / "store") for a in INTERRUPTED[name]]
+    proc = start_when_writing([*args, "--in-place", "--force", str(target)],
+                              ".session.jsonl.*.tmp", tmp_path)
+    line = compact(cc_entry("user", "typed-meanwhile", None, {"role": "user", "content": "hi"}))
+    if change == "replaced":
+        (tmp_path / "other").write_bytes(line)
+        os.replace(tmp_path / "other", target)
+    elif change == "truncated":
+        with open(target, "r+b") as handle:
+            handle.truncate(1000)
+    else:
+        with open(target, "ab") as handle:
+            handle.write(line)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert b"Traceback" not in stderr and stdout == b""
+    assert not leftovers(tmp_path)
+    if change == "appended":
+        assert proc.returncode == 0, stderr
+        assert target.read_bytes().endswith(line) and target.read_bytes() != large.read_bytes()
+        return
+    assert proc.returncode == ExitCode.STORAGE, stderr
+    errors = [x for x in stderr.decode().splitlines() if x.startswith("ctxtool: error: ")]
+    assert len(errors) == 1 and "changed while it was rewritten" in errors[0], stderr
+    assert target.read_bytes() == (line if change == "replaced" else large.read_bytes()[:1000])
+
+
 # --- stdout or stderr closed ----------------------------------------------------------------------
 
 CLOSED = {
