@@ -245,10 +245,14 @@ class _Window(io.RawIOBase):
         want = min(len(buffer), self.size - self.position)
         if want <= 0:
             return 0
-        data = os.pread(self.fd, want, self.position)
-        buffer[:len(data)] = data
-        self.position += len(data)
-        return len(data)
+        if hasattr(os, "preadv"):  # straight into the buffer, no copy
+            got = os.preadv(self.fd, [memoryview(buffer)[:want]], self.position)
+        else:
+            data = os.pread(self.fd, want, self.position)
+            buffer[:len(data)] = data
+            got = len(data)
+        self.position += got
+        return got
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.cli.test_input_kinds import NOW, transcript
+from tests.robustness.test_input_kinds import NOW, transcript
 from tests.conftest import run_ctxtool
 
 PARTIAL = b'{"parentUuid":"r3","isSidechain":false,"type":"user","message":{"role":"user","con'
