@@ -278,16 +278,22 @@ INTERRUPTED = {
 IN_PLACE = ("persist", "restore", "snip", "microcompact", "summarize")
 
 
-def interrupt_when_writing(args: list[str], temp_glob: str,
-                           folder: Path) -> subprocess.CompletedProcess[bytes]:
-    """Start the command, send SIGINT once its temp output file exists, and wait for it."""
+def start_when_writing(args: list[str], temp_glob: str, folder: Path) -> subprocess.Popen[bytes]:
+    """Start the command and return once its temp output file exists (it is mid-run)."""
     proc = subprocess.Popen([*ctxtool_executable(), *args], cwd=folder, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not list(folder.glob(temp_glob)):
-        assert proc.poll() is None, "finished before it could be interrupted: use a larger input"
+        assert proc.poll() is None, "finished before it could be caught: use a larger input"
         assert time.monotonic() < deadline
-        time.sleep(0.005)
+        time.sleep(0.002)
+    return proc
+
+
+def interrupt_when_writing(args: list[str], temp_glob: str,
+                           folder: Path) -> subprocess.CompletedProcess[bytes]:
+    """Start the command, send SIGINT once its temp output file exists, and wait for it."""
+    proc = start_when_writing(args, temp_glob, folder)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
@@ -327,18 +333,6 @@ def test_ctrl_c_during_in_place(name: str, large: Path, tmp_path: Path) -> None:
 
 
 # --- the file changes while --in-place rewrites it (a live session, another program) -------------
-
-def start_when_writing(args: list[str], temp_glob: str, folder: Path) -> subprocess.Popen[bytes]:
-    """Start the command and return once its temp output file exists (it is mid-run)."""
-    proc = subprocess.Popen([*ctxtool_executable(), *args], cwd=folder, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not list(folder.glob(temp_glob)):
-        assert proc.poll() is None, "finished too early: use a larger input"
-        assert time.monotonic() < deadline
-        time.sleep(0.002)
-    return proc
-
 
 @pytest.mark.parametrize("change", ["replaced", "truncated", "appended"])
 @pytest.mark.parametrize("name", IN_PLACE)

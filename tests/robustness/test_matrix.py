@@ -158,26 +158,20 @@ def bad(at: str, text: str, **per_command: Expect) -> dict[str, Expect]:
     return table(error(at, text), **{"validate": validate, "cleanup": OK, **per_command})
 
 
+def warned(line: int, text: str, *, summarize: str) -> dict[str, Expect]:
+    """A line every command takes with a warning: transforms pass it through, reports are
+    JSONL, validate reports the line, summarize writes ``summarize`` (see Expect.stdout)."""
+    at = f"{{file}}:{line}"
+    return table(warning(at, text), estimate=warning(at, text, "jsonl"),
+                 summarize=warning(at, text, summarize), convert=warning(at, text, "jsonl"),
+                 validate=Expect(reported=line), cleanup=OK)
+
+
 EXPECT: dict[str, dict[str, Expect]] = {
     "invalid_json": bad("{file}:2", "invalid JSON"),
-    "truncated_last_line": table(
-        warning("{file}:3", "truncated last line"),
-        estimate=warning("{file}:3", "truncated", "jsonl"),
-        summarize=warning("{file}:3", "truncated", "partial-last"),
-        convert=warning("{file}:3", "truncated", "jsonl"), validate=Expect(reported=3),
-        cleanup=OK),
-    "truncated_after_clearing": table(
-        warning("{file}:5", "truncated last line"),
-        estimate=warning("{file}:5", "truncated", "jsonl"),
-        summarize=warning("{file}:5", "truncated", "partial-last"),
-        convert=warning("{file}:5", "truncated", "jsonl"), validate=Expect(reported=5),
-        cleanup=OK),
-    "two_objects_on_a_line": table(
-        warning("{file}:1", "2 JSON objects on one line"),
-        estimate=warning("{file}:1", "2 JSON objects", "jsonl"),
-        summarize=warning("{file}:1", "2 JSON objects", "prefix"),
-        convert=warning("{file}:1", "2 JSON objects", "jsonl"), validate=Expect(reported=1),
-        cleanup=OK),
+    "truncated_last_line": warned(3, "truncated last line", summarize="partial-last"),
+    "truncated_after_clearing": warned(5, "truncated last line", summarize="partial-last"),
+    "two_objects_on_a_line": warned(1, "2 JSON objects on one line", summarize="prefix"),
     "invalid_utf8": bad("{file}:2", "invalid UTF-8"),
     "bom": graceful(),
     "crlf": graceful(),
