@@ -17,7 +17,8 @@ from ctxtool.cli.progress import progress
 from ctxtool.cli.streams import open_output
 from ctxtool.core.clock import parse_duration, parse_now
 from ctxtool.core.persist import format_size
-from ctxtool.core.retention import LIVE_WINDOW, format_age, period_from_settings
+from ctxtool.cli.live import LIVE_ENV
+from ctxtool.core.retention import format_age, period_from_settings
 from ctxtool.errors import UsageError
 from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
 from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, check_folder
@@ -45,6 +46,10 @@ T = TypeVar("T")
               help="Really remove (or archive). Without it: only the plan.")
 @click.option("--archive", "archive_dir", metavar="DIR",
               help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it.")
+@click.option("--live-window", default="1h", show_default=True, envvar=LIVE_ENV,
+              metavar="DURATION",
+              help="Sessions active this recently are never touched, whatever --older-than "
+                   f"says (the rule --in-place uses too). Also ${LIVE_ENV}.")
 @click.option("--force", is_flag=True,
               help="Accept a --root that does not look like one (never / or ~). A --store must "
                    "hold the .ctxtool-store file ctxtool writes when it creates one.")
@@ -53,15 +58,17 @@ T = TypeVar("T")
 @report_options
 def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
                 include: tuple[str, ...], exclude: tuple[str, ...], apply: bool,
-                archive_dir: str | None, force: bool, now: str | None, quiet: bool,
+                archive_dir: str | None, live_window: str, force: bool, now: str | None,
+                quiet: bool,
                 report: ReportOptions) -> None:
     """Remove old sessions and their side files, safely: a plan by default, --apply to act.
 
     A session goes as a whole (transcript, tool-results/, subagents/, file-history, todos,
     plans, debug log, session-env, image-cache, its folder in ctxtool's store) once its last
     activity - the newest timestamp inside or the newest file time, whichever is later - is
-    older than --older-than. Never touched: sessions active within the last hour, tool results
-    a kept transcript still points at, anything behind a symlink, anything outside the root.
+    older than --older-than. Never touched: sessions active within --live-window (1h), tool
+    results a kept transcript still points at, anything behind a symlink, anything outside the
+    root.
     One JSONL record per path on stdout; a summary on stderr; exit 1 if anything failed.
 
     \b
@@ -78,9 +85,10 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
     real_root = _resolve_root(root, force=force)
     from_env = os.environ.get(STORE_ENV) or None
     real_store = _resolve_store(store, from_env, root=real_root, force=force)
+    window = parse_duration(live_window, option="--live-window")
     options = CleanupOptions(
-        root=real_root, store=real_store, now=when, apply=apply,
-        older_than=_older_than(older_than, real_root),
+        root=real_root, store=real_store, now=when, apply=apply, live_window=window,
+        older_than=_older_than(older_than, real_root, window),
         include=_categories(include, exclude),
         archive_dir=_resolve_archive(archive_dir, real_root, real_store))
     with _locks(options):
@@ -152,11 +160,11 @@ def _swept(real: str, *, root: str | None, store: str | None) -> bool:
     return any(real == folder or real.startswith(folder + os.sep) for folder in folders)
 
 
-def _older_than(value: str | None, root: str | None) -> timedelta:
+def _older_than(value: str | None, root: str | None, live_window: timedelta) -> timedelta:
     if value is not None:
         age = parse_duration(value, option="--older-than")
-        if age < LIVE_WINDOW:
-            messages.warn(f"sessions active within the last {format_age(LIVE_WINDOW)} are kept "
+        if age < live_window:
+            messages.warn(f"sessions active within the last {format_age(live_window)} are kept "
                           f"whatever --older-than says")
         return age
     settings: Any = None

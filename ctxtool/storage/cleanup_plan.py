@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from ctxtool.core.retention import (Activity, combine, decide, line_facts, reference_key,
-                                    session_activity)
+from ctxtool.core.retention import (LIVE_WINDOW, Activity, combine, decide, line_facts,
+                                    reference_key, session_activity)
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.storage.cleanup_tree import CATEGORIES, Part, Tree, Unit, measure, scan
 from ctxtool.storage.safe_fs import describe, open_nofollow
@@ -39,6 +39,7 @@ class CleanupOptions:
     include: tuple[str, ...] = CATEGORIES  # categories acted on (all are read, for ages)
     archive_dir: str | None = None
     apply: bool = False
+    live_window: timedelta = LIVE_WINDOW  # sessions active this recently are always kept
 
 
 @dataclass
@@ -158,7 +159,8 @@ def _decide(unit: Unit, options: CleanupOptions) -> UnitPlan:
         return UnitPlan(unit, False, "unreadable", f"{broken[0].rel}: {broken[0].error}", last)
     if last is None:
         return UnitPlan(unit, False, "empty", "no activity found", last)
-    verdict = decide(last, now=options.now, older_than=options.older_than)
+    verdict = decide(last, now=options.now, older_than=options.older_than,
+                     live_window=options.live_window)
     return UnitPlan(unit, verdict.remove, verdict.status, verdict.reason, last)
 
 

@@ -372,3 +372,17 @@ def test_an_empty_path_is_a_usage_error(option: str, root: Path, tmp_path: Path)
     assert result.returncode == ExitCode.USAGE, result.stderr
     assert f"ctxtool: error: {option}: empty path".encode() in result.stderr
     assert result.stdout == b""
+
+
+def test_the_live_window_is_configurable(root: Path) -> None:
+    """One rule for cleanup and --in-place: sessions active within --live-window (1h, or
+    $CTXTOOL_LIVE_WINDOW) are kept whatever --older-than says."""
+    add_session(root, "recent", NOW - timedelta(minutes=30), side=False)
+    args = ["cleanup", "--root", str(root), "--now", NOW_ARG, "--older-than", "10m"]
+    kept = run_ctxtool(*args)
+    assert kept.returncode == 0 and b"active within the last 1h" in kept.stderr
+    assert actions(records_of(kept.stdout))[f"projects/{PROJECT}/recent.jsonl"] == "keep"
+    for extra, env in [(["--live-window", "20m"], {}), ([], {"CTXTOOL_LIVE_WINDOW": "20m"})]:
+        gone = run_ctxtool(*args, *extra, env=env)
+        assert gone.returncode == 0, gone.stderr
+        assert actions(records_of(gone.stdout))[f"projects/{PROJECT}/recent.jsonl"] == "delete"
