@@ -41,7 +41,7 @@ from ctxtool.storage.atomic import temp_file
 LIVE_ENV = "CTXTOOL_LIVE_WINDOW"
 BACKUP_SUFFIX = ".bak"
 PARTIAL_WAIT = 2.0  # seconds to wait for a line being appended to be finished
-SETTLE = 0.05  # seconds: a look at the old file after the swap, for a writer caught in it
+SETTLE = 0.2  # seconds: a last look at the old file after the swap, for a writer caught in it
 FINGERPRINT = 64 << 10  # the last bytes read, compared again before replacing
 COPY_CHUNK = 1 << 20
 
