@@ -14,8 +14,8 @@ the history really contains:
 * identifiers - names Claude puts in backticks (CamelCase, snake_case, ``x.y`` members, ``f()``
   calls, ``Test*``), found in ctxtool's summary;
 * stale pending items - items ctxtool lists under Pending Tasks that Claude's summary reports as
-  done (a line outside Claude's Pending Tasks with a completion word sharing most of the item's
-  words) and that Claude's own Pending Tasks do not hold;
+  done (a line outside Claude's Pending Tasks, Current Work and Next Step with a completion word
+  sharing most of the item's words) and that none of those three sections holds;
 * size - ctxtool's summary over Claude's (the nine sections, the analysis scratchpad left out;
   ``size_with_analysis`` counts it in), in estimated tokens; and each section's share of both.
 
@@ -245,8 +245,9 @@ def score_pending(case: Case, claude: dict[str, str], ours: dict[str, str]) -> N
                   if re.match(r"^[-*]\s+\[(pending|in_progress|open)\]|^[-*]\s+(?!Completed)", line)
                   and "earlier summary" not in line.lower()]
     case.pending_listed = len(open_items)
-    theirs = _items(claude.get(PENDING, ""))
-    done_lines = [line for title, body in claude.items() if title != PENDING
+    still_open = (PENDING, HEADINGS[7], HEADINGS[8])  # pending, current work, next step
+    theirs = [line for title in still_open for line in _items(claude.get(title, ""))]
+    done_lines = [line for title, body in claude.items() if title not in still_open
                   for line in body.splitlines() if _DONE.search(line)]
     for item in open_items:
         words = _words(re.sub(r"^[-*]\s+\[\w+\]\s*", "", item))

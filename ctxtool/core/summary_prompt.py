@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable
 
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.llm.base import ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, TOOL_RESULTS, Turn
+from ctxtool.llm.base import (ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, QUEUED, TOOL_RESULTS,
+                              Turn)
 
 HEADINGS: tuple[str, ...] = (
     "Primary Request and Intent",
@@ -148,6 +149,8 @@ def render_turn(turn: Turn, tool_names: dict[str, str]) -> str:
     is filled in from assistant turns so results can name their tool."""
     if turn.kind in (PROMPT, COMMAND):
         return f"[user]\n{turn.text}"
+    if turn.kind == QUEUED:
+        return f"[user, typed while the assistant was working]\n{turn.text}"
     if turn.kind == INTERRUPT:
         return "[the user interrupted the assistant]"
     lines: list[str] = []

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.llm.base import Turn
 
 _TASK_ID = re.compile(r"Task #(\w+)")
 
@@ -37,27 +35,6 @@ class ToolCall:
             if isinstance(value, str) and value:
                 return value
         return ""
-
-
-def tool_calls(turns: Sequence[Turn]) -> list[ToolCall]:
-    """Every tool call in order, each with its result when the conversation holds it."""
-    calls: list[ToolCall] = []
-    by_id: dict[str, ToolCall] = {}
-    for index, turn in enumerate(turns):
-        for block in turn.blocks:
-            kind = block.get("type")
-            if kind == "tool_use":
-                call = ToolCall(len(calls), str(block.get("id")), str(block.get("name") or ""),
-                                block.get("input"), turn=index)
-                calls.append(call)
-                by_id[call.id] = call
-            elif kind == "tool_result" and str(block.get("tool_use_id")) in by_id:
-                call = by_id[str(block.get("tool_use_id"))]
-                call.has_result = True
-                call.is_error = bool(block.get("is_error"))
-                call.result = str(block.get("content") or "")
-                call.result_turn = index
-    return calls
 
 
 _ERROR_LINE = re.compile(r"error|exception|failed|fatal|denied|not found|no such|cannot|invalid",
@@ -100,25 +77,45 @@ def describe_call(call: ToolCall, limit: int) -> str:
     return f"{call.name} {text if len(text) <= limit else text[:limit] + '...'}"
 
 
-def todo_state(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
-    """(status, content) of the last todo list: the latest TodoWrite, updated by later
-    TaskCreate/TaskUpdate calls (the task tools of newer Claude Code versions)."""
-    tasks: dict[str, tuple[str, str]] = {}
-    for call in calls:
+class TodoList:
+    """The todo list as it stands: the latest TodoWrite, updated by later TaskCreate/TaskUpdate
+    calls (the task tools of newer Claude Code versions). Fed call by call."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, tuple[str, str]] = {}
+
+    def apply_call(self, call: ToolCall) -> bool:
+        """Take a TodoWrite in (a whole new list); True when the list changed."""
         data = call.input if isinstance(call.input, dict) else {}
-        if call.name == "TodoWrite" and isinstance(data.get("todos"), list):
-            tasks = {str(i): (str(t.get("status") or "pending"), str(t.get("content") or ""))
-                     for i, t in enumerate(data["todos"]) if isinstance(t, dict)}
-        elif call.name == "TaskCreate" and not call.is_error:
+        if call.name != "TodoWrite" or not isinstance(data.get("todos"), list):
+            return False
+        self.tasks = {str(i): (str(t.get("status") or "pending"), str(t.get("content") or ""))
+                      for i, t in enumerate(data["todos"]) if isinstance(t, dict)}
+        return True
+
+    def apply_result(self, call: ToolCall) -> bool:
+        """Take a successful TaskCreate/TaskUpdate in (the id of a new task is in its result);
+        True when the list changed."""
+        data = call.input if isinstance(call.input, dict) else {}
+        if call.is_error:
+            return False
+        if call.name == "TaskCreate":
             found = _TASK_ID.search(call.result)
-            key = found.group(1) if found else str(len(tasks) + 1)
-            tasks[key] = ("pending", str(data.get("subject") or data.get("description") or ""))
-        elif call.name == "TaskUpdate" and str(data.get("taskId")) in tasks and not call.is_error:
-            key = str(data.get("taskId"))
-            status, content = tasks[key]
-            status = str(data.get("status") or status)
-            if status == "deleted":
-                del tasks[key]
-                continue
-            tasks[key] = (status, str(data.get("subject") or content))
-    return [task for task in tasks.values() if task[1]]
+            key = found.group(1) if found else str(len(self.tasks) + 1)
+            self.tasks[key] = ("pending", str(data.get("subject") or data.get("description") or ""))
+            return True
+        key = str(data.get("taskId"))
+        if call.name != "TaskUpdate" or key not in self.tasks:
+            return False
+        status, content = self.tasks[key]
+        status = str(data.get("status") or status)
+        if status == "deleted":
+            del self.tasks[key]
+        else:
+            self.tasks[key] = (status, str(data.get("subject") or content))
+        return True
+
+    @property
+    def items(self) -> list[tuple[str, str]]:
+        """(status, content) of every task, in order."""
+        return [task for task in self.tasks.values() if task[1]]

@@ -25,7 +25,8 @@ CONTEXT = "context"  # text the harness added: isMeta entries, reminders, local 
 INTERRUPT = "interrupt"  # "[Request interrupted by user]"
 TOOL_RESULTS = "tool_results"  # a user-role message carrying tool results
 ASSISTANT = "assistant"  # the model's text, thinking and tool calls
-USER_MESSAGE_KINDS = (PROMPT, COMMAND)
+QUEUED = "queued"  # words the user typed while the assistant was busy (Claude Code's queue)
+USER_MESSAGE_KINDS = (PROMPT, COMMAND, QUEUED)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class SummaryRequest:
     turns: tuple[Turn, ...]
     since: int = 0
     prior_summaries: tuple[str, ...] = ()
+    # the first earlier summary came before any user message: the turns it covers are not in
+    # ``turns`` (a transcript continued from a summary), so it is the only source for them
+    history_missing: bool = False
     instructions: str | None = None
     max_summary_tokens: int = 8000
     cwd: str | None = None
