@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,10 +14,10 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
                                  report_options, store_options)
 from ctxtool.cli.progress import progress
-from ctxtool.cli.streams import (IOOptions, STDIN_NAME, is_rereadable, open_output, read_transcript,
-                                 run_transform)
+from ctxtool.cli.spool import FileSource, run_two_pass, source_format, spooled_inputs
+from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
 from ctxtool.core.clock import parse_now
-from ctxtool.core.summarize import Compaction, SummarizeOptions, compact
+from ctxtool.core.summarize import Compaction, SummarizeOptions, compact, reads_twice
 from ctxtool.core.summary_model import call_max_tokens
 from ctxtool.core.opencode_rule import usable_tokens
 from ctxtool.core.tokens import DEFAULT_WINDOW, thresholds
@@ -26,7 +26,7 @@ from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend, make_summarizer
 from ctxtool.llm.base import Summarizer
 from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
 from ctxtool.storage.store import store_for_entries
-from ctxtool.types import OPENCODE, Entry
+from ctxtool.types import OPENCODE
 
 
 @dataclass(frozen=True)
@@ -59,25 +59,31 @@ def _auto_threshold(window: int | None) -> int | None:
     return limits.auto_compact if limits.auto_compact_enabled else None
 
 
-def _transcript_path(entries: list[Any], output: str | None) -> str | None:
-    """The file the summary points to for the full history: the input file (not a pipe, which
-    cannot be read again), else the output."""
-    source = entries[0].source if entries and isinstance(entries[0], Entry) else STDIN_NAME
-    if source != STDIN_NAME and is_rereadable(source):
-        return os.path.abspath(source)
+def _transcript_path(source: FileSource, output: str | None) -> str | None:
+    """The file the summary points to for the full history: the input file, else the output."""
+    first = source.inputs[0] if source.inputs else None
+    if first is not None and first.path is not None and first.name != STDIN_NAME:
+        return os.path.abspath(first.path)
     return os.path.abspath(output) if output and output != "-" else None
 
 
-def _run(settings: Settings, fmt: str, entries: Iterator[Entry], output: str | None) -> Compaction:
-    store, stream = store_for_entries(settings.store_dir, entries, fmt=fmt, env=os.environ,
-                                      notice=messages.info)
-    items = list(stream)
+def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -> Compaction:
+    """Summarize one source (read twice; core.compact holds it only when it must)."""
+    first_read = iter(source)
+    store, _ = store_for_entries(settings.store_dir, first_read, fmt=fmt, env=os.environ,
+                                 notice=messages.info)
+    close = getattr(first_read, "close", None)
+    if close is not None:
+        close()  # it looked at the first entries only
+    items = source
     options = settings.options
+    # entries the buffered way writes anew must keep integers past 64 bits exact
+    source.exact_ints = not reads_twice(fmt, settings.summarizer, options)
     if options.auto and fmt == OPENCODE:  # OpenCode compacts by its own overflow rule
         options = dataclasses.replace(options, auto_compact_at=usable_tokens(
             window=settings.window or DEFAULT_WINDOW, env=os.environ))
     if options.transcript_path is None:
-        options = dataclasses.replace(options, transcript_path=_transcript_path(items, output))
+        options = dataclasses.replace(options, transcript_path=_transcript_path(source, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,
                    progress=_progress)
     _tell(done)
@@ -175,18 +181,19 @@ def _execute(io: IOOptions, settings: Settings, *, text: bool, report: ReportOpt
     """Run over the inputs (one transcript, or each file with --in-place) and report."""
     reports: list[dict[str, Any]] = []
 
-    def transform(fmt: str, entries: Iterator[Entry]) -> list[dict[str, Any]]:
-        done = _run(settings, fmt, entries, io.output)
+    def transform(fmt: str, source: FileSource) -> Iterable[dict[str, Any]]:
+        done = _run(settings, fmt, source, io.output)
         reports.append(done.report.as_dict())
         return done.entries
 
     if text:
-        fmt, entries = read_transcript(io)
-        done = _run(settings, fmt, entries, io.output)
+        check_stdin(io)
+        with spooled_inputs(io.paths, io) as source:
+            done = _run(settings, source_format(source, io.format), source, io.output)
         reports.append(done.report.as_dict())
         with open_output(io.output, io.paths) as out:
             out.write(((done.summary or "") + "\n").encode("utf-8") if done.summary else b"")
     else:
-        run_transform(io, transform)
+        run_two_pass(io, transform)
     if reports:
         report.emit(reports[0] if len(reports) == 1 else {"files": reports})

@@ -15,12 +15,15 @@
 
 The summary covers everything before the kept tail. A tail never starts between a ``tool_use``
 and its result, nor inside one streamed response (assistant lines sharing ``message.id``).
-Buffers the whole input: the summary must see all of it before anything is written.
+Buffers the whole input: the summary must see all of it before anything is written - except a
+Claude Code transcript summarized offline from a re-readable source with nothing kept verbatim,
+which is read twice instead (:mod:`ctxtool.core.summarize_stream`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -36,11 +39,14 @@ from ctxtool.core.summary_output import (boundary_entry, common_fields, iso_time
                                          meta_user_entry, rechain, restored_files, summary_entry,
                                          summary_message)
 from ctxtool.core.summarize_opencode import opencode_output, plan_opencode
+from ctxtool.core.summarize_stream import scan, streams
+from ctxtool.core.twopass import LazySource
 from ctxtool.core.summary_prompt import continuation_text
 from ctxtool.core.tokens import estimate_entry_tokens, estimate_text_tokens
 from ctxtool.errors import LLMError
 from ctxtool.formats.jsonl import iter_lines_out
-from ctxtool.llm.base import Progress, Summarizer, SummaryRequest, no_progress
+from ctxtool.llm.base import (Progress, StreamingSummarizer, Summarizer, SummaryRequest,
+                              SummaryResult, no_progress)
 from ctxtool.types import CLAUDE_CODE, OPENAI, OPENCODE
 
 
@@ -93,7 +99,7 @@ class SummarizeReport:
 
 @dataclass
 class Compaction:
-    entries: list[dict[str, Any]]
+    entries: list[dict[str, Any]] | Iterator[dict[str, Any]]  # an iterator when streamed
     summary: str | None  # the nine sections, None when nothing was compacted
     report: SummarizeReport
 
@@ -208,7 +214,14 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
             options: SummarizeOptions = SummarizeOptions(), store: TranscriptStore | None = None,
             progress: Progress = no_progress) -> Compaction:
     """Summarize ``entries``; see the module docstring. Raises LLMError when the summarizer fails
-    (unless ``passthrough_on_error``), StoreError when the original cannot be saved."""
+    (unless ``passthrough_on_error``), StoreError when the original cannot be saved.
+
+    A Claude Code transcript given as a source that can be read twice (a LazySource), summarized
+    by a backend that reads turns one at a time, with nothing kept verbatim or restored, is not
+    held: :func:`ctxtool.core.summarize_stream.compact_stream` (``entries`` of the result is
+    then an iterator over the second read)."""
+    if isinstance(entries, LazySource) and reads_twice(fmt, summarizer, options):
+        return _compact_stream(entries, summarizer=summarizer, options=options)
     items = list(entries)
     report = SummarizeReport(backend=summarizer.name, model=summarizer.model, entries_in=len(items))
     report.tokens_before = _context_tokens(items, fmt)
@@ -229,10 +242,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
             raise
         report.error = exc.format()
         return _finish(unchanged, fmt)
-    for key in ("calls", "chunks", "dropped", "input_tokens", "output_tokens"):
-        setattr(report, key, getattr(result, key))
-    report.notes = list(result.notes)
-    report.summary_tokens = estimate_text_tokens(result.text)
+    _record(report, result)
     report.kept_messages = plan.kept_messages
     build = (_claude_code_output if fmt == CLAUDE_CODE else _opencode_output if fmt == OPENCODE
              else _message_list_output)
@@ -241,33 +251,101 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     return _finish(Compaction(output, result.text, report), fmt)
 
 
+def reads_twice(fmt: str, summarizer: Summarizer, options: SummarizeOptions) -> bool:
+    """Whether :func:`compact` of a re-readable source reads it twice instead of holding it
+    (then every entry it writes comes from the second read, none is re-serialized)."""
+    keeps = bool(options.keep_last or options.keep_tokens or options.restore_files)
+    return streams(fmt, summarizer, keeps_messages=keeps)
+
+
+def _record(report: SummarizeReport, result: SummaryResult) -> None:
+    for key in ("calls", "chunks", "dropped", "input_tokens", "output_tokens"):
+        setattr(report, key, getattr(result, key))
+    report.notes = list(result.notes)
+    report.summary_tokens = estimate_text_tokens(result.text)
+
+
 def _finish(compaction: Compaction, fmt: str) -> Compaction:
+    assert isinstance(compaction.entries, list)
     compaction.report.entries_out = len(compaction.entries)
     compaction.report.tokens_after = _context_tokens(compaction.entries, fmt)
     return compaction
+
+
+def _compact_stream(source: LazySource, *, summarizer: Summarizer,
+                    options: SummarizeOptions) -> Compaction:
+    """:func:`compact` of a Claude Code transcript read twice, never held: the first read
+    (:func:`ctxtool.core.summarize_stream.scan`) makes the summary, the second copies the input
+    and the new entries follow. Same output and report as the buffered way."""
+    assert isinstance(summarizer, StreamingSummarizer)
+    found = scan(source, summarizer, instructions=options.instructions,
+                 max_summary_tokens=options.max_summary_tokens)
+    if not found.messages:  # a subagent's own transcript: nothing but a side chain
+        found = scan(source, summarizer, instructions=options.instructions,
+                     max_summary_tokens=options.max_summary_tokens, sidechains=True)
+    report = SummarizeReport(backend=summarizer.name, model=summarizer.model,
+                             entries_in=found.count, tokens_before=found.meter.context_tokens)
+    report.entries_out, report.tokens_after = report.entries_in, report.tokens_before
+    unchanged = Compaction(source.iter_parsing(()), None, report)
+    threshold = options.auto_compact_at
+    if options.auto and (threshold is None or report.tokens_before < threshold):
+        limit = "auto-compact is off" if threshold is None else str(threshold)
+        report.reason = f"context {report.tokens_before} tokens is below the auto-compact threshold ({limit})"
+        return unchanged
+    if not found.builder.has_recent_turns:
+        report.reason = "nothing to summarize: " + (
+            "no messages since the last compaction" if found.builder.count else "no messages")
+        return unchanged
+    try:
+        result = found.sink.finish(found.builder.request())
+    except LLMError as exc:
+        if not options.passthrough_on_error:
+            raise
+        report.error = exc.format()
+        return unchanged
+    _record(report, result)
+    added = claude_code_added(digest=found.digest, logical_parent=found.last_uuid,
+                              template=found.template, summary=result.text, options=options,
+                              report=report, restore=[], tail=[])
+    for entry in added:
+        found.meter.add(entry)
+    report.entries_out, report.tokens_after = found.count + len(added), found.meter.context_tokens
+    report.compacted = True
+    return Compaction(chain(source.iter_parsing(()), added), result.text, report)
 
 
 def _claude_code_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
                         tail: list[dict[str, Any]], fmt: str, summary: str,
                         options: SummarizeOptions, report: SummarizeReport,
                         store: TranscriptStore | None) -> list[dict[str, Any]]:
-    digest = _digest(items)
     main = [items[i] for i in main_chain(items, fmt)]
     template = next((e for e in reversed(main) if isinstance(e.get("sessionId"), str)), None)
+    added = claude_code_added(digest=_digest(items), logical_parent=last_uuid(main),
+                              template=template, summary=summary, options=options, report=report,
+                              restore=_restore(head, fmt, options.restore_files), tail=tail)
+    return [*items, *added]
+
+
+def claude_code_added(*, digest: str, logical_parent: str | None, template: dict[str, Any] | None,
+                      summary: str, options: SummarizeOptions, report: SummarizeReport,
+                      restore: list[tuple[Any, str]], tail: list[dict[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """The entries appended to a Claude Code transcript: the boundary, the summary, restored
+    files and the re-chained tail (also used by :mod:`ctxtool.core.summarize_stream`)."""
     common = common_fields(template)
     stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
     text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto)
-    boundary = boundary_entry(common=common, logical_parent=last_uuid(main), digest=digest,
+    boundary = boundary_entry(common=common, logical_parent=logical_parent, digest=digest,
                               timestamp=stamp, trigger="auto" if options.auto else "manual",
                               pre_tokens=report.tokens_before)
     added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
                                      timestamp=stamp, text=text)]
-    for record, note in _restore(head, fmt, options.restore_files):
+    for record, note in restore:
         added.append(meta_user_entry(common=common, parent=added[-1]["uuid"], digest=digest,
                                      what=f"restore:{record.path}", timestamp=stamp, text=note))
         report.restored_files.append(record.path)
     added.extend(rechain(tail, parent=added[-1]["uuid"], digest=digest))
-    return [*items, *added]
+    return added
 
 
 def _opencode_output(items: list[dict[str, Any]], head: list[dict[str, Any]],

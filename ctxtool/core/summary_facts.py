@@ -26,6 +26,7 @@ from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
 SAID_CHARS = 4000  # an assistant text kept for the sections
+GLIMPSE_CHARS = 600  # of any tool output, scanned for names in passing
 RECENT_CALLS = 8
 RECENT_FAILURES = 20
 RECENT_ROUNDS = 15
@@ -108,6 +109,7 @@ class Facts:
         self.failures: deque[Failure] = deque(maxlen=RECENT_FAILURES)
         self.failure_count = 0
         self.files: dict[str, FileTouch] = {}
+        self.glimpsed: set[str] = set()  # files whose content was scanned since they changed
         self.names = NameRanking()
         self.todos = TodoList()
         self.todo_at = -1  # position of the last todo-list change
@@ -175,10 +177,10 @@ class Facts:
             self._call(block)
 
     def _mentions(self, text: str, weight: float) -> None:
-        ticked = backticked(text)
-        self.names.add(ticked, weight, self.position)
-        self.names.add(identifiers_in(_BACKTICK_SPANS.sub(" ", text)), WEIGHT_MENTIONED,
-                       self.position)
+        """Names in a text: ``weight`` for those in backticks, WEIGHT_MENTIONED for the rest."""
+        self.names.add(identifiers_in(text), WEIGHT_MENTIONED, self.position)
+        if "`" in text:
+            self.names.add(backticked(text), weight - WEIGHT_MENTIONED, self.position)
         self._touch_paths(paths_in(text), WEIGHT_MENTIONED)
 
     def _call(self, block: dict[str, Any]) -> None:
@@ -215,6 +217,7 @@ class Facts:
                 touch.edits += name in EDIT_TOOLS
                 touch.writes += name in WRITE_TOOLS
                 touch.last_edit = dict(data, tool=name)
+                self.glimpsed.discard(path)
                 for key in ("new_string", "content", "new_source"):
                     self.names.add(definitions_in(str(data.get(key) or "")), WEIGHT_DEFINED, position)
                 for edit in data.get("edits") or () if name == "MultiEdit" else ():
@@ -265,12 +268,13 @@ class Facts:
         if call.name in SEARCH_TOOLS:
             self._touch_paths(paths_in(text), WEIGHT_MENTIONED)
         elif call.name == "Bash":
-            self._touch_paths(paths_in(text), WEIGHT_SEEN)
+            self._touch_paths(paths_in(text[:2 * GLIMPSE_CHARS]), WEIGHT_SEEN)
         elif call.name in SUBAGENT_TOOLS:
             self._mentions(text, WEIGHT_MENTIONED)
         elif call.name == "Read":
             self.names.add(definitions_in(text), WEIGHT_SEEN, self.position)
-        self.names.add(identifiers_in(text), WEIGHT_GLIMPSED, self.position)
+        if call.name != "Read" or self._fresh_read(call):
+            self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:
             self.names.add(test_names_in(text), WEIGHT_DISCUSSED, self.position)
         if self.todos.apply_result(call):
@@ -279,6 +283,14 @@ class Facts:
             call.result = text[:600]  # the rest is never shown
         else:
             call.result = text[:3000]
+
+    def _fresh_read(self, call: ToolCall) -> bool:
+        """The first read of a file since it last changed (reading it again shows the same)."""
+        path = call.target
+        if not path or path in self.glimpsed:
+            return False
+        self.glimpsed.add(path)
+        return True
 
     def _file(self, path: str) -> FileTouch:
         touch = self.files.get(path)
@@ -326,7 +338,6 @@ class Facts:
         return None
 
 
-_BACKTICK_SPANS = re.compile(r"`[^`\n]*`")
 _WORD = re.compile(r"[A-Za-z_][\w.]{2,}")
 _STOP = frozenset("the and for with that this from into should would have when then task tasks "
                   "pending completed progress user also make sure all are was not but its".split())

@@ -272,33 +272,76 @@ def summary_text_of(entry: dict[str, Any], fmt: str) -> str | None:
 def build_request(entries: Sequence[dict[str, Any]], fmt: str, *, instructions: str | None = None,
                   max_summary_tokens: int = 8000) -> SummaryRequest:
     """The summary request for ``entries`` (all of them: the caller leaves out a kept tail)."""
-    turns: list[Turn] = []
-    since = 0
-    priors: list[str] = []
-    missing = False
-    cwd = branch = None
-    queued: set[str] = set()  # queued messages not yet seen delivered
+    builder = RequestBuilder(fmt, instructions=instructions, max_summary_tokens=max_summary_tokens)
     for index in main_chain(entries, fmt):
-        entry = entries[index]
-        if fmt == CLAUDE_CODE and is_compact_boundary(entry):
-            since = len(turns)
-            continue
-        prior = summary_text_of(entry, fmt)
+        builder.add(entries[index])
+    return builder.request()
+
+
+class RequestBuilder:
+    """A :class:`SummaryRequest` built entry by entry (entries of the main chain, in order).
+
+    Turns are kept in the request, or - with ``sink`` - handed to it one by one and not kept (a
+    summarizer that reads them as they come: the history is never held); ``on_compaction`` is
+    called at each earlier compaction, where ``since`` moves to.
+    """
+
+    def __init__(self, fmt: str, *, instructions: str | None = None, max_summary_tokens: int = 8000,
+                 sink: Callable[[Turn], None] | None = None,
+                 on_compaction: Callable[[], None] | None = None) -> None:
+        self.fmt = fmt
+        self.instructions = instructions
+        self.max_summary_tokens = max_summary_tokens
+        self.sink = sink
+        self.on_compaction = on_compaction
+        self.turns: list[Turn] = []
+        self.count = 0  # turns so far
+        self.since = 0
+        self.priors: list[str] = []
+        self.missing = False
+        self.user_seen = False
+        self.cwd: str | None = None
+        self.branch: str | None = None
+        self.queued: set[str] = set()  # queued messages not yet seen delivered
+
+    def add(self, entry: dict[str, Any]) -> None:
+        if self.fmt == CLAUDE_CODE and is_compact_boundary(entry):
+            self._compaction()
+            return
+        prior = summary_text_of(entry, self.fmt)
         if prior is not None:
-            missing = missing or not priors and not any(t.is_user_message for t in turns)
-            priors.append(prior)
-            since = len(turns)
-            continue
-        cwd = _str(entry.get("cwd")) or cwd
-        branch = _str(entry.get("gitBranch")) or branch
-        for turn in entry_turns(entry, fmt):
-            if turn.kind in USER_MESSAGE_KINDS and _once(turn, queued):
-                turns.append(turn)
-            elif turn.kind not in USER_MESSAGE_KINDS:
-                turns.append(turn)
-    return SummaryRequest(turns=tuple(turns), since=since, prior_summaries=tuple(priors),
-                          instructions=instructions, max_summary_tokens=max_summary_tokens,
-                          cwd=cwd, git_branch=branch, history_missing=missing)
+            self.missing = self.missing or not self.priors and not self.user_seen
+            self.priors.append(prior)
+            self._compaction()
+            return
+        self.cwd = _str(entry.get("cwd")) or self.cwd
+        self.branch = _str(entry.get("gitBranch")) or self.branch
+        for turn in entry_turns(entry, self.fmt):
+            if turn.kind in USER_MESSAGE_KINDS:
+                if not _once(turn, self.queued):
+                    continue
+                self.user_seen = True
+            self.count += 1
+            if self.sink is not None:
+                self.sink(turn)
+            else:
+                self.turns.append(turn)
+
+    def _compaction(self) -> None:
+        self.since = self.count
+        if self.on_compaction is not None:
+            self.on_compaction()
+
+    @property
+    def has_recent_turns(self) -> bool:
+        """Turns after the last earlier compaction (what a new summary would cover)."""
+        return self.count > self.since
+
+    def request(self) -> SummaryRequest:
+        return SummaryRequest(turns=tuple(self.turns), since=self.since,
+                              prior_summaries=tuple(self.priors), instructions=self.instructions,
+                              max_summary_tokens=self.max_summary_tokens, cwd=self.cwd,
+                              git_branch=self.branch, history_missing=self.missing)
 
 
 def _once(turn: Turn, queued: set[str]) -> bool:

@@ -14,20 +14,25 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# candidate names: words with dots or :: between parts; filtered by looks_like_identifier
-_CANDIDATE = re.compile(r"(?<![\w/.-])[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+# names that cannot be ordinary words, found by the regex engine alone: members (``a.b``, ``a::b``),
+# camelCase and PascalCase with an inner capital, ACRONYMWords, snake_case, Test names
+_CANDIDATE = re.compile(
+    r"(?<![\w/.@-])(?:[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+|\w*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]\w*|"
+    r"_*[A-Za-z][A-Za-z0-9]*_\w*|Test[A-Z_]\w*)(?![\w/-])")
+_PARTS = re.compile(r"\.|::")
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]|^[A-Z]{2,}[a-z]")
 _BACKTICKED = re.compile(r"`([^`\n]{2,120})`")
 _DEFINITION = re.compile(
     r"\b(?:def|class|func|function|type|struct|interface|enum|trait|impl|fn|defp?|defmodule|"
     r"module|const|let|var|val)\s+(?:\([^)]*\)\s*)?([A-Za-z_][\w.]*)")
 _TEST_NAME = re.compile(r"--- (?:FAIL|PASS): (\w+)|(?:FAILED|ERROR) \S*?::(\w+)|::(test_?\w+)")
-# the partial words on both sides of a head-and-tail cut (``[... N chars truncated ...]``)
-_CUT_EDGES = re.compile(r"\S*(\n\n\[\.\.\. \d+ chars truncated \.\.\.\]\n\n)\S*")
+_CUT_MARK = "\n\n[... "  # a head-and-tail cut: ``[... N chars truncated ...]`` (truncate_text)
 FILE_EXTENSIONS = frozenset(
     "py pyi go ts tsx js jsx mjs cjs rs md mdx json jsonl yaml yml toml sh bash zsh txt html css "
     "scss sql java kt swift c h cc cpp hpp rb ex exs heex eex erl lua php cs vue svelte lock mod "
     "sum cfg ini conf xml gradle proto graphql tf dockerfile env csv ipynb".split())
-_PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*\.([A-Za-z0-9]{1,10})\b")
+# a path-like token ending in .ext (one greedy run: no backtracking inside tokens)
+_PATH = re.compile(r"(?<![\w.@+/~-])[\w.@+~/-]*\.([A-Za-z0-9]{1,10})(?![\w-])")
 _COMMON = frozenset("e.g i.e etc.etc vs.vs".split())
 WEIGHT_USER = 3.0  # the user named it
 WEIGHT_DEFINED = 3.0  # an edit or write defines it
@@ -42,21 +47,21 @@ def looks_like_identifier(name: str) -> bool:
     """True for a name that cannot be an ordinary word (see the module docstring)."""
     if len(name) < 3 or name.lower() in _COMMON:
         return False
-    last = name.rsplit(".", 1)[-1]
-    if "." in name and last.lower() in FILE_EXTENSIONS:
-        return False  # a file name
-    if "." in name or "::" in name:
-        return not name[0].isdigit() and all(part for part in re.split(r"\.|::", name))
+    if "." in name or ":" in name:
+        last = name.rsplit(".", 1)[-1]
+        if "." in name and last.lower() in FILE_EXTENSIONS:
+            return False  # a file name
+        return not name[0].isdigit() and all(_PARTS.split(name))
     core = name.strip("_")
     if "_" in core:
         return any(c.isalpha() for c in core)
     if name.startswith("Test") and len(name) > 4 and (name[4].isupper() or name[4] == "_"):
         return True
-    return bool(re.search(r"[a-z][A-Z]", name)) or bool(re.match(r"[A-Z]{2,}[a-z]", name))
+    return _INNER_CAPITAL.search(name) is not None
 
 
 def identifiers_in(text: str) -> list[str]:
-    return [m.group(0) for m in _CANDIDATE.finditer(text) if looks_like_identifier(m.group(0))]
+    return [name for name in _CANDIDATE.findall(text) if looks_like_identifier(name)]
 
 
 def backticked(text: str) -> list[str]:
@@ -78,21 +83,31 @@ def test_names_in(text: str) -> list[str]:
 
 def whole_words(text: str) -> str:
     """``text`` without the words a head-and-tail cut split in two."""
-    return _CUT_EDGES.sub(r"\1", text) if "chars truncated ...]" in text else text
+    start = text.find(_CUT_MARK)
+    if start < 0:
+        return text
+    end = text.find(" chars truncated ...]\n\n", start)
+    if end < 0:
+        return text
+    end += len(" chars truncated ...]\n\n")
+    head, tail = text[:start], text[end:]
+    head = head[:len(head) - len(head.split()[-1])] if head and not head[-1].isspace() else head
+    tail = tail[len(tail.split()[0]):] if tail and not tail[0].isspace() else tail
+    return head + text[start:end] + tail
 
 
 def paths_in(text: str) -> list[str]:
     """File paths (anything ending in a known extension; URLs left out)."""
+    if "." not in text:
+        return []
     found: list[str] = []
     for match in _PATH.finditer(text):
-        if match.group(1).lower() not in FILE_EXTENSIONS:
-            continue
-        start = match.start()
-        if text[max(0, start - 3):start].endswith("://") or text[max(0, start - 1):start] in (":",):
-            continue
         path = match.group(0)
-        if not path.startswith(("http", "www.")) and not re.fullmatch(r"[\d.]+", path):
-            found.append(path)
+        if match.group(1).lower() not in FILE_EXTENSIONS or path.startswith(("//", "www.")):
+            continue  # not a known extension, or the rest of a URL after "https:"
+        name = path.rsplit("/", 1)[-1]
+        if len(name) > len(match.group(1)) + 1 and not name.startswith("."):
+            found.append(path.rstrip("."))
     return found
 
 

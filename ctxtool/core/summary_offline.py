@@ -39,11 +39,11 @@ import re
 from collections import Counter
 
 from ctxtool.core.persist import truncate_text
-from ctxtool.core.summary_facts import Facts, FileTouch, Message
+from ctxtool.core.summary_facts import Facts, Message
 from ctxtool.core.summary_prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summary_tools import ToolCall, describe_call, error_gist
 from ctxtool.core.tokens import estimate_text_tokens
-from ctxtool.llm.base import QUEUED, SummaryRequest
+from ctxtool.llm.base import QUEUED, SummaryRequest, Turn
 
 # detail factors for the sections other than the user messages, most detail first: the first
 # that fits the target wins (user messages up to MESSAGE_CAP characters each)
@@ -433,14 +433,32 @@ def target_tokens(facts: Facts, max_summary_tokens: int) -> int:
     return min(max_summary_tokens, BASE_TOKENS + int(SHARE * facts.chars / 4))
 
 
+class OfflineRun:
+    """The offline summary made as the turns come (:class:`ctxtool.llm.base.TurnSink`): the
+    facts are gathered from each turn and the turns are not kept."""
+
+    def __init__(self) -> None:
+        self.facts = Facts()
+
+    def add(self, turn: Turn) -> None:
+        self.facts.add(turn)
+
+    def compaction(self) -> None:
+        """An earlier compaction ends here (names not seen since count less)."""
+        self.facts.compacted_at = self.facts.position
+
+    def finish(self, request: SummaryRequest) -> str:
+        return summary_of(request, self.facts)
+
+
 def offline_summary(request: SummaryRequest) -> str:
     """The nine-section summary of ``request`` (see the module docstring)."""
-    facts = Facts()
+    run = OfflineRun()
     for index, turn in enumerate(request.turns):
         if index == request.since:
-            facts.compacted_at = facts.position
-        facts.add(turn)
-    return summary_of(request, facts)
+            run.compaction()
+        run.add(turn)
+    return run.finish(request)
 
 
 def summary_of(request: SummaryRequest, facts: Facts) -> str:

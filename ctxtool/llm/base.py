@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ctxtool.errors import LLMError
 
@@ -113,6 +113,32 @@ class Summarizer(Protocol):
 
     def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
         """The nine-section summary of ``request``. Raises LLMError when it cannot be made."""
+        ...
+
+
+class TurnSink(Protocol):
+    """One summary made as the turns come, without holding them (:class:`StreamingSummarizer`)."""
+
+    def add(self, turn: Turn) -> None:
+        ...
+
+    def compaction(self) -> None:
+        """An earlier compaction ends here: the turns before it are covered by its summary."""
+        ...
+
+    def finish(self, request: SummaryRequest) -> SummaryResult:
+        """The summary; ``request`` has every field but ``turns`` (they were given one by one)."""
+        ...
+
+
+@runtime_checkable
+class StreamingSummarizer(Protocol):
+    """A summarizer that can also read the turns one at a time, so a very long history is
+    summarized in bounded memory (the offline backend)."""
+
+    name: str
+
+    def begin(self) -> TurnSink:
         ...
 
 
