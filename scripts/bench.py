@@ -71,15 +71,14 @@ class Command:
     ``baseline`` is the loop its time is compared with and ``goal`` the largest ratio allowed
     (None: reported, no goal). ``setup`` names a command whose output becomes this one's input
     (restore reads what persist wrote). ``pipe`` feeds the input through a pipe (``cat``), so a
-    two-pass command has to spool it. ``rss_goal`` False: no memory goal (summarize holds the
-    history it summarizes)."""
+    two-pass command has to spool it. ``rss_goal`` False: no memory goal; a number: its own."""
 
     args: tuple[str, ...]
     baseline: str = DUMP
     goal: float | None = None
     setup: str | None = None
     pipe: bool = False
-    rss_goal: bool = True
+    rss_goal: bool | float = True  # True: RSS_GOAL_MB; a number: this command's own goal
     default: bool = True
 
 
@@ -99,8 +98,9 @@ COMMANDS: dict[str, Command] = {
     "filter-compacted-pipe": Command(("filter-compacted",), pipe=True, default=False),
     "filter-compacted-to": Command(("filter-compacted", "--to", "anthropic", "{input}"),
                                    default=False),
+    # offline: read twice, never held (the summary's facts and user messages are what it keeps)
     "summarize": Command(("summarize", "--llm", "offline", "--store", "{work}/store", "--now",
-                          NOW, "{input}"), rss_goal=False),
+                          NOW, "--report", "{work}/report.json", "{input}"), rss_goal=500.0),
 }
 
 
@@ -127,7 +127,29 @@ class Row:
     large_seconds: float | None = None
     large_ratio: float | None = None
     large_peak_rss_mb: float | None = None
+    summary_tokens: list[int] = field(default_factory=list)  # summarize: small, large file
     problems: list[str] = field(default_factory=list)
+
+
+SUMMARY_BOUND = 8000  # summarize's default --max-summary-tokens, which must hold at any size
+
+
+def summary_tokens(work: Path) -> int | None:
+    """The summary size ``summarize --report`` recorded in ``work`` (None without a run)."""
+    try:
+        return int(json.loads((work / "summarize" / "report.json").read_text())["summary_tokens"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def check_summary(rows: list[Row], sizes: list[int | None]) -> None:
+    for row in rows:
+        if row.name != "summarize":
+            continue
+        row.summary_tokens = [n for n in sizes if n is not None]
+        for tokens in row.summary_tokens:
+            if tokens > SUMMARY_BOUND:
+                row.problems.append(f"summary {tokens} tokens > {SUMMARY_BOUND}")
 
 
 @functools.cache
@@ -254,7 +276,8 @@ def build_rows(runs: dict[str, Run], large: dict[str, Run] | None) -> list[Row]:
             row.baseline, row.goal = command.baseline, command.goal
             row.ratio = run.seconds / base.seconds
             row.cpu_ratio = run.cpu_seconds / base.cpu_seconds if base.cpu_seconds else None
-            row.rss_goal_mb = RSS_GOAL_MB if command.rss_goal else None
+            row.rss_goal_mb = (RSS_GOAL_MB if command.rss_goal is True
+                               else float(command.rss_goal) or None)
         if large is not None and name in large:
             row.large_seconds = large[name].seconds
             row.large_peak_rss_mb = large[name].peak_rss_mb
@@ -355,17 +378,20 @@ def main(argv: list[str] | None = None) -> int:
                                     "lines": sum(1 for _ in src), "repeat": args.repeat}
         runs = run_all(prepare(transcript, args.names, work / "small"), work / "small",
                        args.repeat)
+        sizes = [summary_tokens(work / "small")]
         large = None
         if args.rss_size:
             big = work / "large.jsonl"
             make_transcript(big, args.rss_size, args.seed)
             info["large_mb"] = big.stat().st_size / 1e6
             large = run_all(prepare(big, args.names, work / "large"), work / "large", 1)
+            sizes.append(summary_tokens(work / "large"))
             big.unlink()
         start = startup(args.startup_runs, work) if args.startup_runs > 0 else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rows = build_rows(runs, large)
+    check_summary(rows, sizes)
     ok = all(not row.problems for row in rows) and (start is None or start["ok"])
     if args.json:
         print(json.dumps({"input": info, "rows": [asdict(r) for r in rows], "startup": start,
