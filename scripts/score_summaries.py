@@ -214,22 +214,15 @@ def _identifiers(text: str) -> set[str]:
 
 
 def score_names(case: Case, claude_body: str, ours: str, history_raw: str) -> None:
-    for name in sorted(_paths(claude_body)):
-        if name not in history_raw:
-            continue
-        case.paths[1] += 1
-        if name in ours:
-            case.paths[0] += 1
-        else:
-            case.missing_paths.append(name)
-    for name in sorted(_identifiers(claude_body)):
-        if name not in history_raw:
-            continue
-        case.identifiers[1] += 1
-        if name in ours:
-            case.identifiers[0] += 1
-        else:
-            case.missing_identifiers.append(name)
+    for names, pair, missing in ((_paths(claude_body), case.paths, case.missing_paths),
+                                 (_identifiers(claude_body), case.identifiers,
+                                  case.missing_identifiers)):
+        for name in sorted(n for n in names if n in history_raw):
+            pair[1] += 1
+            if name in ours:
+                pair[0] += 1
+            else:
+                missing.append(name)
 
 
 def _words(text: str) -> set[str]:
