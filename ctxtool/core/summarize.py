@@ -218,8 +218,8 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
 
     A Claude Code transcript given as a source that can be read twice (a LazySource), summarized
     by a backend that reads turns one at a time, with nothing kept verbatim or restored, is not
-    held: :func:`ctxtool.core.summarize_stream.compact_stream` (``entries`` of the result is
-    then an iterator over the second read)."""
+    held: :func:`_compact_stream` reads it twice (``entries`` of the result is then an iterator
+    over the second read)."""
     if isinstance(entries, LazySource) and reads_twice(fmt, summarizer, options):
         return _compact_stream(entries, summarizer=summarizer, options=options)
     items = list(entries)
@@ -331,7 +331,7 @@ def claude_code_added(*, digest: str, logical_parent: str | None, template: dict
                       restore: list[tuple[Any, str]], tail: list[dict[str, Any]]
                       ) -> list[dict[str, Any]]:
     """The entries appended to a Claude Code transcript: the boundary, the summary, restored
-    files and the re-chained tail (also used by :mod:`ctxtool.core.summarize_stream`)."""
+    files and the re-chained tail (for the buffered and the streamed way alike)."""
     common = common_fields(template)
     stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
     text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto)
