@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "filter-compacted": "ctxtool.cli.filter_compacted:filter_compacted_cmd",
     "cleanup": "ctxtool.cli.cleanup:cleanup_cmd",
     "convert": "ctxtool.cli.convert:convert_cmd",
+    "sessions": "ctxtool.cli.sessions:sessions_cmd",
 }
 
 

@@ -278,7 +278,7 @@ class Estimator:
         if tokens:  # message content (not progress, snapshots, boundaries...)
             self.messages += 1
             if role == "assistant":
-                self._note_model(entry)
+                self.note_model(entry)
 
     def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
         """An OpenCode session (buffered, as OpenCode reads it): the messages its last
@@ -294,7 +294,7 @@ class Estimator:
                 self.compacted += estimate_entry_tokens(entry, self.fmt)
         self.boundaries = completed_compactions(entries)
 
-    def _note_model(self, entry: dict[str, Any]) -> None:
+    def note_model(self, entry: dict[str, Any]) -> None:
         """The model that wrote an assistant message (the last one named wins)."""
         if self.fmt == OPENCODE:
             model = obj(entry.get("info")).get("modelID")

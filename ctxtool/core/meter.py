@@ -179,6 +179,11 @@ class ContextMeter:
             self._chain = flag
         return flag == self._chain
 
+    def follow_chain(self, flag: bool | None) -> None:
+        """Measure the chain whose ``isSidechain`` is ``flag`` (the first entry's, when the
+        entries fed start later in the file)."""
+        self._chain = flag
+
     def reset(self) -> None:
         """Start over, as after a compaction: only what follows counts."""
         self.anchor, self.anchor_content, self.saved, self.since_anchor = None, 0, 0, 0
