@@ -58,6 +58,7 @@ class Generator:
         self.parent: str | None = None
         self.clock = datetime(2026, 1, 24, 6, 0, tzinfo=timezone.utc)
         self.tool_seq = 0
+        self.cwd = SESSION_CWD
         self.reads: dict[str, str] = {}  # file -> content, so re-reads return the same text
         self.pool = self._pool(4_000_000)
 
@@ -94,7 +95,7 @@ class Generator:
         self.clock += timedelta(seconds=self.rng.randint(1, 40))
         entry_id = str(self._uuid())
         entry = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
-                 "cwd": SESSION_CWD, "sessionId": self.session, "version": "2.1.19",
+                 "cwd": self.cwd, "sessionId": self.session, "version": "2.1.19",
                  "gitBranch": "main", "type": kind, "uuid": entry_id,
                  "timestamp": self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
         self.parent = entry_id
@@ -174,9 +175,10 @@ class Generator:
         yield summary
 
 
-def generate(out: BinaryIO, size: int, seed: int) -> int:
-    """Write entries until ``size`` bytes are written; returns the bytes written."""
-    gen = Generator(seed)
+def generate(out: BinaryIO, size: int, seed: int, gen: Generator | None = None) -> int:
+    """Write entries until ``size`` bytes are written; returns the bytes written. ``gen``: go
+    on with that generator (its text pool is costly to build) instead of a new one."""
+    gen = gen or Generator(seed)
     written, context, next_compact = 0, 20_000, size * 0.4
     while written < size:
         entries: list[dict[str, Any]] = [gen.prompt()]

@@ -62,7 +62,7 @@ def _outside_the_repo(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.
 
 
 @pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No test may reach the network: only loopback connections are allowed, and no API key
     from the developer's environment leaks into a test."""
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CTXTOOL_LLM",
@@ -70,6 +70,8 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
                  "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
                  "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE", "DISABLE_AUTO_COMPACT"):
         monkeypatch.delenv(name, raising=False)
+    # ctxtool sessions keeps a cache: never the developer's own (~/.cache/ctxtool)
+    monkeypatch.setenv("CTXTOOL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     real_connect = socket.socket.connect
 
     def guarded_connect(self: socket.socket, address: object) -> object:

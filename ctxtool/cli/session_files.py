@@ -9,28 +9,37 @@ transcript's length. No click here: ``statusline`` and the selectors use it too.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
 import orjson
 
+from ctxtool import __version__
 from ctxtool.core.chain import is_compact_boundary
 from ctxtool.core.clock import parse_timestamp
 from ctxtool.core.estimate import EstimateReport
-from ctxtool.core.session_tail import estimate_tail, in_chain, last_timestamp
+from ctxtool.core.session_tail import estimate_tail, in_chain, last_timestamp, split_tail
 from ctxtool.core.sessions import SessionInfo, read_head, session_info, title_of
 from ctxtool.storage.paths import claude_config_dir, project_slug
-from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed, lines_containing
+from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
+from ctxtool.storage.tail import (
+    complete_length, iter_head_lines, iter_lines_reversed, lines_containing,
+)
 
 HEAD_BYTES = 64 << 10
 TITLE_BYTES = 64 << 10  # Claude Code appends its title records near the end
 BOUNDARY_MARK = b'"compact_boundary"'
-TITLE_MARKS = (b'title"', b'"summary"')
+COMPACT_MARK = b'"subtype":"compact_boundary"'
+USAGE_MARK = b'"usage"'
+MODEL_MARK = b'"model"'
+TITLE_MARK = b'title"'  # custom-title, ai-title
+CACHE_VERSION = f"{__version__}/1"
 
 
 def parse_lines(lines: Iterable[bytes]) -> Iterator[dict[str, object]]:
@@ -85,47 +94,95 @@ class TailOptions:
     env: Mapping[str, str] | None = None
 
 
-def count_compactions(handle: BinaryIO, chain: bool | None) -> int:
-    """Compact boundaries of the session's chain, as ``estimate`` counts them: only the lines
-    the byte search hits are parsed."""
-    return sum(1 for entry in parse_lines(lines_containing(handle, BOUNDARY_MARK))
-               if is_compact_boundary(entry) and in_chain(entry, chain))
+def boundary_mark(first_line: bytes) -> bytes:
+    """What to search for: writers of compact JSON (Claude Code, ctxtool) write the boundary
+    as ``"subtype":"compact_boundary"``, a long needle found twice as fast as the bare value;
+    any other writer gets the value alone."""
+    return COMPACT_MARK if b'":"' in first_line and b'": "' not in first_line else BOUNDARY_MARK
+
+
+def count_compactions(handle: BinaryIO, chain: bool | None, mark: bytes = BOUNDARY_MARK,
+                      resume: Resume = Resume(0, 0)) -> tuple[int, Resume]:
+    """Compact boundaries of the session's chain, as ``estimate`` counts them, and where a
+    later search can resume (the end of the last complete line, the count before it). Only
+    the lines the byte search hits are parsed; ``resume`` skips what an earlier search saw."""
+    def count(lines: Iterable[bytes]) -> int:
+        return sum(1 for entry in parse_lines(lines)
+                   if is_compact_boundary(entry) and in_chain(entry, chain))
+
+    complete = complete_length(handle)
+    offset, before = resume if resume.offset <= complete else Resume(0, 0)
+    found = before + count(lines_containing(handle, mark, start=offset, end=complete))
+    partial = count(lines_containing(handle, mark, start=complete))  # a line being written
+    return found + partial, Resume(complete, found)
+
+
+def parse_line(line: bytes) -> dict[str, object] | None:
+    return next(parse_lines([line]), None)
+
+
+def may_stop(line: bytes) -> bool:
+    """Could this line be an API call's (with usage) or a compact boundary? Inside JSON
+    strings quotes are escaped, so a line without these bytes is neither."""
+    return USAGE_MARK in line or BOUNDARY_MARK in line
+
+
+def may_name_model(line: bytes) -> bool:
+    return MODEL_MARK in line
 
 
 def tail_report(handle: BinaryIO, *, chain: bool | None, source: str | None = None,
-                options: TailOptions = TailOptions()) -> EstimateReport:
-    """``estimate``'s report (context now, window, compactions) from the file's ends."""
-    compactions = count_compactions(handle, chain)
-    return estimate_tail(parse_lines(iter_lines_reversed(handle)), chain=chain,
-                         compactions=compactions, source=source, model=options.model,
-                         context_window=options.context_window, env=options.env)
+                options: TailOptions = TailOptions(), compactions: int = 0,
+                ) -> tuple[EstimateReport, str | None]:
+    """``estimate``'s report (context now, window; ``compactions`` as given) from the last
+    lines, and the last entry's timestamp."""
+    lines = iter_lines_reversed(handle)
+    tail = split_tail(lines, parse=parse_line, may_stop=may_stop, chain=chain)
+    report = estimate_tail(tail, before=lines, parse=parse_line, named=may_name_model,
+                           chain=chain, compactions=compactions, source=source,
+                           model=options.model, context_window=options.context_window,
+                           env=options.env)
+    return report, last_timestamp(tail)
 
 
-def _title(handle: BinaryIO, head: list[dict[str, object]]) -> str | None:
-    tail: list[bytes] = []
-    read = 0
-    for line in iter_lines_reversed(handle):
-        read += len(line)
-        if any(mark in line for mark in TITLE_MARKS):
-            tail.append(line)
-        if read >= TITLE_BYTES:
-            break
-    return title_of([*head, *parse_lines(reversed(tail))])
+def tail_title(handle: BinaryIO, size: int) -> str | None:
+    """The title records in the last TITLE_BYTES (searched as bytes; only hits are parsed)."""
+    start = max(0, size - TITLE_BYTES)
+    handle.seek(start)
+    block = handle.read(TITLE_BYTES)
+    if TITLE_MARK not in block:
+        return None
+    lines = block.split(b"\n")[0 if start == 0 else 1:]
+    return title_of(parse_lines(line for line in lines if TITLE_MARK in line))
 
 
-def read_claude_session(path: Path, *, options: TailOptions = TailOptions()) -> SessionInfo:
-    """One Claude Code session, read from its ends. OSError when it cannot be read."""
+def read_claude_session(path: Path, *, cache: ScanCache | None = None) -> SessionInfo:
+    """One Claude Code session, read from its ends (or its row from ``cache`` when the file has
+    not changed). OSError when it cannot be read."""
+    name = str(path)
     with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        head_entries = list(parse_lines(iter_head_lines(handle, max_bytes=HEAD_BYTES)))
-        head = read_head(head_entries)
-        report = tail_report(handle, chain=head.chain, source=str(path), options=options)
-        last = last_timestamp(parse_lines(islice(iter_lines_reversed(handle), 200)))
-        title = _title(handle, head_entries)
+        stat = os.fstat(handle.fileno())
+        kept = cache.row(name, stat) if cache else None
+        if kept is not None:
+            with contextlib.suppress(TypeError):
+                return SessionInfo(**kept)
+        first = handle.readline(4096)
+        head = read_head(parse_lines(iter_head_lines(handle, max_bytes=HEAD_BYTES)))
+        mark = boundary_mark(first)
+        key = f"{mark.decode()}|{head.chain}"
+        compactions, done = count_compactions(
+            handle, head.chain, mark, cache.resume(name, stat, key) if cache else Resume(0, 0))
+        report, last = tail_report(handle, chain=head.chain, source=name,
+                                   compactions=compactions)
+        title = tail_title(handle, stat.st_size) or head.title
     if last is None:
-        last = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc).isoformat()
-    return session_info(session_id=path.stem, path=str(path), size=size, head=head,
+        last = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).isoformat()
+    info = session_info(session_id=path.stem, path=name, size=stat.st_size, head=head,
                         title=title, last_activity=last, report=report)
+    if cache is not None:
+        cache.record(name, stat, key=key, offset=done.offset, count=done.count,
+                     row=dataclasses.asdict(info))
+    return info
 
 
 def _activity(row: SessionInfo) -> datetime:
@@ -138,14 +195,16 @@ def list_sessions(env: Mapping[str, str], *, project: str | None = None,
     """Every session (of ``project`` when given, active since ``since``), newest first.
     Files that cannot be read are left out with a warning."""
     rows = []
+    cache = ScanCache(cache_path(env), CACHE_VERSION)
     for path in claude_session_files(env, project):
         try:
             if since is not None and path.stat().st_mtime < since.timestamp():
                 continue  # not written since: its last entry is older still
-            rows.append(read_claude_session(path))
+            rows.append(read_claude_session(path, cache=cache))
         except OSError as exc:
             if warn is not None:
                 warn(f"{path}: cannot read: {exc.strerror or exc}")
+    cache.save()
     if since is not None:
         rows = [row for row in rows if _activity(row) >= since]
     rows.sort(key=lambda row: (_activity(row), row.id), reverse=True)

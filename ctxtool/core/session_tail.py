@@ -17,14 +17,16 @@ pass ``context_window`` when it is known (the statusline JSON gives it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from ctxtool.core.blocks import role_and_blocks
 from ctxtool.core.chain import is_compact_boundary
 from ctxtool.core.estimate import EstimateReport, Estimator
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, usage_of
 from ctxtool.types import CLAUDE_CODE
+
+T = TypeVar("T")
 
 
 def in_chain(entry: Mapping[str, Any], chain: bool | None) -> bool:
@@ -33,19 +35,31 @@ def in_chain(entry: Mapping[str, Any], chain: bool | None) -> bool:
     return chain is None or not isinstance(flag, bool) or flag == chain
 
 
-def split_tail(reversed_entries: Iterator[dict[str, Any]], *, chain: bool | None,
-               fmt: str = CLAUDE_CODE) -> list[dict[str, Any]]:
+def _always(_: Any) -> bool:
+    return True
+
+
+def split_tail(reversed_items: Iterable[T], *, parse: Callable[[T], dict[str, Any] | None],
+               chain: bool | None, fmt: str = CLAUDE_CODE,
+               may_stop: Callable[[T], bool] = _always) -> list[dict[str, Any]]:
     """The entries from the last call's first line (or the last compact boundary) to the end,
-    in file order, pulled from ``reversed_entries`` (last entry first). Stops pulling at the
-    first line of an earlier call, which is consumed and dropped."""
-    tail: list[dict[str, Any]] = []
+    in file order, from ``reversed_items`` (last first, pulled only as far as needed; the
+    first line of an earlier call is pulled and dropped). ``parse`` makes an item an entry
+    (None: not one, passed over). ``may_stop`` says cheaply whether an item could be a call
+    or a boundary; items it rules out are parsed only if they end up in the tail."""
+    kept: list[Any] = []  # last first: entries, or items not parsed yet
+    first_of_call = None  # index in kept of the earliest line of the last call seen so far
     anchor: tuple[str, str] | None = None
-    for entry in reversed_entries:
-        if getattr(entry, "invalid", False) or not in_chain(entry, chain):
-            tail.append(entry)  # the Estimator skips it as estimate does
+    for item in reversed_items:
+        if not may_stop(item):
+            kept.append(item)
             continue
+        entry = parse(item)
+        if entry is None or getattr(entry, "invalid", False) or not in_chain(entry, chain):
+            continue  # the Estimator would skip it as estimate does
         if is_compact_boundary(entry):
-            tail.append(entry)
+            kept.append(entry)
+            first_of_call = None
             break
         usage = usage_of(entry, fmt)
         if usage is not None:
@@ -53,9 +67,12 @@ def split_tail(reversed_entries: Iterator[dict[str, Any]], *, chain: bool | None
                 anchor = usage.key
             elif usage.key != anchor:
                 break
-        tail.append(entry)
-    tail.reverse()
-    return tail
+            first_of_call = len(kept)
+        kept.append(entry)
+    if first_of_call is not None:  # what precedes the call's first line changes nothing
+        del kept[first_of_call + 1:]
+    tail = [e if isinstance(e, dict) else parse(e) for e in reversed(kept)]
+    return [e for e in tail if e is not None]
 
 
 def _named_model(entry: dict[str, Any], fmt: str) -> bool:
@@ -65,23 +82,27 @@ def _named_model(entry: dict[str, Any], fmt: str) -> bool:
     return role == "assistant" and bool(blocks)
 
 
-def estimate_tail(reversed_entries: Iterable[dict[str, Any]], *, chain: bool | None,
+def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
+                  parse: Callable[[T], dict[str, Any] | None], chain: bool | None,
                   compactions: int, fmt: str = CLAUDE_CODE, source: str | None = None,
                   model: str | None = None, context_window: int | None = None,
                   system_tokens: int = DEFAULT_SYSTEM_TOKENS,
-                  env: Mapping[str, str] | None = None) -> EstimateReport:
-    """:func:`ctxtool.core.estimate.estimate` of a whole transcript, from its entries read
-    backwards (see the module docstring). ``compactions`` is the number of compact boundaries
-    in the file. The breakdown covers the tail only; the context total is the full figure."""
-    entries = iter(reversed_entries)
+                  env: Mapping[str, str] | None = None,
+                  named: Callable[[T], bool] = _always) -> EstimateReport:
+    """:func:`ctxtool.core.estimate.estimate` of a whole transcript from its ``tail`` (see
+    :func:`split_tail`). ``before``: the items before the tail, last first, searched for the
+    model only when no assistant message in the tail names one (``named``: a cheap test that
+    an item could). ``compactions``: the number of compact boundaries in the file. The
+    breakdown covers the tail only; the context total is the full figure."""
     state = Estimator(fmt, system_tokens=system_tokens, top=0)
     state.meter.follow_chain(chain)
-    for entry in split_tail(entries, chain=chain, fmt=fmt):
+    for entry in tail:
         state.add(entry)
     if state.model is None:  # no assistant after the boundary: the model named before it
-        for entry in entries:
-            if not getattr(entry, "invalid", False) and in_chain(entry, chain) \
-                    and _named_model(entry, fmt):
+        for item in before:
+            entry = parse(item) if named(item) else None
+            if entry is not None and not getattr(entry, "invalid", False) \
+                    and in_chain(entry, chain) and _named_model(entry, fmt):
                 state.note_model(entry)
                 if state.model is not None:
                     break
@@ -89,9 +110,9 @@ def estimate_tail(reversed_entries: Iterable[dict[str, Any]], *, chain: bool | N
     return state.report(source=source, model=model, context_window=context_window, env=env)
 
 
-def last_timestamp(reversed_entries: Iterable[Mapping[str, Any]]) -> str | None:
-    """The ``timestamp`` of the last entry that has one (entries read backwards)."""
-    for entry in reversed_entries:
+def last_timestamp(entries: Iterable[Mapping[str, Any]]) -> str | None:
+    """The ``timestamp`` of the last entry that has one."""
+    for entry in reversed(list(entries)):
         stamp = entry.get("timestamp")
         if isinstance(stamp, str) and stamp:
             return stamp

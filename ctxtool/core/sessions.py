@@ -31,6 +31,7 @@ class SessionHead:
     first_prompt: str | None = None
     chain: bool | None = None  # isSidechain of the first entry that has one
     started: str | None = None  # timestamp of the first entry that has one
+    title: str | None = None  # from title records among the entries read (old summary lines)
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,15 @@ def prompt_text(entry: Mapping[str, Any], fmt: str = CLAUDE_CODE) -> str | None:
 
 
 def read_head(entries: Iterable[Mapping[str, Any]]) -> SessionHead:
-    """Session id, cwd, first prompt, side-chain flag and start time from the first entries."""
+    """Session id, cwd, first prompt, side-chain flag and start time from the first entries
+    (pulled only until all are found), and a title among the entries passed over."""
     found: dict[str, Any] = {}
+    titles = []
     for entry in entries:
         if getattr(entry, "invalid", False):
             continue
+        if entry.get("type") in TITLE_KEYS:
+            titles.append(entry)
         for key, field, kind in (("sessionId", "session_id", str), ("cwd", "cwd", str),
                                  ("isSidechain", "chain", bool), ("timestamp", "started", str)):
             value = entry.get(key)
@@ -108,7 +113,7 @@ def read_head(entries: Iterable[Mapping[str, Any]]) -> SessionHead:
                 found["first_prompt"] = prompt
         if len(found) == 5:
             break
-    return SessionHead(**found)
+    return SessionHead(**found, title=title_of(titles))
 
 
 def title_of(entries: Iterable[Mapping[str, Any]]) -> str | None:

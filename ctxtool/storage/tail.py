@@ -53,20 +53,34 @@ def iter_lines_reversed(handle: BinaryIO, *, block: int = BLOCK) -> Iterator[byt
         yield pending
 
 
-def lines_containing(handle: BinaryIO, needle: bytes) -> Iterator[bytes]:
-    """Each line holding ``needle`` (once per line), found by a byte search over a memory map:
-    the file is never split into lines or parsed."""
+def lines_containing(handle: BinaryIO, needle: bytes, *, start: int = 0,
+                     end: int | None = None) -> Iterator[bytes]:
+    """Each line holding ``needle`` (once per line) between offsets ``start`` and ``end`` (line
+    starts; default: to the end), found by a byte search over a memory map: the file is never
+    split into lines or parsed."""
     try:
         view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (ValueError, OSError):  # an empty file (or one that cannot be mapped): read it
-        handle.seek(0)
-        yield from (line for line in handle if needle in line)
-        return
+        return  # only an empty file: nothing to find
     with view:
-        at = view.find(needle)
+        stop = len(view) if end is None else end
+        at = view.find(needle, start, stop)
         while at >= 0:
-            start = view.rfind(b"\n", 0, at) + 1
-            end = view.find(b"\n", at)
-            end = len(view) if end < 0 else end + 1
-            yield view[start:end]
-            at = view.find(needle, end)
+            begin = view.rfind(b"\n", start, at) + 1 or start
+            after = view.find(b"\n", at, stop)
+            after = stop if after < 0 else after + 1
+            yield view[begin:after]
+            at = view.find(needle, after, stop)
+
+
+def complete_length(handle: BinaryIO) -> int:
+    """Bytes up to the end of the last complete line (a last line being written is not)."""
+    end = handle.seek(0, os.SEEK_END)
+    while end > 0:
+        start = max(0, end - BLOCK)
+        handle.seek(start)
+        newline = handle.read(end - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        end = start
+    return 0

@@ -27,10 +27,11 @@ def stamp(minutes: int) -> str:
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("claude")
     write_session(root, APP, "aaaa1111-old", [
+        {"type": "summary", "summary": "Login bug fixed", "leafUuid": "x"},
         {**user("<command-name>/clear</command-name>"), "timestamp": stamp(1)},
         {**user("Fix the login bug\n  in auth.py"), "timestamp": stamp(2)},
         {**assistant("done", msg_id="m1", usage=usage(10, 0, 42_000, 5)), "timestamp": stamp(3)},
-        {"type": "summary", "summary": "Login bug fixed", "leafUuid": "x"}], mtime=T0)
+        ], mtime=T0)
     write_session(root, APP, "aaaa2222-new", [
         {**user("Write the release notes"), "timestamp": stamp(10)},
         {**assistant("ok", msg_id="m1", usage=usage(10, 0, 150_000, 5)), "timestamp": stamp(11)},
@@ -134,3 +135,38 @@ def test_unreadable_session_is_a_warning(runner, tmp_path: Path) -> None:
     finally:
         path.chmod(0o600)
     assert result.exit_code == 0 and "cannot read" in result.stderr
+
+
+def _rows(config: Path, cache: Path) -> dict[str, dict]:
+    proc = run_ctxtool("sessions", "--json", env={"CLAUDE_CONFIG_DIR": str(config),
+                                                  "CTXTOOL_CACHE_DIR": str(cache)})
+    assert proc.returncode == 0, proc.stderr.decode()
+    return {row["id"]: row for row in map(json.loads, proc.stdout.splitlines())}
+
+
+def test_cache_keeps_rows_and_searches_only_what_was_appended(tmp_path: Path) -> None:
+    config, cache = tmp_path / "claude", tmp_path / "cache"
+    path = write_session(config, APP, "s1", [
+        user("hi"), assistant("ok", msg_id="m1", usage=usage(10, 0, 50_000, 5)),
+        compact_boundary(), compact_summary("s")])
+    first = _rows(config, cache)
+    assert first["s1"]["compactions"] == 1 and (cache / "sessions.json").is_file()
+    assert _rows(config, cache) == first  # unchanged: the kept row
+    with open(path, "ab") as out:  # appended to: the count goes on from where it stopped
+        out.write(b'{"type":"system","subtype":"compact_boundary","isSidechain":false}\n'
+                  b'{"type":"user","isSidechain":false,"message":{"role":"user","content":"x"}}\n')
+    grown = _rows(config, cache)["s1"]
+    assert grown["compactions"] == 2 == full_estimate(path).compact_boundaries
+    assert grown["size"] == path.stat().st_size
+    write_session(config, APP, "s1", [user("rewritten")])  # shorter, rewritten: searched anew
+    assert _rows(config, cache)["s1"]["compactions"] == 0
+
+
+def test_cache_can_be_turned_off(tmp_path: Path) -> None:
+    config = tmp_path / "claude"
+    write_session(config, APP, "s1", [user("hi")])
+    env = {"CLAUDE_CONFIG_DIR": str(config), "CTXTOOL_CACHE_DIR": "off",
+           "XDG_CACHE_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
+    proc = run_ctxtool("sessions", "--json", env=env)
+    assert proc.returncode == 0 and b'"s1"' in proc.stdout
+    assert not (tmp_path / "xdg").exists() and not (tmp_path / "home").exists()

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Write a synthetic Claude Code config folder: many sessions over several projects.
+
+Sessions are ``scripts/gen_transcript.py`` transcripts (streamed calls with usage, tool results,
+compact boundaries in the larger ones), spread over ``--projects`` project folders with sizes
+drawn from a log-normal distribution (most small, a few large) that add up to ``--size``. Each
+file's modification time is its last entry's time, as Claude Code leaves it.
+
+    python scripts/gen_sessions.py --sessions 2000 --size 2GB -o /tmp/claude-bench
+    CLAUDE_CONFIG_DIR=/tmp/claude-bench ctxtool sessions | head
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gen_transcript import Generator, generate, parse_size  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from ctxtool.storage.paths import project_slug  # noqa: E402
+
+MIN_SESSION = 2_000
+
+
+def session_sizes(count: int, total: int, rng: random.Random) -> list[int]:
+    """``count`` sizes, log-normal (sigma 1.2), scaled to add up to about ``total``."""
+    raw = [rng.lognormvariate(0, 1.2) for _ in range(count)]
+    scale = total / sum(raw)
+    return [max(MIN_SESSION, int(r * scale)) for r in raw]
+
+
+def write_config(root: Path, *, sessions: int, size: int, projects: int, seed: int) -> int:
+    """The sessions under ``root/projects``; returns the bytes written."""
+    rng = random.Random(seed)
+    cwds = [f"/home/dev/work/project-{i:03d}" for i in range(projects)]
+    generators = {}
+    written = 0
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for number, target in enumerate(session_sizes(sessions, size, rng)):
+        cwd = cwds[number % projects]
+        gen = generators.get(cwd)
+        if gen is None:  # one text pool per project: building one costs a few hundred ms
+            gen = generators[cwd] = Generator(seed * 1000 + len(generators))
+            gen.cwd = cwd
+        gen.session = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        gen.parent, gen.reads = None, {}
+        gen.clock = start + timedelta(minutes=rng.randrange(60 * 24 * 120))
+        folder = root / "projects" / project_slug(cwd)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{gen.session}.jsonl"
+        with open(path, "wb") as out:
+            written += generate(out, target, seed, gen)
+        last = gen.clock.timestamp()
+        os.utime(path, (last, last))
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--size", default="2GB", help="all sessions together (default 2GB)")
+    parser.add_argument("--projects", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("-o", "--output", required=True, help="the config folder to write")
+    args = parser.parse_args(argv)
+    written = write_config(Path(args.output), sessions=args.sessions, size=parse_size(args.size),
+                           projects=args.projects, seed=args.seed)
+    print(f"{args.sessions} sessions, {written / 1e6:,.0f} MB in {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
