@@ -42,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from gen_sessions import write_config  # noqa: E402
 from gen_transcript import generate, parse_size  # noqa: E402
 
 NOW = "2026-01-01T00:00:00Z"
@@ -164,7 +165,8 @@ def gnu_time() -> str | None:
     return path if "GNU" in probe.stdout + probe.stderr else None
 
 
-def run_child(argv: list[str], *, stdin_path: Path | None = None) -> Run:
+def run_child(argv: list[str], *, stdin_path: Path | None = None,
+              env: dict[str, str] | None = None) -> Run:
     """Run ``argv`` with stdout to /dev/null; wall time, CPU time and peak RSS.
     With ``stdin_path`` the file is fed through a real pipe by ``cat``."""
     with peak_rss_probe(argv) as (probed, peak_rss):
@@ -173,7 +175,7 @@ def run_child(argv: list[str], *, stdin_path: Path | None = None) -> Run:
             start = time.perf_counter()
             if stdin_path is not None:
                 feeder = subprocess.Popen(["cat", str(stdin_path)], stdout=subprocess.PIPE)
-            child = subprocess.Popen(probed, stdout=out, stderr=subprocess.PIPE,
+            child = subprocess.Popen(probed, stdout=out, stderr=subprocess.PIPE, env=env,
                                      stdin=feeder.stdout if feeder else subprocess.DEVNULL)
             if feeder is not None and feeder.stdout is not None:
                 feeder.stdout.close()  # the child holds the only reading end now
@@ -341,6 +343,69 @@ def render(rows: list[Row], info: dict[str, Any], start: dict[str, Any] | None) 
     return lines
 
 
+# --- ctxtool sessions on a generated config folder ---------------------------------------------
+
+SESSIONS_GOAL = 2.0  # seconds for the whole listing
+
+
+def check_sessions(listing: list[dict[str, Any]], sample: int) -> list[str]:
+    """Rows whose figures differ from ``ctxtool estimate --json`` on their file (``sample``
+    rows spread over the listing; 0: all)."""
+    step = max(1, len(listing) // sample) if sample else 1
+    wrong = []
+    for row in listing[::step]:
+        proc = subprocess.run([*ctxtool_argv(), "estimate", "--json", row["path"]],
+                              capture_output=True, check=False)
+        report = json.loads(proc.stdout)
+        ours = (row["context_tokens"], row["compactions"], row["context_window"], row["model"])
+        theirs = (report["context_tokens"], report["compact_boundaries"],
+                  report["thresholds"]["window"], report["model"])
+        if ours != theirs:
+            wrong.append(f"{row['id']}: sessions {ours} != estimate {theirs}")
+    return wrong
+
+
+def sessions_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Times of ``ctxtool sessions --json`` without its cache, on its first run with an empty
+    cache, and with the cache filled (best of --repeat); checks the rows against estimate."""
+    config = work / "claude"
+    started = time.perf_counter()
+    written = write_config(config, sessions=args.sessions, size=parse_size(args.sessions_size),
+                           projects=40, seed=args.seed)
+    print(f"generated {args.sessions} sessions, {written / 1e6:,.0f} MB in "
+          f"{time.perf_counter() - started:.0f}s", file=sys.stderr, flush=True)
+    argv = [*ctxtool_argv(), "sessions", "--json", "-o", str(work / "listing.jsonl")]
+    base = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
+
+    def timed(cache: str) -> Run:
+        return run_child(argv, env={**base, "CTXTOOL_CACHE_DIR": cache})
+    uncached = min((timed("off") for _ in range(args.repeat)), key=lambda r: r.seconds)
+    first = timed(str(work / "cache"))
+    cached = min((timed(str(work / "cache")) for _ in range(args.repeat)),
+                 key=lambda r: r.seconds)
+    listing = [json.loads(line) for line in (work / "listing.jsonl").read_text().splitlines()]
+    wrong = check_sessions(listing, args.check)
+    return {"sessions": len(listing), "bytes": written, "uncached_seconds": uncached.seconds,
+            "first_run_seconds": first.seconds, "cached_seconds": cached.seconds,
+            "peak_rss_mb": max(uncached.peak_rss_mb, cached.peak_rss_mb),
+            "checked": len(listing[::max(1, len(listing) // args.check)] if args.check
+                           else listing), "mismatches": wrong, "goal_seconds": SESSIONS_GOAL,
+            "ok": not wrong and len(listing) == args.sessions
+            and cached.seconds <= SESSIONS_GOAL}
+
+
+def render_sessions(result: dict[str, Any]) -> list[str]:
+    return [f"ctxtool sessions: {result['sessions']} sessions, {result['bytes'] / 1e9:.2f} GB",
+            f"  no cache (reads every file's ends, searches every byte for compactions): "
+            f"{result['uncached_seconds']:.2f}s",
+            f"  first run with an empty cache: {result['first_run_seconds']:.2f}s",
+            f"  cache filled (nothing changed): {result['cached_seconds']:.2f}s "
+            f"(goal <= {result['goal_seconds']}s), peak RSS {result['peak_rss_mb']:.0f} MB",
+            f"  figures checked against ctxtool estimate on {result['checked']} files: "
+            f"{len(result['mismatches'])} mismatches", *("  " + m for m in result["mismatches"]),
+            "  " + ("ok" if result["ok"] else "MISSED")]
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -357,6 +422,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="runs for the start-up median (0: skip)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     parser.add_argument("--tmp", default=tempfile.gettempdir(), help="where scratch files go")
+    parser.add_argument("--sessions", type=int, default=0,
+                        help="instead: time `ctxtool sessions` on this many generated sessions")
+    parser.add_argument("--sessions-size", default="2GB", help="their total size (2GB)")
+    parser.add_argument("--check", type=int, default=100,
+                        help="rows checked against `ctxtool estimate` (0: all)")
     args = parser.parse_args(argv)
     args.names = ([n.strip() for n in args.commands.split(",") if n.strip()] if args.commands
                   else [n for n, c in COMMANDS.items() if c.default])
@@ -369,6 +439,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="ctxtool-bench-", dir=args.tmp))
+    if args.sessions:
+        try:
+            result = sessions_bench(args, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps(result, indent=2) if args.json else "\n".join(render_sessions(result)))
+        return 0 if result["ok"] else 1
     try:
         transcript = Path(args.input) if args.input else work / "transcript.jsonl"
         if not args.input:

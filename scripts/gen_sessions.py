@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import orjson  # noqa: E402
 from gen_transcript import Generator, generate, parse_size  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,8 +34,21 @@ MIN_SESSION = 2_000
 def session_sizes(count: int, total: int, rng: random.Random) -> list[int]:
     """``count`` sizes, log-normal (sigma 1.2), scaled to add up to about ``total``."""
     raw = [rng.lognormvariate(0, 1.2) for _ in range(count)]
-    scale = total / sum(raw)
-    return [max(MIN_SESSION, int(r * scale)) for r in raw]
+    scale = (total - count * MIN_SESSION) / sum(raw)
+    return [MIN_SESSION + int(r * scale) for r in raw]
+
+
+def final_answer(gen: Generator, rng: random.Random) -> bytes:
+    """The assistant's closing reply: a session ends with an answer, not a tool result."""
+    entry = gen._base("assistant")
+    entry["requestId"] = f"req_011{rng.getrandbits(84):021x}"
+    entry["message"] = {
+        "model": "claude-sonnet-4-5-20250929", "id": f"msg_01{rng.getrandbits(88):022x}",
+        "type": "message", "role": "assistant", "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": "Done: the tests pass now."}],
+        "usage": {"input_tokens": 3, "cache_creation_input_tokens": 900,
+                  "cache_read_input_tokens": rng.randint(20_000, 160_000), "output_tokens": 40}}
+    return orjson.dumps(entry) + b"\n"
 
 
 def write_config(root: Path, *, sessions: int, size: int, projects: int, seed: int) -> int:
@@ -58,6 +72,7 @@ def write_config(root: Path, *, sessions: int, size: int, projects: int, seed: i
         path = folder / f"{gen.session}.jsonl"
         with open(path, "wb") as out:
             written += generate(out, target, seed, gen)
+            written += out.write(final_answer(gen, rng))
         last = gen.clock.timestamp()
         os.utime(path, (last, last))
     return written
