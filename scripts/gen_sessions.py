@@ -58,7 +58,10 @@ def write_config(root: Path, *, sessions: int, size: int, projects: int, seed: i
     generators = {}
     written = 0
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    for number, target in enumerate(session_sizes(sessions, size, rng)):
+    planned = 0
+    for number, share in enumerate(session_sizes(sessions, size, rng)):
+        planned += share
+        target = max(MIN_SESSION, planned - written)  # a session overshoots by up to a turn
         cwd = cwds[number % projects]
         gen = generators.get(cwd)
         if gen is None:  # one text pool per project: building one costs a few hundred ms

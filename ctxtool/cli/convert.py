@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 import click
 
 from ctxtool.cli import messages
+from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.options import ReportOptions, report_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
 from ctxtool.core.convert import ConvertReport, to_anthropic, to_openai
@@ -28,6 +29,7 @@ TARGETS = ("opencode", "opencode-export", "opencode-storage", "anthropic", "open
 
 
 @click.command("convert")
+@selector_options
 @click.argument("source", required=False, metavar="[INPUT]",
                 type=click.Path(allow_dash=True, path_type=str))
 @click.option("--to", "target", type=click.Choice(TARGETS),

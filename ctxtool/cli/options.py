@@ -18,6 +18,7 @@ import click
 
 from ctxtool.cli import messages
 from ctxtool.cli.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
+from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions
 from ctxtool.core.clock import parse_duration
 from ctxtool.errors import StoreError
@@ -29,7 +30,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def io_options(f: F) -> F:
-    """Inputs (files or stdin), -o/--output, --in-place, --format, --on-invalid, --quiet."""
+    """Inputs (files, session ids or stdin), -o/--output, --in-place, --format, --on-invalid,
+    --quiet, --latest, --project."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, inputs: tuple[str, ...], output: str | None, in_place: bool,
@@ -56,7 +58,7 @@ def io_options(f: F) -> F:
     ]
     for option in reversed(options):
         wrapper = option(wrapper)
-    return wrapper  # type: ignore[return-value]
+    return selector_options(wrapper)  # session ids, --latest, --project, hook JSON on stdin
 
 
 BACKUP_HELP = ("With --in-place: keep the original as FILE.bak (or FILE plus SUFFIX, given as "

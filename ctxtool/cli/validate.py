@@ -8,6 +8,7 @@ import click
 import orjson
 
 from ctxtool.cli import messages
+from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.core.validate import ERROR, WARNING, Problem, validate
 from ctxtool.errors import ExitCode, InputError
@@ -17,6 +18,7 @@ from ctxtool.types import FORMATS
 
 
 @click.command("validate")
+@selector_options
 @click.argument("inputs", nargs=-1, metavar="[FILE]...",
                 type=click.Path(allow_dash=True, path_type=str))
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),

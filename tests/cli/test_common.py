@@ -14,7 +14,7 @@ from tests.conftest import ctxtool_executable, run_ctxtool
 
 ALL = cli.list_commands(None)  # type: ignore[arg-type]
 # commands whose input is JSONL transcripts on stdin or in FILE arguments
-STREAM = [name for name in ALL if name not in ("cleanup", "convert")]
+STREAM = [name for name in ALL if name not in ("cleanup", "convert", "sessions", "statusline")]
 DOCUMENTED = {int(code) for code in ExitCode}
 
 GOOD = (b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z",'
