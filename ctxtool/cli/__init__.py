@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "cleanup": "ctxtool.cli.cleanup:cleanup_cmd",
     "convert": "ctxtool.cli.convert:convert_cmd",
     "sessions": "ctxtool.cli.sessions:sessions_cmd",
+    "statusline": "ctxtool.cli.statusline:statusline_cmd",
 }
 
 

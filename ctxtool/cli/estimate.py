@@ -13,9 +13,12 @@ from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_
 from ctxtool.core.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
 )
+from ctxtool.cli.timeline_render import render_html, render_svg, render_text
+from ctxtool.core.timeline import Timeline, TimelineBuilder, observe
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
+from ctxtool.storage.atomic import write_bytes_atomic
 
 DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"  # for --exact when neither --model nor the file names one
 NO_KEY_HINT = "set ANTHROPIC_API_KEY, or leave out --exact for the offline estimate"
@@ -29,6 +32,7 @@ SYMBOLS = {"system_and_tools": "S", "user_text": "U", "assistant_text": "A", "th
            "tool_inputs": "I", "tool_results": "R", "images": "M", "compact_summaries": "C",
            "system_messages": "Y"}
 GRID_COLUMNS, GRID_ROWS = 50, 4
+TIMELINE_SUFFIXES = (".svg", ".html", ".htm")
 FREE, BUFFER = ".", "~"
 
 
@@ -55,12 +59,16 @@ FREE, BUFFER = ".", "~"
               metavar="N", help="How many of the largest tool results to list.")
 @click.option("--exact", is_flag=True,
               help="Count the messages with Anthropic's count_tokens API (needs ANTHROPIC_API_KEY).")
+@click.option("--timeline", is_flag=False, flag_value="-", default=None, metavar="[FILE]",
+              help="Draw the context across the session (each API call's prompt, compactions, "
+                   "the auto-compact and window lines): in the terminal, or into FILE as a "
+                   "self-contained .svg or .html. Put it after the inputs.")
 @click.option("--input-limit", type=click.IntRange(min=1), metavar="TOKENS",
               help="OpenCode sessions: the model's input limit (models.dev limit.input), which "
                    "OpenCode's overflow rule uses instead of the window when a model has one.")
 def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, model: str | None,
                  context_window: int | None, system_tokens: int, no_usage: bool, top: int,
-                 exact: bool, input_limit: int | None) -> None:
+                 exact: bool, timeline: str | None, input_limit: int | None) -> None:
     """Show how much of the context window a transcript fills, and with what.
 
     The context "now" is what follows the last compact boundary: the prompt size of the last
@@ -76,12 +84,14 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
         ctxtool microcompact session.jsonl | ctxtool estimate --grid
         ctxtool persist s.jsonl | ctxtool snip | ctxtool estimate --no-usage
         ctxtool estimate --per-entry s.jsonl | jq -c 'select(.ctxtool.tokens > 5000) | .uuid'
+        ctxtool estimate --latest --timeline context.html
     """
     if io.in_place:
         raise UsageError("estimate does not rewrite its input: --in-place does not apply")
     if per_entry and (as_json or grid or exact):
         raise UsageError("--per-entry emits the transcript: it does not combine with "
                          "--json, --grid or --exact")
+    _check_timeline(timeline, io, as_json=as_json, grid=grid, per_entry=per_entry)
     counter = _counter() if exact else None
     check_stdin(io)
     with open_output(io.output, io.paths) as out:
@@ -93,6 +103,9 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
                 write_entries(annotate(entries, fmt=fmt, system_tokens=system_tokens,
                                        use_usage=not no_usage), out)
                 continue
+            builder = TimelineBuilder(fmt) if timeline else None
+            if builder is not None:
+                entries = observe(entries, builder)
             options: dict[str, Any] = {
                 "fmt": fmt, "model": model, "context_window": context_window,
                 "system_tokens": system_tokens, "env": os.environ, "top": top,
@@ -102,7 +115,44 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
                 report = estimate(entries, **options)
             else:
                 report = _exact(list(entries), counter, options)
+            if builder is not None and timeline == "-":
+                out.write(("\n".join(render_text(finished(builder, report))) + "\n\n").encode())
+                continue
+            if builder is not None:
+                _draw(str(timeline), finished(builder, report))
             _write(out, report, as_json=as_json, grid=grid)
+
+
+def _check_timeline(timeline: str | None, io: IOOptions, *, as_json: bool, grid: bool,
+                    per_entry: bool) -> None:
+    if timeline is None:
+        return
+    if timeline == "-":
+        if as_json or grid or per_entry:
+            raise UsageError("--timeline draws in the terminal instead of the report: give it "
+                             "a FILE (.svg or .html) to combine it with --json, --grid or "
+                             "--per-entry")
+        return
+    if not timeline.lower().endswith(TIMELINE_SUFFIXES):
+        raise UsageError(f"--timeline {timeline}: FILE must end in .svg or .html",
+                         hint="to draw in the terminal, put --timeline after the inputs: "
+                              "ctxtool estimate session.jsonl --timeline")
+    if per_entry or len(io.paths) > 1:
+        raise UsageError("--timeline FILE draws one transcript: give one input, without "
+                         "--per-entry")
+
+
+def finished(builder: TimelineBuilder, report: EstimateReport) -> Timeline:
+    """The timeline with what only the whole pass knows: the context now, window, model."""
+    line = builder.timeline
+    line.now, line.limits, line.model, line.source = (
+        report.context_tokens, report.limits, report.model, report.source)
+    return line
+
+
+def _draw(path: str, line: Timeline) -> None:
+    page = render_svg(line) if path.lower().endswith(".svg") else render_html(line)
+    write_bytes_atomic(path, page.encode())
 
 
 def _counter() -> Any:

@@ -1,0 +1,134 @@
+"""`ctxtool statusline` with Claude Code's statusline JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ctxtool.cli import cli
+from ctxtool.errors import ExitCode
+from tests.conftest import run_ctxtool
+from tests.estimate_builders import assistant, tool_result, tool_use, usage, user
+from tests.sessions.helpers import APP, full_estimate, generated, write_session
+
+
+def claude_json(transcript: Path | str, *, window: int = 200_000,
+                current: dict | None = None) -> bytes:
+    """What Claude Code 2.1.330 sends a statusline command (fields as its bundle builds them)."""
+    prompt = sum((current or {}).get(k, 0) for k in (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return orjson.dumps({
+        "session_id": "3f2a0001-aaaa", "transcript_path": str(transcript), "cwd": APP,
+        "model": {"id": "claude-opus-4-1", "display_name": "Opus 4.1"},
+        "workspace": {"current_dir": APP, "project_dir": APP, "added_dirs": []},
+        "version": "2.1.330", "output_style": {"name": "default"},
+        "cost": {"total_cost_usd": 0.01, "total_duration_ms": 1000, "total_api_duration_ms": 500,
+                 "total_lines_added": 0, "total_lines_removed": 0},
+        "context_window": {"total_input_tokens": prompt, "total_output_tokens": 0,
+                           "context_window_size": window, "current_usage": current,
+                           "used_percentage": round(100 * prompt / window) if current else None,
+                           "remaining_percentage": None},
+        "exceeds_200k_tokens": prompt > 200_000, "fast_mode": False,
+        "thinking": {"enabled": True}})
+
+
+def line(runner, data: bytes, *args: str, env: dict | None = None) -> str:
+    result = runner.invoke(cli, ["statusline", *args], input=data, env=env)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1
+    return result.stdout[:-1]
+
+
+def session_at(tmp_path: Path, prompt: int, after: str = "x") -> Path:
+    return write_session(tmp_path, APP, "s1", [
+        user("hi"), assistant([tool_use("t1", "Bash", command="ls")], msg_id="m1",
+                              usage=usage(10, 500, prompt, 50)),
+        tool_result("t1", after)])
+
+
+def test_same_figure_as_estimate(runner, tmp_path: Path) -> None:
+    path = generated(tmp_path, APP, "g1", size=2_000_000, seed=5)
+    report = full_estimate(path)
+    shown = line(runner, claude_json(path), "--format", "{context_tokens} {window_tokens} "
+                 "{to_compact_tokens} {status}")
+    assert shown == (f"{report.context_tokens} {report.limits.window} "
+                     f"{report.limits.auto_compact - report.context_tokens} {report.status}")
+
+
+def test_default_line(runner, tmp_path: Path) -> None:
+    path = session_at(tmp_path, 100_000, after="y" * 4000)
+    shown = line(runner, claude_json(path, current={"input_tokens": 10,
+                                                    "cache_creation_input_tokens": 500,
+                                                    "cache_read_input_tokens": 100_000,
+                                                    "output_tokens": 50}))
+    used = full_estimate(path).context_tokens
+    assert used > 100_510  # the tool result after the last call counts too
+    assert shown.startswith("Opus 4.1 ")
+    assert f"{used / 1000:.1f}K/200.0K ({100 * used / 200_000:.0f}%)" in shown
+    assert f"{(167_000 - used) / 1000:.1f}K to compact" in shown and "⚠" not in shown
+    assert "\x1b[" not in shown  # not a terminal
+
+
+@pytest.mark.parametrize(("prompt", "status"), [(150_000, "warning"), (170_000, "auto_compact"),
+                                                (199_000, "blocking")])
+def test_marker_past_the_warning_threshold(runner, tmp_path: Path, prompt: int,
+                                           status: str) -> None:
+    shown = line(runner, claude_json(session_at(tmp_path, prompt)), "--format",
+                 "{status}{marker}")
+    assert shown == f"{status} ⚠"
+
+
+def test_window_from_claude_code(runner, tmp_path: Path) -> None:
+    path = session_at(tmp_path, 300_000)
+    shown = line(runner, claude_json(path, window=1_000_000), "--format", "{window} {percent}")
+    assert shown.startswith("1.00M 30")
+
+
+def test_colour_always_never_and_no_color(runner, tmp_path: Path) -> None:
+    data = claude_json(session_at(tmp_path, 150_000))
+    coloured = line(runner, data, "--color", "always")
+    assert "\x1b[33m" in coloured and coloured.count("\x1b[0m") >= 3  # yellow: warning
+    assert "\x1b[" not in line(runner, data, "--color", "always", env={"NO_COLOR": "1"})
+    assert "\x1b[" not in line(runner, data, "--color", "never")
+
+
+def test_a_session_not_written_yet(runner, tmp_path: Path) -> None:
+    missing = tmp_path / "not-yet.jsonl"
+    shown = line(runner, claude_json(missing), "--format", "{context_tokens} {method}")
+    assert shown == "24000 heuristic"  # the assumed system prompt, as estimate assumes
+    reported = line(runner, claude_json(missing, current={"input_tokens": 5,
+                                                          "cache_read_input_tokens": 30_000}),
+                    "--format", "{context_tokens} {method}")
+    assert reported == "30005 claude-code"
+
+
+def test_reads_only_the_end_of_the_transcript(runner, tmp_path: Path) -> None:
+    """Broken lines early in the file stop estimate (exit 3) but are never read here."""
+    path = session_at(tmp_path, 50_000)
+    good = path.read_bytes()
+    path.write_bytes(good.splitlines(keepends=True)[0] + b"{broken\n" * 1000 + good)
+    assert run_ctxtool("estimate", str(path)).returncode == ExitCode.INVALID_INPUT
+    shown = line(runner, claude_json(path), "--format", "{context_tokens}")
+    assert int(shown) > 50_000
+
+
+def test_bad_input(runner, tmp_path: Path) -> None:
+    bad = runner.invoke(cli, ["statusline"], input=b"{nope")
+    assert bad.exit_code == ExitCode.INVALID_INPUT and "statusline JSON" in bad.stderr
+    field = runner.invoke(cli, ["statusline", "--format", "{nope}"],
+                          input=claude_json(tmp_path / "x.jsonl"))
+    assert field.exit_code == ExitCode.USAGE and "fields:" in field.stderr
+    assert "Traceback" not in bad.stderr + field.stderr
+
+
+def test_a_file_argument_and_the_real_entry_point(tmp_path: Path) -> None:
+    path = session_at(tmp_path, 80_000)
+    direct = run_ctxtool("statusline", str(path), "--format", "{context_tokens}")
+    piped = run_ctxtool("statusline", "--format", "{context_tokens}", input=claude_json(path))
+    assert direct.returncode == piped.returncode == 0, direct.stderr + piped.stderr
+    assert direct.stdout == piped.stdout == f"{full_estimate(path).context_tokens}\n".encode()
+    estimate = run_ctxtool("estimate", "--json", input=claude_json(path))  # the same JSON
+    assert json.loads(estimate.stdout)["context_tokens"] == int(direct.stdout)
