@@ -406,6 +406,68 @@ def render_sessions(result: dict[str, Any]) -> list[str]:
             "  " + ("ok" if result["ok"] else "MISSED")]
 
 
+# --- ctxtool statusline: its time must not grow with the transcript -------------------------------
+
+STATUSLINE_SIZE_GOAL = 1.10  # 1 GB transcript vs 1 MB
+STATUSLINE_STARTUP_GOAL = 1.5  # vs python -c "import click, orjson"
+SAME_TAIL = 256_000  # both transcripts end in these same bytes: only the size differs
+
+
+def statusline_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Median wall time of ``ctxtool statusline`` on Claude Code's statusline JSON naming a
+    1 MB and a large transcript (same last bytes), and of ``import click, orjson``."""
+    # as an installed package runs: from bytecode (PYTHONDONTWRITEBYTECODE would otherwise
+    # leave every run compiling the modules changed since the last pyc was written)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ctxtool")], check=True)
+    small, large = work / "small.jsonl", work / "large.jsonl"
+    make_transcript(small, "1MB", args.seed)
+    make_transcript(large, args.statusline_size, args.seed + 1)
+    data = small.read_bytes()
+    tail = data[data.index(b"\n", len(data) - SAME_TAIL) + 1:]
+    with open(large, "ab") as out:
+        out.write(tail)
+    argvs: dict[str, tuple[list[str], Path | None]] = {
+        "python -c 'import click, orjson'": ([sys.executable, "-c", "import click, orjson"],
+                                             None)}
+    for name, path in (("1 MB", small), (f"{args.statusline_size}", large)):
+        status = work / f"status-{path.stem}.json"
+        status.write_text(json.dumps({
+            "session_id": "bench", "transcript_path": str(path), "cwd": str(work),
+            "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+            "context_window": {"context_window_size": 200_000, "current_usage": None}}))
+        argvs[f"statusline, {name} transcript"] = (
+            [*ctxtool_argv(), "statusline", "--color", "never"], status)
+    times: dict[str, list[float]] = {name: [] for name in argvs}
+    for _ in range(args.startup_runs):
+        for name, (argv, stdin) in argvs.items():
+            with open(stdin or os.devnull, "rb") as source:
+                started = time.perf_counter()
+                proc = subprocess.run(argv, stdin=source, capture_output=True, check=False)
+                times[name].append(time.perf_counter() - started)
+            if proc.returncode:
+                raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}: {proc.stderr!r}")
+    base, one_mb, big = (statistics.median(t) for t in times.values())
+    return {"runs": args.startup_runs, "sizes": {"small": small.stat().st_size,
+                                                 "large": large.stat().st_size},
+            "seconds": {name: statistics.median(t) for name, t in times.items()},
+            "size_ratio": big / one_mb, "startup_ratio": one_mb / base,
+            "size_goal": STATUSLINE_SIZE_GOAL, "startup_goal": STATUSLINE_STARTUP_GOAL,
+            "ok": big / one_mb <= STATUSLINE_SIZE_GOAL
+            and one_mb / base <= STATUSLINE_STARTUP_GOAL}
+
+
+def render_statusline(result: dict[str, Any]) -> list[str]:
+    lines = [f"ctxtool statusline (median of {result['runs']} interleaved runs; both "
+             f"transcripts end in the same {SAME_TAIL // 1000} KB):"]
+    lines += [f"  {name:<40}{seconds * 1000:>8.0f} ms" for name, seconds in
+              result["seconds"].items()]
+    lines.append(f"  large / 1 MB transcript: {result['size_ratio']:.2f}x (goal <= "
+                 f"{result['size_goal']}x); 1 MB / import click, orjson: "
+                 f"{result['startup_ratio']:.2f}x (goal <= {result['startup_goal']}x)  "
+                 + ("ok" if result["ok"] else "MISSED"))
+    return lines
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -425,6 +487,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, default=0,
                         help="instead: time `ctxtool sessions` on this many generated sessions")
     parser.add_argument("--sessions-size", default="2GB", help="their total size (2GB)")
+    parser.add_argument("--statusline", action="store_true",
+                        help="instead: time `ctxtool statusline` on a 1 MB and a large "
+                             "transcript (--statusline-size) against the start-up baseline")
+    parser.add_argument("--statusline-size", default="1GB")
     parser.add_argument("--check", type=int, default=100,
                         help="rows checked against `ctxtool estimate` (0: all)")
     args = parser.parse_args(argv)
@@ -439,6 +505,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="ctxtool-bench-", dir=args.tmp))
+    if args.statusline:
+        try:
+            result = statusline_bench(args, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps(result, indent=2) if args.json else "\n".join(render_statusline(result)))
+        return 0 if result["ok"] else 1
     if args.sessions:
         try:
             result = sessions_bench(args, work)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
@@ -23,44 +22,19 @@ import orjson
 from ctxtool import __version__
 from ctxtool.core.chain import is_compact_boundary
 from ctxtool.core.clock import parse_timestamp
-from ctxtool.core.estimate import EstimateReport
-from ctxtool.core.session_tail import estimate_tail, in_chain, last_timestamp, split_tail
+from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, tail_report
+from ctxtool.core.session_tail import in_chain
 from ctxtool.core.sessions import SessionInfo, read_head, session_info, title_of
 from ctxtool.storage.session_dirs import claude_session_files
 from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
 from ctxtool.storage.tail import (
-    complete_length, iter_head_lines, iter_lines_reversed, lines_containing,
+    complete_length, iter_head_lines, lines_containing,
 )
 
-HEAD_BYTES = 64 << 10
 TITLE_BYTES = 64 << 10  # Claude Code appends its title records near the end
-BOUNDARY_MARK = b'"compact_boundary"'
 COMPACT_MARK = b'"subtype":"compact_boundary"'
-USAGE_MARK = b'"usage"'
-MODEL_MARK = b'"model"'
 TITLE_MARK = b'title"'  # custom-title, ai-title
 CACHE_VERSION = f"{__version__}/1"
-
-
-def parse_lines(lines: Iterable[bytes]) -> Iterator[dict[str, object]]:
-    """The JSON objects among ``lines``; anything else (a line cut short by a session still
-    being written, blank lines) is passed over."""
-    for line in lines:
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            yield value
-
-
-@dataclass(frozen=True)
-class TailOptions:
-    """What the tail estimate needs beyond the file (the statusline knows the window)."""
-
-    model: str | None = None
-    context_window: int | None = None
-    env: Mapping[str, str] | None = None
 
 
 def boundary_mark(first_line: bytes) -> bytes:
@@ -84,34 +58,6 @@ def count_compactions(handle: BinaryIO, chain: bool | None, mark: bytes = BOUNDA
     found = before + count(lines_containing(handle, mark, start=offset, end=complete))
     partial = count(lines_containing(handle, mark, start=complete))  # a line being written
     return found + partial, Resume(complete, found)
-
-
-def parse_line(line: bytes) -> dict[str, object] | None:
-    return next(parse_lines([line]), None)
-
-
-def may_stop(line: bytes) -> bool:
-    """Could this line be an API call's (with usage) or a compact boundary? Inside JSON
-    strings quotes are escaped, so a line without these bytes is neither."""
-    return USAGE_MARK in line or BOUNDARY_MARK in line
-
-
-def may_name_model(line: bytes) -> bool:
-    return MODEL_MARK in line
-
-
-def tail_report(handle: BinaryIO, *, chain: bool | None, source: str | None = None,
-                options: TailOptions = TailOptions(), compactions: int = 0,
-                ) -> tuple[EstimateReport, str | None]:
-    """``estimate``'s report (context now, window; ``compactions`` as given) from the last
-    lines, and the last entry's timestamp."""
-    lines = iter_lines_reversed(handle)
-    tail = split_tail(lines, parse=parse_line, may_stop=may_stop, chain=chain)
-    report = estimate_tail(tail, before=lines, parse=parse_line, named=may_name_model,
-                           chain=chain, compactions=compactions, source=source,
-                           model=options.model, context_window=options.context_window,
-                           env=options.env)
-    return report, last_timestamp(tail)
 
 
 def tail_title(handle: BinaryIO, size: int) -> str | None:

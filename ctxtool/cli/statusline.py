@@ -14,19 +14,16 @@ from typing import Any
 import click
 import orjson
 
-from ctxtool.cli.session_files import TailOptions, parse_lines, tail_report
 from ctxtool.cli.streams import binary_stdin, open_output
+from ctxtool.cli.tail_read import TailOptions, head_chain, tail_report
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS
-from ctxtool.core.sessions import read_head
 from ctxtool.core.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.tokens import thresholds
 from ctxtool.errors import InputError, UsageError
-from ctxtool.storage.tail import iter_head_lines
 
 DEFAULT_FORMAT = "{model} {bar} {tokens}/{window} ({percent}%) · {to_compact} to compact{marker}"
 COLORED = ("bar", "tokens", "percent", "marker")
 COLORS = {"ok": "32", "warning": "33", "auto_compact": "31", "blocking": "1;31"}  # SGR codes
-HEAD_BYTES = 64 << 10
 
 
 @click.command("statusline")
@@ -92,9 +89,10 @@ def _fields(given: StatusInput) -> dict[str, Any]:
     if path and os.path.isfile(path):
         try:
             with open(path, "rb") as handle:
-                head = read_head(parse_lines(iter_head_lines(handle, max_bytes=HEAD_BYTES)))
-                report, _ = tail_report(handle, chain=head.chain, source=path, options=TailOptions(
-                    model=given.model_id, context_window=given.window, env=os.environ))
+                report, _ = tail_report(handle, chain=head_chain(handle), source=path,
+                                        options=TailOptions(model=given.model_id,
+                                                            context_window=given.window,
+                                                            env=os.environ))
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from None
         return status_fields(used=report.context_tokens, limits=report.limits,

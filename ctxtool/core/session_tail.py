@@ -39,6 +39,16 @@ def _always(_: Any) -> bool:
     return True
 
 
+def first_chain(entries: Iterable[Mapping[str, Any]]) -> bool | None:
+    """The ``isSidechain`` flag of the first entry that has one: the chain ``estimate``
+    measures (pulls entries only until it is found)."""
+    for entry in entries:
+        flag = entry.get("isSidechain")
+        if isinstance(flag, bool):
+            return flag
+    return None
+
+
 def split_tail(reversed_items: Iterable[T], *, parse: Callable[[T], dict[str, Any] | None],
                chain: bool | None, fmt: str = CLAUDE_CODE,
                may_stop: Callable[[T], bool] = _always) -> list[dict[str, Any]]:
@@ -119,4 +129,4 @@ def last_timestamp(entries: Iterable[Mapping[str, Any]]) -> str | None:
     return None
 
 
-__all__ = ["estimate_tail", "in_chain", "last_timestamp", "split_tail"]
+__all__ = ["estimate_tail", "first_chain", "in_chain", "last_timestamp", "split_tail"]

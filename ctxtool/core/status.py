@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxtool.core.tokens import Thresholds
 
@@ -20,8 +19,7 @@ FULL, EMPTY = "█", "░"
 WARNING_MARK = "⚠"
 
 
-@dataclass(frozen=True)
-class StatusInput:
+class StatusInput(NamedTuple):
     """What Claude Code's statusline (or hook) JSON tells, all optional."""
 
     transcript_path: str | None = None

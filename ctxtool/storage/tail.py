@@ -8,7 +8,6 @@ usage and what follows it), and count compact boundaries with a byte search over
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -58,6 +57,8 @@ def lines_containing(handle: BinaryIO, needle: bytes, *, start: int = 0,
     """Each line holding ``needle`` (once per line) between offsets ``start`` and ``end`` (line
     starts; default: to the end), found by a byte search over a memory map: the file is never
     split into lines or parsed."""
+    import mmap  # only the listing searches: the statusline's start-up stays lighter
+
     try:
         view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (ValueError, OSError):  # an empty file (or one that cannot be mapped): read it
