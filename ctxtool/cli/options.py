@@ -58,7 +58,8 @@ def io_options(f: F) -> F:
     ]
     for option in reversed(options):
         wrapper = option(wrapper)
-    return selector_options(wrapper)  # session ids, --latest, --project, hook JSON on stdin
+    # session ids, --latest, --project, hook JSON on stdin
+    return selector_options(wrapper)  # type: ignore[return-value]
 
 
 BACKUP_HELP = ("With --in-place: keep the original as FILE.bak (or FILE plus SUFFIX, given as "

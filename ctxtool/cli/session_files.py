@@ -17,19 +17,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-import orjson
-
 from ctxtool import __version__
+from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, tail_report
 from ctxtool.core.chain import is_compact_boundary
 from ctxtool.core.clock import parse_timestamp
-from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, tail_report
 from ctxtool.core.session_tail import in_chain
 from ctxtool.core.sessions import SessionInfo, read_head, session_info, title_of
-from ctxtool.storage.session_dirs import claude_session_files
 from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
-from ctxtool.storage.tail import (
-    complete_length, iter_head_lines, lines_containing,
-)
+from ctxtool.storage.session_dirs import claude_session_files
+from ctxtool.storage.tail import complete_length, iter_head_lines, lines_containing
 
 TITLE_BYTES = 64 << 10  # Claude Code appends its title records near the end
 COMPACT_MARK = b'"subtype":"compact_boundary"'
@@ -95,7 +91,7 @@ def read_claude_session(path: Path, *, cache: ScanCache | None = None) -> Sessio
     info = session_info(session_id=path.stem, path=name, size=stat.st_size, head=head,
                         title=title, last_activity=last, report=report)
     if cache is not None:
-        cache.record(name, stat, key=key, offset=done.offset, count=done.count,
+        cache.record(name, stat, key=key, offset=done.offset, count=done.found,
                      row=dataclasses.asdict(info))
     return info
 

@@ -110,10 +110,10 @@ def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
         state.add(entry)
     if state.model is None:  # no assistant after the boundary: the model named before it
         for item in before:
-            entry = parse(item) if named(item) else None
-            if entry is not None and not getattr(entry, "invalid", False) \
-                    and in_chain(entry, chain) and _named_model(entry, fmt):
-                state.note_model(entry)
+            earlier = parse(item) if named(item) else None
+            if earlier is not None and not getattr(earlier, "invalid", False) \
+                    and in_chain(earlier, chain) and _named_model(earlier, fmt):
+                state.note_model(earlier)
                 if state.model is not None:
                     break
     state.boundaries = compactions

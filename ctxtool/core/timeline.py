@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxtool.core.blocks import role_of
 from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
 from ctxtool.core.meter import ContextMeter, tokens_saved, usage_of
 from ctxtool.core.tokens import Thresholds
+
+E = TypeVar("E", bound=dict[str, Any])
 
 
 @dataclass
@@ -123,7 +125,7 @@ def _stamp(entry: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def observe(entries: Iterable[dict[str, Any]], builder: TimelineBuilder) -> Iterator[dict[str, Any]]:
+def observe(entries: Iterable[E], builder: TimelineBuilder) -> Iterator[E]:
     """``entries`` unchanged, each one shown to ``builder`` on the way (to draw the timeline
     in the same pass as another consumer, such as :func:`ctxtool.core.estimate.estimate`)."""
     for entry in entries:

@@ -40,7 +40,7 @@ class Resume(NamedTuple):
     """Where to search from, and what was found before that offset."""
 
     offset: int
-    count: int
+    found: int
 
 
 def _identity(stat: os.stat_result) -> list[int]:

@@ -27,7 +27,8 @@ def read_png(data: bytes) -> tuple[int, int, int, bytes]:
     out = bytearray()
     prev = bytearray(stride)
     for y in range(height):
-        kind, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1:start + 1 + stride])
         _unfilter(kind, row, prev, bpp)
         out += row
         prev = row
