@@ -505,19 +505,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="ctxtool-bench-", dir=args.tmp))
-    if args.statusline:
+    single = ((statusline_bench, render_statusline) if args.statusline else
+              (sessions_bench, render_sessions) if args.sessions else None)
+    if single is not None:  # one of the two bench modes that time a single command
+        bench, render_result = single
         try:
-            result = statusline_bench(args, work)
+            result = bench(args, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        print(json.dumps(result, indent=2) if args.json else "\n".join(render_statusline(result)))
-        return 0 if result["ok"] else 1
-    if args.sessions:
-        try:
-            result = sessions_bench(args, work)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        print(json.dumps(result, indent=2) if args.json else "\n".join(render_sessions(result)))
+        print(json.dumps(result, indent=2) if args.json else "\n".join(render_result(result)))
         return 0 if result["ok"] else 1
     try:
         transcript = Path(args.input) if args.input else work / "transcript.jsonl"
