@@ -115,6 +115,9 @@ def list_sessions(env: Mapping[str, str], *, project: str | None = None,
         except OSError as exc:
             if warn is not None:
                 warn(f"{path}: cannot read: {exc.strerror or exc}")
+        except RecursionError:  # a line nested too deeply to walk: that session only
+            if warn is not None:
+                warn(f"{path}: left out: a line nested too deeply to process")
     cache.save()
     if since is not None:
         rows = [row for row in rows if _activity(row) >= since]
