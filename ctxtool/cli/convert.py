@@ -11,8 +11,8 @@ from typing import Any, BinaryIO
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.options import ReportOptions, report_options
+from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
 from ctxtool.core.convert import ConvertReport, to_anthropic, to_openai
 from ctxtool.core.opencode_view import is_message, iter_api_messages

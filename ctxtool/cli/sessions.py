@@ -34,8 +34,9 @@ def sessions_cmd(project: str | None, since: str | None, limit: int | None, as_j
 
     Claude Code's sessions (under $CLAUDE_CONFIG_DIR or ~/.claude), one row each: last
     activity, id, project (its directory), context now and % of the window, compactions, size,
-    and the title or first prompt. Each session is read from its first and last lines only,
-    so thousands list in a second. Any id (or a unique start of one) can be given to the other
+    and the title or first prompt. Each session is read from its first and last lines only
+    (a cache keeps the rows of sessions that did not change), so the listing does not slow
+    down as sessions grow. Any id (or a unique start of one) can be given to the other
     commands in place of a file.
 
     \b
