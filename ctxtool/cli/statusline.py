@@ -2,7 +2,8 @@
 
 Claude Code runs the statusline command on every message: it must stay instant whatever the
 transcript's size, so only the transcript's last lines are read (back to the last API call;
-see ``core/session_tail.py``) and nothing heavy is imported.
+see ``core/session_tail.py``) and nothing heavy is imported (not even the input layer of the
+other commands, ``cli/streams.py``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from typing import Any
 import click
 import orjson
 
-from ctxtool.cli.streams import binary_stdin, open_output
 from ctxtool.cli.tail_read import TailOptions, head_chain, tail_report
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.core.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.tokens import thresholds
-from ctxtool.errors import InputError, UsageError
+from ctxtool.errors import InputError, StoreError, UsageError
 
 DEFAULT_FORMAT = "{model} {bar} {tokens}/{window} ({percent}%) · {to_compact} to compact{marker}"
 COLORED = ("bar", "tokens", "percent", "marker")
@@ -63,14 +63,15 @@ def statusline_cmd(transcript: str | None, template: str, color: str) -> None:
     except (KeyError, IndexError, ValueError) as exc:
         raise UsageError(f"--format: {exc}", hint="fields: " + ", ".join(sorted(fields))) \
             from None
-    with open_output(None) as out:
-        out.write(line.replace("\n", " ").encode() + b"\n")
+    if sys.stdout is None:  # started with stdout closed
+        raise StoreError("cannot write the line: stdout is closed")
+    sys.stdout.buffer.write(line.replace("\n", " ").encode() + b"\n")
 
 
 def _stdin_input() -> StatusInput:
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("no input: pipe Claude Code's statusline JSON on stdin, or give FILE")
-    data = binary_stdin().read()
+    data = sys.stdin.buffer.read()  # small: cli/streams (and all it loads) is not needed
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
