@@ -60,7 +60,7 @@ def statusline_cmd(transcript: str | None, template: str, color: str) -> None:
         fields.update({k: f"\x1b[{code}m{fields[k]}\x1b[0m" for k in COLORED if fields[k]})
     try:
         line = template.format_map(fields)
-    except (KeyError, IndexError, ValueError) as exc:
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
         raise UsageError(f"--format: {exc}", hint="fields: " + ", ".join(sorted(fields))) \
             from None
     if sys.stdout is None:  # started with stdout closed

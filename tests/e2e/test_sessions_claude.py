@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -39,6 +40,7 @@ def session(claude_bin: str, tmp_path_factory: pytest.TempPathFactory) -> dict[s
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
         proc = subprocess.run([claude_bin, "-p", PROMPT, "--output-format", "json",
                                "--allowedTools", "Bash(echo:*)"], cwd=project, env=env,
+                              stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     session_id = json.loads(proc.stdout)["session_id"]
@@ -48,6 +50,14 @@ def session(claude_bin: str, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return {"config": config, "project": project, "id": session_id, "transcript": transcript,
             "hook": hook_out, "estimate": json.loads(final.stdout),
             "env": {"CLAUDE_CONFIG_DIR": str(config)}}
+
+
+def recorded_prompt(transcript: Path) -> str:
+    for line in transcript.read_bytes().splitlines():
+        entry = json.loads(line)
+        if entry.get("type") == "user" and isinstance(entry["message"]["content"], str):
+            return str(entry["message"]["content"])
+    raise AssertionError("no prompt in the transcript")
 
 
 def test_claude_code_ran_ctxtool_as_a_hook(session: dict[str, Any]) -> None:
@@ -63,8 +73,10 @@ def test_sessions_lists_the_real_session(session: dict[str, Any]) -> None:
     assert proc.returncode == 0, proc.stderr
     [row] = [json.loads(line) for line in proc.stdout.splitlines()]
     report = session["estimate"]
-    assert (row["id"], row["project"], row["first_prompt"]) == (
-        session["id"], str(session["project"]), PROMPT)
+    assert (row["id"], row["project"]) == (session["id"], str(session["project"]))
+    # the prompt as Claude Code recorded it (under pytest it appends a line of its own to -p)
+    assert row["first_prompt"] == " ".join(recorded_prompt(session["transcript"]).split())
+    assert row["first_prompt"].startswith(PROMPT)
     assert (row["context_tokens"], row["compactions"], row["model"], row["context_window"]) == (
         report["context_tokens"], report["compact_boundaries"], report["model"],
         report["thresholds"]["window"])

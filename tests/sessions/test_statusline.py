@@ -121,6 +121,9 @@ def test_bad_input(runner, tmp_path: Path) -> None:
     field = runner.invoke(cli, ["statusline", "--format", "{nope}"],
                           input=claude_json(tmp_path / "x.jsonl"))
     assert field.exit_code == ExitCode.USAGE and "fields:" in field.stderr
+    attribute = runner.invoke(cli, ["statusline", "--format", "{model.nope}"],
+                              input=claude_json(tmp_path / "x.jsonl"))
+    assert attribute.exit_code == ExitCode.USAGE and "Traceback" not in attribute.stderr
     assert "Traceback" not in bad.stderr + field.stderr
 
 
