@@ -21,8 +21,9 @@ from ctxtool.storage.store import STORE_ENV, ToolResultStore
 @io_options
 @in_place_options()
 @click.option("--strict", is_flag=True,
-              help="A placeholder whose file is missing or unreadable is an error (exit 4) and "
-                   "nothing is written; by default it stays in place with a warning.")
+              help="A placeholder whose file is missing or unreadable, or a text that looks like "
+                   "a placeholder in no form restore knows, is an error (exit 4) and nothing is "
+                   "written; by default it stays in place with a warning.")
 @store_options
 @report_options
 def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: ReportOptions) -> None:
@@ -50,11 +51,11 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
         with output_for(target, hold=strict, inputs=unit.paths) as out:
             write_entries(restore(entries, fmt=fmt, store=store, report=run,
                                   warn=messages.warn), out)
-            if strict and (run.missing or run.failed):
-                raise StoreError(f"{run.missing + run.failed} saved tool result(s) could not be "
-                                 "restored; no output written",
+            if strict and run.not_restored:
+                raise StoreError(f"{run.not_restored} placeholder(s) could not be restored; no "
+                                 "output written",
                                  hint="restore the files, point --store at them, or drop --strict")
         for name in ("entries", "entries_changed", "placeholders", "restored", "missing",
-                     "failed", "exact_lines"):
+                     "failed", "unrecognized", "exact_lines"):
             setattr(totals, name, getattr(totals, name) + getattr(run, name))
     report.emit(totals.as_dict())

@@ -22,7 +22,7 @@ import orjson
 
 from ctxtool.core.blocks import api_message, tool_result_text, with_message_content
 from ctxtool.core.mcboundary import without_own_boundaries
-from ctxtool.core.opencode_truncate import persisted_path
+from ctxtool.core.opencode_truncate import HINT_HEAD, HINT_TAIL, persisted_path
 from ctxtool.core.opencode_view import obj, output_text, parts_of, with_output_text
 from ctxtool.core.twopass import cleared_input_path
 from ctxtool.errors import StoreError
@@ -46,7 +46,10 @@ PLACEHOLDER_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"\[(?:Content snipped - re-read if needed|Old tool result content cleared)\]"
                r"\s*\n(?:[^\n]*\n)*?[^\n]*?[Ss]aved to:? " + _PATH + r"\s*", re.DOTALL),
 ]
-_PREFIXES = (PERSISTED_OPEN, "[")
+_CLEARED = ("[Content snipped", "[Old tool result content cleared]")
+_SAVED_TO = re.compile(r"[Ss]aved to\b")
+_STORE_HINT = re.compile(re.escape(HINT_HEAD) + r"[^\n]*/tool-results/[^\n]*\n" + re.escape(HINT_TAIL)
+                         + r"\Z")
 
 
 def placeholder_text(content: Any) -> str | None:
@@ -61,17 +64,34 @@ def placeholder_text(content: Any) -> str | None:
 
 
 def placeholder_path(content: Any) -> str | None:
-    """The saved file a placeholder names, or None when ``content`` is not such a placeholder."""
+    """The saved file a placeholder names, or None when ``content`` is not such a placeholder.
+
+    Every form is tried for every text: OpenCode's truncation keeps the output's first lines,
+    which may start with anything (``[INFO] ...``, ``[main 0a1b2c3] commit``, a JSON array)."""
     text = placeholder_text(content)
     if text is None:
         return None
-    if not text.startswith(_PREFIXES):  # persist --style opencode: OpenCode's truncation text
-        return persisted_path(text)
     for pattern in PLACEHOLDER_PATTERNS:
         match = pattern.fullmatch(text)
         if match:
             return match.group("path")
-    return None
+    return persisted_path(text)  # persist --style opencode: OpenCode's truncation text
+
+
+def looks_like_placeholder(content: Any) -> bool:
+    """Whether ``content`` has the look of a placeholder naming a saved file - a
+    ``<persisted-output>`` block, a snip/microcompact placeholder with a ``saved to`` line, or
+    OpenCode's truncation hint naming a ``tool-results`` file - whether or not
+    :func:`placeholder_path` can read a path out of it (``restore --strict`` fails on those it
+    cannot). A bare ``[Old tool result content cleared]`` saved nothing: not one of these."""
+    text = placeholder_text(content)
+    if text is None:
+        return False
+    if text.startswith(PERSISTED_OPEN):
+        return True
+    if text.startswith(_CLEARED):
+        return _SAVED_TO.search(text) is not None
+    return text.endswith(HINT_TAIL) and _STORE_HINT.search(text) is not None
 
 
 # --- tool result slots (shared with persist) -----------------------------------------------------
@@ -144,13 +164,19 @@ class RestoreReport:
     restored: int = 0
     missing: int = 0
     failed: int = 0
+    unrecognized: int = 0  # texts that look like a placeholder but name no file we can read
     exact_lines: int = 0
+
+    @property
+    def not_restored(self) -> int:
+        """Placeholders left in place: missing or unreadable files, unrecognized forms."""
+        return self.missing + self.failed + self.unrecognized
 
     def as_dict(self) -> dict[str, Any]:
         return {"entries": self.entries, "entries_changed": self.entries_changed,
                 "placeholders": self.placeholders, "restored": self.restored,
                 "missing": self.missing, "failed": self.failed,
-                "original_lines_restored": self.exact_lines}
+                "unrecognized": self.unrecognized, "original_lines_restored": self.exact_lines}
 
 
 Warn = Callable[[str], None]
@@ -197,6 +223,11 @@ class _Loader:
         placeholder or its file cannot be read."""
         path = placeholder_path(content)
         if path is None:
+            if looks_like_placeholder(content):
+                self.report.placeholders += 1
+                self.report.unrecognized += 1
+                self._fail(f"tool result {tool_id} looks like a placeholder, but its form is not "
+                           "one restore knows (edited?); left in place")
             return content
         loaded = self._load(path, f"tool result {tool_id}")
         return content if loaded is None else loaded
@@ -331,5 +362,5 @@ def _original_line(new: dict[str, Any], old: dict[str, Any], paths: list[str], s
 
 
 __all__ = ["PERSISTED_CLOSE", "PERSISTED_OPEN", "PLACEHOLDER_PATTERNS", "LineKeeper",
-           "RestoreReport", "ResultSlot", "placeholder_path", "placeholder_text", "restore",
+           "RestoreReport", "ResultSlot", "looks_like_placeholder", "placeholder_path", "placeholder_text", "restore",
            "result_slots", "with_result_contents"]

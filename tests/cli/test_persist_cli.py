@@ -172,6 +172,22 @@ def test_budget_auto_tightens_with_context_use(tmp_path: Path) -> None:
     assert b"persisting results over 15000 chars" in auto.stderr
 
 
+def test_strict_fails_on_a_placeholder_it_cannot_read(tmp_path: Path) -> None:
+    """A text that looks like a placeholder but is in no form restore knows (here: edited after
+    persist) is left in place with a warning, and fails --strict."""
+    text = ("<persisted-output>\nOutput too large (1MB). Full output saved to: "
+            f"{tmp_path}/s/tool-results/toolu_a.txt\n\nPreview:\nabc\n</persisted-output>\nedited")
+    path = tmp_path / "edited.jsonl"
+    data = write_jsonl(path, [cc_results(("toolu_a", text))])
+    lenient = run_ctxtool("restore", "--stats", str(path))
+    assert lenient.returncode == 0 and lenient.stdout == data
+    assert b"looks like a placeholder" in lenient.stderr
+    assert json.loads(lenient.stderr[lenient.stderr.index(b"{"):])["unrecognized"] == 1
+    strict = run_ctxtool("restore", "--strict", str(path))
+    assert strict.returncode == 4 and strict.stdout == b""
+    assert b"1 placeholder(s) could not be restored" in strict.stderr
+
+
 def test_restore_missing_files(tmp_path: Path) -> None:
     gone = tmp_path / "s" / "tool-results" / "gone.txt"
     path = tmp_path / "p.jsonl"
@@ -219,20 +235,30 @@ def test_help_examples(session: tuple[Path, bytes], tmp_path: Path) -> None:
 
 # --- the corpus ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("max_chars", ["50000", "2000", "1"])
+CORPUS_STYLES = {
+    "50000": ["--max-chars", "50000"], "2000": ["--max-chars", "2000"], "1": ["--max-chars", "1"],
+    # OpenCode's truncation keeps the first lines, which may start with "[" ("[master 17015f9]
+    # docs: ...", a JSON array): restore must still see the placeholder
+    "opencode": ["--style", "opencode", "--max-lines", "3", "--max-bytes", "200"],
+}
+
+
+@pytest.mark.parametrize("style", list(CORPUS_STYLES))
 @pytest.mark.parametrize("transcript", corpus_params())
-def test_corpus_round_trip_is_byte_identical(transcript: Path, max_chars: str,
+def test_corpus_round_trip_is_byte_identical(transcript: Path, style: str,
                                              tmp_path: Path) -> None:
     data = transcript.read_bytes()
     args = ["--on-invalid", "keep", "--store", str(tmp_path / "store"), "-q"]
     runner = CliRunner()
-    persisted = runner.invoke(cli, ["persist", "--max-chars", max_chars, *args], input=data)
+    options = CORPUS_STYLES[style]
+    persisted = runner.invoke(cli, ["persist", *options, *args], input=data)
     if persisted.exit_code == 3 and b"unknown transcript format" in persisted.stderr_bytes:
         args += ["--format", "claude-code"]  # usage-only fixtures carry no 'type'
-        persisted = runner.invoke(cli, ["persist", "--max-chars", max_chars, *args], input=data)
+        persisted = runner.invoke(cli, ["persist", *options, *args], input=data)
     assert persisted.exit_code == 0, persisted.stderr
-    back = runner.invoke(cli, ["restore", *args], input=persisted.stdout_bytes)
+    back = runner.invoke(cli, ["restore", "--stats", *args], input=persisted.stdout_bytes)
     assert back.exit_code == 0, back.stderr
     assert back.stdout_bytes == data
-    if max_chars == "1" and b'"tool_result"' in data:
+    assert json.loads(back.stderr[back.stderr.index("{"):])["unrecognized"] == 0
+    if style == "1" and b'"tool_result"' in data:
         assert persisted.stdout_bytes != data  # something was really moved out

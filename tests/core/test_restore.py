@@ -10,7 +10,9 @@ import pytest
 
 from ctxtool.core.clearing import microcompact_placeholder, snip_placeholder
 from ctxtool.core.persist import PersistOptions, persist, persisted_output
-from ctxtool.core.restore import RestoreReport, placeholder_path, restore
+from ctxtool.core.opencode_truncate import truncated_output
+from ctxtool.core.restore import (RestoreReport, looks_like_placeholder, placeholder_path,
+                                  restore)
 from ctxtool.formats.jsonl import iter_entries, iter_lines_out
 from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import Entry
@@ -30,6 +32,12 @@ PATH = "/home/u/.claude/projects/-home-u-p/s1/tool-results/toolu_01ABC.txt"
     microcompact_placeholder(PATH),
     snip_placeholder(PATH),
     [{"type": "text", "text": snip_placeholder(PATH)}],
+    # persist --style opencode: the kept head may start with anything, "[" included
+    truncated_output("plain\n" * 3000, PATH),
+    truncated_output("[INFO] step 0 done\n" * 3000, PATH),
+    truncated_output("[main 0000000] commit\n 1 file changed\n" * 1500, PATH),
+    truncated_output("[\n" + "  1,\n" * 3000 + "]", PATH),
+    truncated_output("<persisted-output>\n" * 3000, PATH),
 ])
 def test_placeholder_shapes_name_their_file(text: Any) -> None:
     assert placeholder_path(text) == PATH
@@ -45,6 +53,41 @@ def test_placeholder_shapes_name_their_file(text: Any) -> None:
 ])
 def test_other_content_is_not_a_placeholder(text: Any) -> None:
     assert placeholder_path(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    persisted_output(PATH, "x") + "\nmore",  # edited after persist
+    "<persisted-output>\nOutput too large. Saved somewhere\n</persisted-output>",
+    snip_placeholder(PATH).replace("saved to:", "saved to:\n"),
+    truncated_output("[INFO]\n" * 3000, PATH).replace("...", "..", 1),
+    [{"type": "text", "text": "<persisted-output>Tool result saved to: \n</persisted-output>"}],
+])
+def test_look_alikes_are_told_apart(text: Any) -> None:
+    assert placeholder_path(text) is None and looks_like_placeholder(text)
+
+
+@pytest.mark.parametrize("text", [
+    "[Old tool result content cleared]",  # Claude Code's own clearing saved nothing
+    "[Content snipped - re-read if needed]",
+    "Output saved to: " + PATH,
+    # OpenCode's own truncation names its tool-output folder: not ctxtool's to restore
+    truncated_output("x\n" * 3000, "/home/u/.local/share/opencode/tool-output/tool_1"),
+    "[INFO] all good", None, 42,
+])
+def test_ordinary_texts_do_not_look_like_placeholders(text: Any) -> None:
+    assert not looks_like_placeholder(text)
+
+
+def test_a_look_alike_is_counted_and_warned_about(tmp_path: Path) -> None:
+    text = persisted_output(PATH, "x") + "\nmore"
+    entry = cc_results(("a", text))
+    warnings: list[str] = []
+    report = RestoreReport()
+    out = list(restore(as_entries([entry]), fmt="claude-code", store=ToolResultStore(tmp_path),
+                       report=report, warn=warnings.append))
+    assert result_contents(out[0]) == [text]
+    assert (report.placeholders, report.unrecognized, report.not_restored) == (1, 1, 1)
+    assert len(warnings) == 1 and "looks like a placeholder" in warnings[0]
 
 
 def _round_trip(lines: bytes, store: ToolResultStore, **options: Any) -> tuple[bytes, bytes,
