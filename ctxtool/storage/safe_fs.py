@@ -1,4 +1,5 @@
-"""Filesystem primitives for cleanup that never follow a symlink and never leave their root.
+"""Filesystem primitives that never follow a symlink below a root and never leave it: cleanup's
+removals and walks, and the tool-result store's folders (:class:`Folder`).
 
 Every path is given relative to a root folder. Removal descends from the root one component at a
 time with ``O_NOFOLLOW`` directory handles and unlinks by name relative to the open parent (the
@@ -8,9 +9,11 @@ scan and the removal makes that removal fail instead of reaching outside the roo
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -65,6 +68,134 @@ def _open_dir(base: str, parts: list[str]) -> int:
             os.close(fd)
         fd = child
     return fd
+
+
+# --- folders under a root, for the store -----------------------------------------------------------
+
+@dataclass
+class Folder:
+    """A folder reached from a root without following any symlink below it: an open directory fd
+    where the platform has fd-relative calls (so a component swapped for a link later changes
+    nothing), else the checked path. ``at(name)`` is what to pass with ``dir_fd=self.fd``."""
+
+    path: str
+    fd: int | None
+
+    def at(self, name: str) -> str:
+        return name if self.fd is not None else os.path.join(self.path, name)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> Folder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_folder(root: str, parts: Sequence[str], *, create: bool = False) -> Folder:
+    """``root/part/part...``: the root itself may be reached through links (the user chose it),
+    each part is opened with ``O_NOFOLLOW`` relative to the one above, created 0700 when missing
+    and ``create``. Raises OSError: ELOOP/ENOTDIR when a part is a symlink or not a folder,
+    FileNotFoundError when one is missing."""
+    path = root
+    if not FD_SAFE:  # checked path operations: a race can still swap a folder for a link
+        for name in parts:
+            path = os.path.join(path, name)
+            if create:
+                _mkdir_quiet(path, None)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISDIR(mode):
+                raise OSError(errno.ELOOP if stat.S_ISLNK(mode) else errno.ENOTDIR,
+                              "a symlink" if stat.S_ISLNK(mode) else "not a folder", path)
+        return Folder(path, None)
+    fd = os.open(root, os.O_RDONLY | DIRECTORY)
+    try:
+        for name in parts:
+            path = os.path.join(path, name)
+            if create:
+                _mkdir_quiet(name, fd)
+            child = _open_child(name, fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return Folder(path, fd)
+
+
+def _open_child(name: str, fd: int) -> int:
+    try:
+        return os.open(name, os.O_RDONLY | DIRECTORY | NOFOLLOW, dir_fd=fd)
+    except NotADirectoryError:  # Linux says ENOTDIR, not ELOOP, for a link with O_DIRECTORY
+        if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise OSError(errno.ELOOP, "a symlink", name) from None
+        raise
+
+
+def _mkdir_quiet(name: str, dir_fd: int | None) -> None:
+    try:
+        os.mkdir(name, 0o700, dir_fd=dir_fd)
+    except FileExistsError:
+        pass
+
+
+def open_regular(folder: Folder, name: str) -> int | None:
+    """A read-only fd for the regular file ``name`` in ``folder``; None when it does not exist.
+    Raises OSError: ELOOP for a symlink, EINVAL (here) for a FIFO, device or folder.
+    ``O_NONBLOCK``: a FIFO is refused, not waited on (regular files ignore the flag)."""
+    flags = os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(folder.at(name), flags, dir_fd=folder.fd)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(22, "not a regular file", os.path.join(folder.path, name))
+    return fd
+
+
+def create_exclusive(folder: Folder, name: str, data: bytes, *, durable: bool) -> bool:
+    """Write ``data`` to a new file ``name`` in ``folder`` atomically, 0600: a temp file
+    (``.ctxtool-XXXXXXXX.tmp``) hard-linked to its name. False when ``name`` exists."""
+    tmp = f".ctxtool-{secrets.token_hex(4)}.tmp"
+    fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600,
+                 dir_fd=folder.fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fchmod(handle.fileno(), 0o600)
+            if durable:
+                os.fsync(handle.fileno())
+        return _link_or_rename(folder, tmp, name)
+    finally:
+        try:
+            os.unlink(folder.at(tmp), dir_fd=folder.fd)
+        except OSError:
+            pass
+
+
+def _link_or_rename(folder: Folder, tmp: str, name: str) -> bool:
+    try:
+        os.link(folder.at(tmp), folder.at(name), src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        # Filesystems without hard links: check, then rename (a race can still lose here).
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV,
+                             errno.EMLINK):
+            raise
+        try:
+            os.stat(folder.at(name), dir_fd=folder.fd, follow_symlinks=False)
+            return False
+        except FileNotFoundError:
+            os.replace(folder.at(tmp), folder.at(name), src_dir_fd=folder.fd,
+                       dst_dir_fd=folder.fd)
+    return True
 
 
 def remove(base: str, rel: str, *, skip: frozenset[str] = frozenset(),

@@ -11,6 +11,11 @@ Layout (the same as Claude Code's own, so its Read tool and ``restore`` both fin
 ``default``. Ids come from untrusted input, so both names pass through
 :func:`ctxtool.storage.paths.safe_name` and can never leave their folder.
 
+Below ``<root>`` no symlink is ever followed, writing or reading: every folder is opened with
+``O_NOFOLLOW`` relative to the one above (:func:`ctxtool.storage.safe_fs.open_folder`), so a
+``<session>`` or ``tool-results`` folder that is a link to elsewhere is refused, not written
+through or read from. ``<root>`` itself may be reached through links: the user chose it.
+
 Writes are atomic and never overwrite: content is written to a temp file (0600) in the target
 folder and hard-linked to its name, which fails if the name exists. An existing file with the same
 bytes is reused; one with different bytes keeps its name and the new content gets
@@ -23,19 +28,18 @@ import contextlib
 import errno
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.storage import marker
-from ctxtool.storage.atomic import temp_file
 from ctxtool.storage.paths import claude_project_dir, safe_name
+from ctxtool.storage.safe_fs import Folder, create_exclusive, open_folder, open_regular
 from ctxtool.types import CLAUDE_CODE
 
 TOOL_RESULTS = "tool-results"
@@ -84,22 +88,27 @@ class ToolResultStore:
     def session_dir(self, session_id: str | None) -> Path:
         return self.root / safe_name(session_id, fallback=DEFAULT_SESSION)
 
+    @staticmethod
+    def _parts(session_id: str | None, kind: str) -> tuple[str, str]:
+        return safe_name(session_id, fallback=DEFAULT_SESSION), kind
+
     # --- ResultStore protocol ---------------------------------------------------------------
 
     def save(self, content: str | list[Any], *, tool_use_id: str, session_id: str | None) -> str:
         """Store ``content``; return the absolute path of the file that holds it.
         Raises StoreError when it cannot be written."""
         data, suffix = encode_content(content)
-        folder = self.session_dir(session_id) / TOOL_RESULTS
         stem = safe_name(tool_use_id, fallback="result")
-        return str(self._put(folder, stem, suffix, data, what=f"tool result {stem}"))
+        return str(self._put(self._parts(session_id, TOOL_RESULTS), stem, suffix, data,
+                             what=f"tool result {stem}"))
 
     def load(self, path: str) -> str | list[Any] | None:
         """The content saved at ``path`` (None if there is no such file).
 
         Only files that look like stored tool results are read - a ``.txt`` or ``.json`` file in
-        a ``tool-results`` folder, not a symlink - because the path comes from the transcript,
-        and a crafted transcript must not make ``restore`` copy ``~/.ssh/id_rsa`` into it.
+        a ``tool-results`` folder, not a symlink, reached without following a link from the
+        folder above its session folder - because the path comes from the transcript, and a
+        crafted transcript must not make ``restore`` copy ``~/.ssh/id_rsa`` into it.
         Raises StoreError for a refused, unreadable or undecodable file.
         """
         target = Path(path)
@@ -129,9 +138,8 @@ class ToolResultStore:
         """Keep the exact bytes of a line whose compact re-serialization (``canonical``) differs
         from them (other spacing or escapes, no final newline, a BOM), so ``restore`` can give
         the original bytes back. The file is named by the hash of ``canonical``."""
-        folder = self.session_dir(session_id) / LINES
-        return str(self._put(folder, line_key(canonical), ".jsonl", raw, what="original line",
-                             alternate=False))
+        return str(self._put(self._parts(session_id, LINES), line_key(canonical), ".jsonl", raw,
+                             what="original line", alternate=False))
 
     def load_line(self, canonical: bytes, *, near: str) -> bytes | None:
         """The bytes :meth:`save_line` kept for ``canonical`` beside the tool result ``near``."""
@@ -157,35 +165,37 @@ class ToolResultStore:
     def save_transcript(self, data: bytes, *, name: str, session_id: str | None) -> str:
         """Keep a whole original transcript (``summarize`` of a message list saves the list it
         replaces): ``<root>/<session>/transcripts/<name>.jsonl``; returns the absolute path."""
-        folder = self.session_dir(session_id) / TRANSCRIPTS
-        return str(self._put(folder, safe_name(name, fallback="transcript"), ".jsonl", data,
+        return str(self._put(self._parts(session_id, TRANSCRIPTS),
+                             safe_name(name, fallback="transcript"), ".jsonl", data,
                              what="original transcript"))
 
     # --- writing ------------------------------------------------------------------------------
 
-    def _put(self, folder: Path, stem: str, suffix: str, data: bytes, *, what: str,
+    def _put(self, parts: tuple[str, str], stem: str, suffix: str, data: bytes, *, what: str,
              alternate: bool = True) -> Path:
+        folder_path = self.root.joinpath(*parts)
         try:
             self._claim()
-            _make_dirs(folder)
+            _make_dirs(self.root)
+            folder = open_folder(str(self.root), parts, create=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the store folder: {exc.strerror or exc}",
-                             source=str(folder)) from exc
-        first = folder / f"{stem}{suffix}"
-        if self._create_or_match(first, data) != "differs":
-            return first
-        if not alternate:
-            self.notice(f"{first} holds other content; kept it")
-            return first
-        # content-addressed, so a re-run finds (and reuses) it again
-        second = folder / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
-        outcome = self._create_or_match(second, data)
+            raise _store_error("cannot create the store folder", exc, folder_path) from exc
+        with folder:
+            first = f"{stem}{suffix}"
+            if self._create_or_match(folder, first, data) != "differs":
+                return folder_path / first
+            if not alternate:
+                self.notice(f"{folder_path / first} holds other content; kept it")
+                return folder_path / first
+            # content-addressed, so a re-run finds (and reuses) it again
+            second = f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
+            outcome = self._create_or_match(folder, second, data)
         if outcome == "differs":
-            raise StoreError(f"cannot store {what}: {first.name} and {second.name} hold other "
-                             "content", source=str(folder))
+            raise StoreError(f"cannot store {what}: {first} and {second} hold other content",
+                             source=str(folder_path))
         if outcome == "created":
-            self.notice(f"{first} holds other content; saved {what} as {second.name}")
-        return second
+            self.notice(f"{folder_path / first} holds other content; saved {what} as {second}")
+        return folder_path / second
 
     def _claim(self) -> None:
         """On the first write: a store ctxtool creates (or an empty folder it starts using) gets
@@ -197,21 +207,22 @@ class ToolResultStore:
             _make_dirs(self.root)
             marker.mark(self.root)
 
-    def _create_or_match(self, target: Path, data: bytes) -> str:
-        """"created", "same" (``target`` already holds ``data``) or "differs"."""
+    def _create_or_match(self, folder: Folder, name: str, data: bytes) -> str:
+        """"created", "same" (``name`` already holds ``data``) or "differs"."""
+        target = os.path.join(folder.path, name)
         try:
-            same = _holds(target, data)
+            same = _holds(folder, name, data)
         except StoreError:  # a symlink, a folder, an unreadable file: not ours to reuse
             return "differs"
         if same is not None:
             self.files_reused += int(same)
             return "same" if same else "differs"
         try:
-            created = _create_exclusive(target, data, durable=self.durable)
+            created = create_exclusive(folder, name, data, durable=self.durable)
         except OSError as exc:
-            raise StoreError(f"cannot write: {exc.strerror or exc}", source=str(target)) from exc
+            raise StoreError(f"cannot write: {exc.strerror or exc}", source=target) from exc
         if not created:
-            return self._create_or_match(target, data)  # lost a race: look at what is there now
+            return self._create_or_match(folder, name, data)  # lost a race: look again
         self.files_written += 1
         self.bytes_written += len(data)
         return "created"
@@ -221,46 +232,60 @@ def line_key(canonical: bytes) -> str:
     return hashlib.sha256(canonical).hexdigest()[:40]
 
 
+def _store_error(what: str, exc: OSError, path: Path) -> StoreError:
+    if exc.errno == errno.ELOOP:
+        return StoreError(f"{what}: a folder on the way is a symlink (links inside the store "
+                          "are never followed)", source=str(path))
+    return StoreError(f"{what}: {exc.strerror or exc}", source=str(path))
+
+
 def _read_file(target: Path) -> bytes | None:
-    """The bytes of a regular file (symlinks refused); None when it does not exist."""
-    with _open_regular(target) as handle:
-        return None if handle is None else handle.read()
+    """The bytes of the regular file ``target`` (``<root>/<session>/<kind>/<name>``), reached
+    from ``<root>`` without following a link; None when it does not exist."""
+    session, kind = target.parent.parent.name, target.parent.name
+    if session in ("", ".", ".."):
+        raise StoreError("not a stored file (no session folder)", source=str(target))
+    try:
+        folder = open_folder(str(target.parent.parent.parent), (session, kind))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _store_error("cannot read", exc, target) from exc
+    with folder:
+        fd = _open_in(folder, target.name)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
-def _holds(target: Path, data: bytes) -> bool | None:
-    """Whether the file ``target`` holds exactly ``data``; None when it does not exist."""
-    with _open_regular(target) as handle:
-        if handle is None:
-            return None
+def _holds(folder: Folder, name: str, data: bytes) -> bool | None:
+    """Whether the file ``name`` in ``folder`` holds exactly ``data``; None when it does not
+    exist."""
+    fd = _open_in(folder, name)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as handle:
         if os.fstat(handle.fileno()).st_size != len(data):
             return False
         return handle.read() == data
 
 
-@contextlib.contextmanager
-def _open_regular(target: Path) -> Iterator[BinaryIO | None]:
+def _open_in(folder: Folder, name: str) -> int | None:
+    target = os.path.join(folder.path, name)
     try:
-        # O_NONBLOCK: a FIFO named by a crafted placeholder is refused below, not waited on
-        # (regular files ignore the flag)
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        fd = os.open(target, flags)
-    except FileNotFoundError:
-        yield None
-        return
+        return open_regular(folder, name)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise StoreError("refusing to follow a symlink", source=str(target)) from exc
-        raise StoreError(f"cannot read: {exc.strerror or exc}", source=str(target)) from exc
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise StoreError("not a regular file", source=str(target))
-    with os.fdopen(fd, "rb") as handle:
-        yield handle
+            raise StoreError("refusing to follow a symlink", source=target) from exc
+        if exc.errno == errno.EINVAL:
+            raise StoreError("not a regular file", source=target) from exc
+        raise StoreError(f"cannot read: {exc.strerror or exc}", source=target) from exc
 
 
 def _make_dirs(folder: Path) -> None:
-    """Create ``folder`` and any missing parents with mode 0700 (os.makedirs applies the mode to
-    the last folder only). Existing folders are left as they are."""
+    """Create the store root ``folder`` and any missing parents with mode 0700 (os.makedirs
+    applies the mode to the last folder only). Existing folders are left as they are."""
     missing: list[Path] = []
     current = folder
     while not current.exists():
@@ -273,30 +298,6 @@ def _make_dirs(folder: Path) -> None:
             os.mkdir(path, 0o700)
     if not folder.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(folder))
-
-
-def _create_exclusive(target: Path, data: bytes, *, durable: bool) -> bool:
-    """Write ``data`` to a new file ``target`` atomically, 0600; False if ``target`` exists."""
-    with temp_file(target.parent, prefix=".ctxtool-") as (fd, tmp):
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            return False
-        except OSError as exc:
-            # Filesystems without hard links: check, then rename (a race can still lose here).
-            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV,
-                                 errno.EMLINK):
-                raise
-            if os.path.lexists(target):
-                return False
-            os.replace(tmp, target)
-        return True
 
 
 # --- choosing the store ---------------------------------------------------------------------------

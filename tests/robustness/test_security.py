@@ -221,6 +221,48 @@ def test_cleanup_never_follows_symlinks_out(archive: bool, tmp_path: Path) -> No
                 assert data is None or b"outside" not in data.read()
 
 
+# --- symlinked folders inside the store -----------------------------------------------------------
+
+def message_list_session() -> bytes:
+    """A message list: summarize keeps its original in <store>/default/transcripts/."""
+    return b"".join(compact(m) for m in [
+        {"role": "user", "content": "go " * 3000}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "more"}, {"role": "assistant", "content": "done"}])
+
+
+STORE_LINKS = {  # what is a link to the outside folder inside the store
+    "session folder": "{session}",
+    "tool-results folder": "{session}/tool-results",
+    "ctxtool-lines folder": "{session}/ctxtool-lines",
+    "transcripts folder": "{session}/transcripts",
+}
+# each command with each folder it writes (summarize: a message list's original)
+LINK_CASES = [(name, link) for name in SAVING for link in STORE_LINKS
+              if link == "session folder" or (name == "summarize") == (link == "transcripts folder")]
+
+
+@pytest.mark.parametrize(("name", "link"), LINK_CASES)
+def test_symlinked_store_folders_are_never_written_through(name: str, link: str,
+                                                           tmp_path: Path) -> None:
+    summarize = name == "summarize"
+    session = "default" if summarize else "5f0c4c4e-0000-4000-8000-000000000001"
+    source = tmp_path / "in.jsonl"
+    # spaced JSON: persist also keeps the original line bytes (ctxtool-lines)
+    source.write_bytes(message_list_session() if summarize else
+                       hostile_transcript("toolu_", where="tool").replace(b'":"', b'": "'))
+    store, outside = tmp_path / "store", tmp_path / "outside"
+    outside.mkdir()
+    where = store / STORE_LINKS[link].format(session=session)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.symlink_to(outside)
+    proc = run_ctxtool(*SAVING[name], "--store", str(store), str(source), cwd=tmp_path)
+    assert b"Traceback" not in proc.stderr
+    assert list(outside.iterdir()) == [], proc.stderr  # nothing written through the link
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr
+    assert b"symlink" in proc.stderr
+    assert where.is_symlink()
+
+
 # --- private files --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("umask", [0o000, 0o022])
@@ -264,7 +306,18 @@ def crafted_restore_inputs(tmp_path: Path) -> dict[str, str]:
     (results / "link.txt").symlink_to(secret / "id_rsa.txt")
     os.mkfifo(results / "fifo.txt")
     (results / "folder.txt").mkdir()
+    # folders of the store that are links to elsewhere: never read through
+    outside = tmp_path / "outside-store" / "s0"
+    (outside / "tool-results").mkdir(parents=True)
+    (outside / "tool-results" / "toolu_1.txt").write_bytes(SECRET)
+    (tmp_path / "session" / "linked-session").symlink_to(outside)
+    (tmp_path / "session" / "s1").mkdir()
+    (tmp_path / "session" / "s1" / "tool-results").symlink_to(outside / "tool-results")
     return {
+        "symlinked tool-results folder": str(tmp_path / "session" / "s1" / "tool-results"
+                                             / "toolu_1.txt"),
+        "symlinked session folder": str(tmp_path / "session" / "linked-session" / "tool-results"
+                                        / "toolu_1.txt"),
         "system file": "/etc/passwd",
         "secret without suffix": str(secret / "id_rsa"),
         "secret .txt outside tool-results": str(secret / "id_rsa.txt"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxtool.errors import StoreError
+from ctxtool.storage import safe_fs
 from ctxtool.storage.paths import claude_config_dir, claude_project_dir, project_slug, safe_name
 from ctxtool.storage.store import (ToolResultStore, resolve_store, store_for_entries)
 from tests.persist_fixtures import CWD, SESSION, cc_results
@@ -130,6 +131,45 @@ def test_load_refuses_symlinks(tmp_path: Path) -> None:
     (folder / "t.txt").symlink_to(tmp_path / "secret")
     with pytest.raises(StoreError, match="symlink"):
         ToolResultStore(tmp_path).load(str(folder / "t.txt"))
+
+
+@pytest.mark.parametrize("fd_calls", [True, False], ids=["dir-fds", "checked-paths"])
+@pytest.mark.parametrize("link", ["s", "s/tool-results", "s/ctxtool-lines"])
+def test_folders_inside_the_store_are_never_followed(tmp_path: Path, link: str, fd_calls: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session, tool-results or ctxtool-lines folder that is a link to elsewhere is neither
+    written through nor read through; the root itself may be a link (the user chose it). Also
+    on platforms without fd-relative calls (checked paths)."""
+    monkeypatch.setattr(safe_fs, "FD_SAFE", fd_calls)
+    outside, real = tmp_path / "outside", tmp_path / "real-root"
+    outside.mkdir()
+    real.mkdir()
+    root = tmp_path / "root"
+    root.symlink_to(real)
+    (root / link).parent.mkdir(parents=True, exist_ok=True)
+    (root / link).symlink_to(outside)
+    store = ToolResultStore(root)
+    with pytest.raises(StoreError, match="symlink"):
+        if link.endswith("ctxtool-lines"):
+            store.save_line(b"{ }", canonical=b"{}", session_id="s")
+        else:
+            store.save("x", tool_use_id="t", session_id="s")
+    assert list(outside.iterdir()) == []
+    # read back: a file the link leads to is never read
+    (outside / "tool-results").mkdir()
+    (outside / "t.txt").write_text("SECRET")
+    (outside / "tool-results" / "t.txt").write_text("SECRET")
+    if not link.endswith("ctxtool-lines"):
+        with pytest.raises(StoreError, match="symlink"):
+            store.load(str(root / "s" / "tool-results" / "t.txt"))
+        with pytest.raises(StoreError, match="symlink"):  # a moved store, found by --store
+            ToolResultStore(root, relocate=True).load(str(tmp_path / "gone" / "s"
+                                                          / "tool-results" / "t.txt"))
+    else:
+        assert store.load_line(b"{}", near=str(root / "s" / "tool-results" / "t.txt")) is None
+    # without links the same root works, through its own link
+    other = ToolResultStore(root).save("y", tool_use_id="t", session_id="s2")
+    assert store.load(other) == "y"
 
 
 def test_load_missing_is_none_and_damaged_json_is_an_error(tmp_path: Path) -> None:
