@@ -35,6 +35,17 @@ class Reply:
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    raw: bytes | None = None  # sent as the body instead of ``body`` as JSON (malformed replies)
+    content_type: str = "application/json"
+    drip: float = 0.0  # after the headers, send the body one byte every ``drip`` seconds
+    drip_headers: bool = False  # with ``drip``: the status line and headers too
+
+
+def raw_reply(data: bytes, *, status: int = 200, content_type: str = "application/json",
+              drip: float = 0.0, drip_headers: bool = False) -> Reply:
+    """A reply whose body is ``data`` exactly: invalid JSON, an HTML page, nothing at all."""
+    return Reply(status, raw=data, content_type=content_type, drip=drip,
+                 drip_headers=drip_headers)
 
 
 @dataclass
@@ -207,8 +218,13 @@ class FakeAnthropic:
                     data = b"".join(f"event: {event}\ndata: {json.dumps(payload)}\n\n".encode()
                                     for event, payload in sse_events(reply.body))
                     kind = "text/event-stream"
+                elif reply.raw is not None:
+                    data, kind = reply.raw, reply.content_type
                 else:
                     data, kind = json.dumps(reply.body).encode(), "application/json"
+                if reply.drip:
+                    self._drip(reply, data, kind)
+                    return
                 self.send_response(reply.status)
                 self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(data)))
@@ -218,5 +234,18 @@ class FakeAnthropic:
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
+
+            def _drip(self, reply: Reply, data: bytes, kind: str) -> None:
+                """A hostile server: headers (at once, or a byte at a time), then the body one
+                byte every ``reply.drip`` seconds, until done or the client leaves."""
+                head = (f"HTTP/1.0 {reply.status} OK\r\ncontent-type: {kind}\r\n"
+                        f"content-length: {len(data)}\r\n\r\n").encode()
+                if not reply.drip_headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                for byte in (head if reply.drip_headers else b"") + data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(reply.drip)
 
         return Handler

@@ -2,7 +2,11 @@
 
 * Credentials and endpoint are the SDK's own variables: ``ANTHROPIC_API_KEY`` (or
   ``ANTHROPIC_AUTH_TOKEN``) and ``ANTHROPIC_BASE_URL``. The key is never printed: API messages
-  are scrubbed of it before they reach an error.
+  are scrubbed of it, and of anything key-shaped, before they reach an error (``llm/reply.py``).
+* Each request has a total deadline of ``timeout`` seconds (``llm/deadline.py``), not only a
+  read timeout: a server that trickles its reply a byte at a time times out like a silent one.
+* Replies are read raw and checked by ``llm/reply.py``: an HTML page, an empty body, a reply
+  without ``content`` or with ``"text": null`` is one line and exit 5, not a traceback.
 * Rate limits (429), server errors (5xx), overload (529), timeouts and dropped connections are
   retried by the SDK itself, with its exponential backoff and ``retry-after`` handling; ctxtool
   only sets ``max_retries`` so that three failed attempts in a row stop the run (the circuit
@@ -13,20 +17,23 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 from ctxtool.core.summary_model import BREAKER_LIMIT, summarize_with_model
 from ctxtool.errors import LLMError
 from ctxtool.llm.base import Completion, Progress, PromptTooLong, SummaryRequest, SummaryResult, no_progress
+from ctxtool.llm.deadline import deadline_transport
+from ctxtool.llm.reply import KEY_ENVS, completion, input_tokens, one_line
 
 DEFAULT_MODEL = "claude-haiku-4-5"  # small, fast and cheap; summaries do not need more
 MODEL_ENV = "CTXTOOL_MODEL"
 TIMEOUT_ENV = "CTXTOOL_LLM_TIMEOUT"
-DEFAULT_TIMEOUT = 600.0  # seconds per attempt; a long summary can take minutes
-KEY_ENVS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+DEFAULT_TIMEOUT = 600.0  # seconds per attempt, in all; a long summary can take minutes
 MAX_RETRIES = BREAKER_LIMIT - 1  # the SDK's retries: BREAKER_LIMIT attempts in a row at most
 NO_KEY_HINT = "set ANTHROPIC_API_KEY, or use --llm offline"
 
@@ -50,16 +57,18 @@ def make_client(*, env: Mapping[str, str] | None = None, timeout: float = DEFAUL
     api_key = env.get("ANTHROPIC_API_KEY", "").strip() or None
     auth_token = None if api_key else env["ANTHROPIC_AUTH_TOKEN"].strip()
     base_url = env.get("ANTHROPIC_BASE_URL", "").strip() or None
+    http_client = anthropic.DefaultHttpxClient(
+        transport=deadline_transport(_httpx_of(anthropic), timeout))
     return anthropic.Anthropic(api_key=api_key, auth_token=auth_token, base_url=base_url,
-                               timeout=timeout, max_retries=max_retries)
+                               timeout=timeout, max_retries=max_retries, http_client=http_client)
 
 
-def _scrub(text: str, env: Mapping[str, str]) -> str:
-    for name in KEY_ENVS:
-        secret = env.get(name, "").strip()
-        if len(secret) >= 8:
-            text = text.replace(secret, "[redacted]")
-    return text
+def _httpx_of(anthropic: ModuleType) -> ModuleType:
+    """The HTTP library the SDK is built on: httpx, or httpx2 in newer SDKs."""
+    for cls in anthropic.DefaultHttpxClient.__mro__:
+        if cls.__name__ == "Client":
+            return importlib.import_module(cls.__module__.partition(".")[0])
+    return importlib.import_module("httpx")
 
 
 def _api_message(exc: Any) -> str:
@@ -77,7 +86,7 @@ def map_error(exc: Exception, *, env: Mapping[str, str], attempts: int) -> LLMEr
     import anthropic
 
     status = getattr(exc, "status_code", None)
-    message = " ".join(_scrub(_api_message(exc), env).split())[:300]
+    message = one_line(_api_message(exc), env)
     if isinstance(exc, anthropic.APIStatusError) and status in (400, 413):
         found = _OVERFLOW.search(message)
         if found:
@@ -126,15 +135,15 @@ class AnthropicSummarizer:
         import anthropic
 
         try:
-            reply = self.client.messages.create(
+            # the raw reply, checked by llm/reply.py: the SDK's own parsing trusts the server
+            raw = self.client.messages.with_raw_response.create(
                 model=self.model, max_tokens=max_tokens, system=system,
                 messages=[{"role": "user", "content": prompt}])
         except anthropic.APIError as exc:
             raise map_error(exc, env=self.env, attempts=MAX_RETRIES + 1) from None
-        text = "".join(getattr(b, "text", "") for b in reply.content if getattr(b, "type", "") == "text")
-        usage = getattr(reply, "usage", None)
-        return Completion(text, input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-                          output_tokens=int(getattr(usage, "output_tokens", 0) or 0))
+        except anthropic.AnthropicError as exc:
+            raise LLMError(f"Anthropic SDK error: {one_line(str(exc), self.env)}") from None
+        return completion(raw.http_response.content, self.env)
 
     def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
         return summarize_with_model(request, self.complete, backend=self.name, model=self.model,
@@ -153,8 +162,13 @@ def count_tokens(messages: list[dict[str, Any]], *, system: str | None, model: s
     client = make_client(env=env, timeout=seconds)
     extra: dict[str, Any] = {"system": system} if system else {}
     try:
-        result = client.messages.count_tokens(model=model, messages=messages, **extra)
+        raw = client.messages.with_raw_response.count_tokens(model=model, messages=messages,
+                                                             **extra)
+        return input_tokens(raw.http_response.content, env)
     except anthropic.APIError as exc:
         error = map_error(exc, env=env, attempts=MAX_RETRIES + 1)
-        raise LLMError(f"count_tokens failed: {error.message}", hint=error.hint) from None
-    return int(result.input_tokens)
+    except anthropic.AnthropicError as exc:
+        error = LLMError(f"Anthropic SDK error: {one_line(str(exc), env)}")
+    except LLMError as exc:
+        error = exc
+    raise LLMError(f"count_tokens failed: {error.message}", hint=error.hint)
