@@ -16,9 +16,10 @@ from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
 from ctxtool.core.convert import ConvertReport, to_anthropic, to_openai
 from ctxtool.core.opencode_view import is_message, iter_api_messages
-from ctxtool.errors import UsageError
+from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import BOM, iter_entries, write_entries
+from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entries, max_line_bytes,
+                                   write_entries)
 from ctxtool.formats.opencode import (
     dumps_export, entries_from_export, export_document, is_export, loads_document,
 )
@@ -132,11 +133,16 @@ def _read_stream(stream: BinaryIO, name: str, forced: str | None,
                  on_invalid: str) -> tuple[str, Iterable[dict[str, Any]]]:
     """An export document (pretty-printed: its first line is a lone ``{``, or squeezed onto one
     line), else JSONL in any format, read lazily."""
-    first = stream.readline()
+    limit = max_line_bytes()
+    rest = bounded_lines(stream, name, limit)
+    first = next(rest, b"")
     if first.removeprefix(BOM).strip() == b"{":
-        data = (first + stream.read()).removeprefix(BOM)
-        return OPENCODE, entries_from_export(loads_document(data, name), name)
-    lines = itertools.chain([first], stream) if first else iter(())
+        data = first + stream.read(limit + 1)  # the document is held whole: bounded like a line
+        if len(data) > limit:
+            raise InputError(f"export document longer than {limit} bytes (the maximum line "
+                             "length)", source=name, hint=f"raise ${MAX_LINE_ENV}")
+        return OPENCODE, entries_from_export(loads_document(data.removeprefix(BOM), name), name)
+    lines = itertools.chain([first], rest) if first else iter(())
     entries = iter_entries(lines, name, on_invalid=on_invalid, warn=messages.warn)  # type: ignore[arg-type]
     head = next(entries, None)
     if head is not None and is_export(head):

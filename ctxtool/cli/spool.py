@@ -31,7 +31,8 @@ from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_s
                                  in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.errors import StoreError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import BOM, is_blank, is_truncated, iter_entries, write_entries
+from ctxtool.formats.jsonl import (BOM, bounded_lines, is_blank, is_truncated, iter_entries,
+                                   write_entries)
 from ctxtool.types import Entry
 
 COPY_CHUNK = 1 << 20
@@ -215,8 +216,8 @@ class FileSource:
     def _lines(self, spooled: Spooled, stream: BinaryIO) -> Iterable[bytes]:
         if not bars_enabled():
             return stream
-        return progress(stream, total=spooled.size, desc=os.path.basename(spooled.name),
-                        unit="B", weight=len)
+        return progress(bounded_lines(stream, spooled.name), total=spooled.size,
+                        desc=os.path.basename(spooled.name), unit="B", weight=len)
 
     def _entries_progress(self, spooled: Spooled, entries: Iterator[Entry]) -> Iterator[Entry]:
         if not bars_enabled():

@@ -16,7 +16,7 @@ from ctxtool.cli.live import LiveOptions
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import OnInvalid, iter_entries, write_entries
+from ctxtool.formats.jsonl import OnInvalid, bounded_lines, iter_entries, write_entries
 from ctxtool.storage import marker
 from ctxtool.storage.atomic import atomic_writer
 from ctxtool.storage.paths import claude_config_dir
@@ -112,7 +112,9 @@ def _lines_with_progress(path: str, stream: BinaryIO) -> Iterable[bytes]:
         total = os.path.getsize(path)
     except OSError:
         return stream
-    return progress(stream, total=total, desc=os.path.basename(path), unit="B", weight=len)
+    # bounded before the bar, which would otherwise read a line of any length
+    return progress(bounded_lines(stream, display_name(path)), total=total,
+                    desc=os.path.basename(path), unit="B", weight=len)
 
 
 def iter_file_entries(path: str, io: IOOptions, *, warn: Callable[[str], None] = messages.warn,

@@ -13,18 +13,25 @@ Line framing found in real transcripts, and what the reader does with it:
 * a truncated last line (no newline, invalid JSON - a session killed mid-write): a warning, and
   the bytes pass through untouched unless ``on_invalid="skip"``;
 * integers past 64 bits: orjson would read them as floats, so a line with a run of 19 or more
-  digits is parsed again with the stdlib, exactly, and :func:`dumps_json` writes such ints back.
+  digits is parsed again with the stdlib, exactly, and :func:`dumps_json` writes such ints back;
+* a line longer than the maximum line length (:func:`max_line_bytes`: 256 MiB unless
+  ``$CTXTOOL_MAX_LINE_BYTES`` says otherwise) is an InputError (exit 3) as soon as that many
+  bytes were read without a newline, so input without newlines (``/dev/zero``) cannot take all
+  memory.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, Literal
 
 import orjson
 
-from ctxtool.errors import InputError
+from ctxtool.errors import InputError, UsageError
 from ctxtool.types import Entry
 
 OnInvalid = Literal["error", "skip", "keep"]
@@ -37,8 +44,75 @@ _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _LONG_DIGIT_RUN = b"0" * 19
 
 
+MAX_LINE_ENV = "CTXTOOL_MAX_LINE_BYTES"
+DEFAULT_MAX_LINE = 256 << 20  # 256 MiB: real lines (a 500 KB tool result, a few images) are far below
+_SIZE = re.compile(r"\s*(\d+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
 def _ignore(_: str) -> None:
     pass
+
+
+def max_line_bytes(env: Mapping[str, str] | None = None) -> int:
+    """The maximum line length: ``$CTXTOOL_MAX_LINE_BYTES`` (bytes, or with a K/M/G suffix,
+    powers of 1024), else 256 MiB. A value that is not a size is a UsageError (exit 2)."""
+    value = (os.environ if env is None else env).get(MAX_LINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_LINE
+    match = _SIZE.fullmatch(value)
+    if not match or int(match.group(1)) < 1:
+        raise UsageError(f"${MAX_LINE_ENV}={value!r} is not a size",
+                         hint="give bytes or a size like 512M or 1G")
+    return int(match.group(1)) * _UNITS[(match.group(2) or "")[:1].lower()]
+
+
+def _size(count: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= factor and count % factor == 0:
+            return f"{count // factor} {unit}"
+    return f"{count} bytes"
+
+
+LONG_LINE = 4 << 20  # past this, a line is gathered in a BytesIO (see _read_line)
+
+
+def _read_line(readline: Callable[[int], bytes], limit: int) -> bytes:
+    """One line of at most ``limit + 1`` bytes. A long one is gathered piece by piece in a
+    BytesIO, whose buffer grows in place and becomes the result without a copy: about 1.1x the
+    line's size at the peak, where ``readline(limit + 1)`` joins its pieces (2x)."""
+    line = readline(min(limit + 1, LONG_LINE))
+    if len(line) < LONG_LINE or line.endswith(b"\n"):
+        return line
+    buffer = io.BytesIO()
+    buffer.write(line)
+    size = len(line)
+    del line
+    while size <= limit:
+        part = readline(min(LONG_LINE, limit + 1 - size))
+        buffer.write(part)
+        size += len(part)
+        if not part or part.endswith(b"\n"):
+            break
+    return buffer.getvalue()
+
+
+def bounded_lines(stream: BinaryIO | Iterable[bytes], source: str,
+                  limit: int | None = None) -> Iterator[bytes]:
+    """The lines of ``stream``, each at most ``limit`` bytes before its newline (default:
+    :func:`max_line_bytes`). A file object is read with ``readline(limit + 1)``, so a longer line
+    is refused after ``limit`` bytes, not once it is whole; any other iterable of lines is
+    checked line by line. Raises InputError (exit 3) naming the line."""
+    limit = max_line_bytes() if limit is None else limit
+    readline = getattr(stream, "readline", None)
+    lines: Iterable[bytes] = iter(lambda: _read_line(readline, limit), b"") if readline \
+        else stream
+    for lineno, line in enumerate(lines, start=1):
+        if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+            raise InputError(f"line longer than {_size(limit)} (the maximum line length); not "
+                             "a transcript?", source=source, lineno=lineno,
+                             hint=f"raise ${MAX_LINE_ENV} (e.g. 1G) if it really is one")
+        yield line
 
 
 _BLANK_START = (b"", b"\n", b"\r", b" ", b"\t", b"\x0b", b"\x0c")
@@ -68,7 +142,7 @@ def iter_entries(
     pending = b""  # blank lines (and a BOM) not yet attached to an entry
     held: Entry | None = None  # last entry, held back so trailing blank lines can join it
     lineno = 0
-    for line in stream:
+    for line in bounded_lines(stream, source):
         lineno += 1
         body = line[3:] if lineno == 1 and line.startswith(BOM) else line
         if is_blank(body):

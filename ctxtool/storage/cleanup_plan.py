@@ -15,7 +15,8 @@ from typing import TypeVar
 
 from ctxtool.core.retention import (LIVE_WINDOW, Activity, combine, decide, line_facts,
                                     reference_key, session_activity)
-from ctxtool.formats.jsonl import iter_entries
+from ctxtool.errors import InputError
+from ctxtool.formats.jsonl import bounded_lines, iter_entries
 from ctxtool.storage.cleanup_tree import CATEGORIES, Part, Tree, Unit, measure, scan
 from ctxtool.storage.safe_fs import describe, open_nofollow
 from ctxtool.storage.store import LINES
@@ -103,11 +104,13 @@ def _read_unit(unit: Unit, errors: list[tuple[str, str]], *, parse: bool) -> Act
         try:
             with os.fdopen(open_nofollow(part.base, part.rel), "rb") as stream:
                 found.append(session_activity(iter_entries(stream, part.rel, on_invalid="keep"))
-                             if parse else line_facts(stream))
+                             if parse else line_facts(bounded_lines(stream, part.rel)))
         except FileNotFoundError:
             continue  # removed since the scan (Claude Code's own cleanup, the user)
-        except (OSError, ValueError) as exc:
-            message = describe(exc) if isinstance(exc, OSError) else str(exc)
+        except (OSError, ValueError, InputError) as exc:  # InputError: a line past the limit
+            message = (describe(exc) if isinstance(exc, OSError)
+                       else f"line {exc.lineno}: {exc.message}" if isinstance(exc, InputError)
+                       else str(exc))
             part.error = f"cannot read: {message}"
             errors.append((part.rel, part.error))
     return combine(found)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.errors import InputError
-from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.errors import InputError, UsageError
+from ctxtool.formats import jsonl
+from ctxtool.formats.jsonl import bounded_lines, iter_entries, max_line_bytes, write_entries
 from ctxtool.types import Entry
 from tests.conftest import corpus_params
 
@@ -114,3 +115,46 @@ def test_glued_objects_round_trip_byte_identical_and_split_when_changed() -> Non
     out = io.BytesIO()
     write_entries([entries[0], {**entries[1], "x": 1}, entries[2], entries[3]], out)
     assert out.getvalue() == b'{"a":1}\n{"b":2,"x":1}\n{"c":3}\n{"d":4}\n'
+
+
+# --- the maximum line length ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("", 256 << 20), ("1000", 1000), ("512M", 512 << 20), ("1g", 1 << 30), ("64KiB", 64 << 10),
+    (" 2 MB ", 2 << 20)])
+def test_max_line_bytes_reads_the_environment(value: str, expected: int) -> None:
+    assert max_line_bytes({"CTXTOOL_MAX_LINE_BYTES": value}) == expected
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "0", "1.5G", "12X"])
+def test_a_bad_max_line_bytes_is_a_usage_error(value: str) -> None:
+    with pytest.raises(UsageError, match="CTXTOOL_MAX_LINE_BYTES"):
+        max_line_bytes({"CTXTOOL_MAX_LINE_BYTES": value})
+
+
+@pytest.mark.parametrize("long_line", [4 << 20, 16], ids=["default-pieces", "small-pieces"])
+def test_bounded_lines_allows_exactly_the_limit(long_line: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line of ``limit`` bytes (newline not counted) passes, one byte more is refused after
+    ``limit + 1`` bytes were read, naming its line; a last line without newline counts the same.
+    Small pieces: the BytesIO path for lines past LONG_LINE gives the same lines."""
+    monkeypatch.setattr(jsonl, "LONG_LINE", long_line)
+    ok = b"a" * 100 + b"\n" + b"b" * 100 + b"\n" + b"c" * 100
+    assert list(bounded_lines(io.BytesIO(ok), "f", 100)) == ok.splitlines(keepends=True)
+    assert list(bounded_lines(ok.splitlines(keepends=True), "f", 100)) == \
+        ok.splitlines(keepends=True)
+    for data, line in [(b"a\n" + b"b" * 101 + b"\n", 2), (b"a\n" + b"b" * 101, 2),
+                       (b"x" * 5000, 1)]:
+        stream = io.BytesIO(data)
+        with pytest.raises(InputError, match="line longer than 100 bytes") as caught:
+            list(bounded_lines(stream, "f", 100))
+        assert caught.value.location == f"f:{line}"
+        assert stream.tell() <= len(data.split(b"\n")[0]) + 1 + 101 + 1  # stopped at the limit
+
+
+def test_iter_entries_applies_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXTOOL_MAX_LINE_BYTES", "64")
+    data = b'{"a":1}\n{"b":"' + b"x" * 100 + b'"}\n'
+    with pytest.raises(InputError) as caught:
+        list(iter_entries(io.BytesIO(data), "s.jsonl"))
+    assert caught.value.location == "s.jsonl:2" and caught.value.exit_code == 3

@@ -23,6 +23,8 @@ reaches the command:
   are JSON but not objects; objects of no known transcript format;
 * entries missing required fields (a user entry without message, an assistant without content,
   a tool_result without tool_use_id); an unpaired tool_use and tool_result; integers past 64 bits;
+* a line longer than the maximum line length (``$CTXTOOL_MAX_LINE_BYTES``, 1 MiB in this
+  matrix), and ``/dev/zero`` (no newline ever: the limit stops the read, memory stays bounded);
 * a directory given as the input (for cleanup, whose input is a folder: a regular file as
   --root), and an input that cannot be opened: a path through a regular file
   (``file.txt/x.jsonl``, ENOTDIR). Permission bits cannot make a file unreadable for root, and a
@@ -92,8 +94,11 @@ CASES: dict[str, bytes] = {
     "unpaired_tools": U1 + A1 + compact(cc_entry("user", "u2", "a1", tool_result_message(
         "toolu_9", "orphan"))),
     "huge_integers": U1 + A1.replace(b'"usage":{', f'"big":{BIG},"usage":{{'.encode(), 1) + R1,
+    "line_too_long": U1 + R1.replace(b"print(1)", b"x" * (1 << 20), 1) + A2,
 }
+MAX_LINE = "1M"  # $CTXTOOL_MAX_LINE_BYTES for the matrix
 DIRECTORY, ENOTDIR, STDIN_EMPTY = "directory_as_input", "unreadable_enotdir", "empty_stdin"
+DEV_ZERO = "dev_zero"
 HUGE = "line_of_100_mb"
 
 # how each command is run; {store} is a folder under the test's tmp_path
@@ -196,6 +201,12 @@ EXPECT: dict[str, dict[str, Expect]] = {
     "unpaired_tools": graceful(validate=Expect(3, "error", "{file}:3", "answers no tool_use",
                                                reported=3)),
     "huge_integers": graceful(),
+    # cleanup keeps a session it cannot read, says so, and exits 1
+    "line_too_long": bad("{file}:2", "line longer than 1 MiB (the maximum line length)",
+                         cleanup=Expect(ExitCode.FAILED, "warning", "",
+                                        "cannot read: line 2: line longer than 1 MiB")),
+    DEV_ZERO: bad("{file}:1", "line longer than 1 MiB (the maximum line length)",
+                  cleanup=error("", "--root: not a folder", ExitCode.USAGE)),
     DIRECTORY: table(error("{file}", "is a directory", ExitCode.STORAGE),
                      convert=error("{file}", "not an OpenCode storage folder"),
                      cleanup=error("", "--root: not a folder", ExitCode.USAGE)),
@@ -205,7 +216,7 @@ EXPECT: dict[str, dict[str, Expect]] = {
 
 
 def test_the_table_covers_every_case_and_command() -> None:
-    assert set(EXPECT) == {*CASES, DIRECTORY, ENOTDIR, STDIN_EMPTY}
+    assert set(EXPECT) == {*CASES, DIRECTORY, ENOTDIR, STDIN_EMPTY, DEV_ZERO}
     assert all(set(row) == set(COMMANDS) for row in EXPECT.values())
     # sessions lists folders and statusline reads Claude Code's JSON: tests/sessions/
     # test_bad_sessions.py runs both over these same cases
@@ -237,6 +248,8 @@ def prepare(case: str, command: str, tmp_path: Path) -> Cell:
         return Cell(argv + [path], b"", path)
     if case == STDIN_EMPTY:
         return Cell(argv + ["-"], b"", "<stdin>", stdin=b"")
+    if case == DEV_ZERO:
+        return Cell(argv + ["/dev/zero"], b"", "/dev/zero")
     path = tmp_path / f"{case}.jsonl"
     path.write_bytes(CASES[case])
     return Cell(argv + [str(path)], CASES[case], str(path))
@@ -244,8 +257,9 @@ def prepare(case: str, command: str, tmp_path: Path) -> Cell:
 
 def _prepare_cleanup(case: str, argv: list[str], root: Path, tmp_path: Path) -> Cell:
     """cleanup reads folders: the bad bytes become an old session transcript under --root."""
-    if case in (DIRECTORY, ENOTDIR):  # a regular file, or a path through one, as --root
-        bad = tmp_path / "file.txt" if case == DIRECTORY else tmp_path / "file.txt" / "x"
+    if case in (DIRECTORY, ENOTDIR, DEV_ZERO):  # a regular file, or a path through one, as --root
+        bad = {DIRECTORY: tmp_path / "file.txt", ENOTDIR: tmp_path / "file.txt" / "x",
+               DEV_ZERO: Path("/dev/zero")}[case]
         return Cell([a.replace(str(root), str(bad)) for a in argv], b"", str(bad))
     transcript = root / "projects" / "-w-app" / f"{SESSION}.jsonl"
     transcript.parent.mkdir(parents=True)
@@ -316,6 +330,7 @@ CELLS = [pytest.param(case, command, id=f"{case}-{command}")
 @pytest.mark.parametrize(("case", "command"), CELLS)
 def test_matrix(case: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # anything written by accident lands here, not in the repo
+    monkeypatch.setenv("CTXTOOL_MAX_LINE_BYTES", MAX_LINE)
     cell = prepare(case, command, tmp_path)
     result = CliRunner().invoke(cli, cell.argv, input=cell.stdin)
     assert result.exception is None or isinstance(result.exception, SystemExit), \
@@ -326,7 +341,7 @@ def test_matrix(case: str, command: str, tmp_path: Path, monkeypatch: pytest.Mon
 
 STDIN_ROWS = ("invalid_json", "truncated_last_line", "truncated_after_clearing",
               "two_objects_on_a_line", "binary_junk",
-              "nested_1000", "huge_integers")
+              "nested_1000", "huge_integers", "line_too_long")
 
 
 @pytest.mark.parametrize(("case", "command"), [
@@ -336,6 +351,7 @@ def test_matrix_on_stdin(case: str, command: str, tmp_path: Path,
                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The same input piped in: messages name <stdin>, the commands that read twice spool it."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CTXTOOL_MAX_LINE_BYTES", MAX_LINE)
     argv = [a.format(store=tmp_path / "store") for a in COMMANDS[command]]
     cell = Cell(argv + ["-"], CASES[case], "<stdin>", stdin=CASES[case])
     result = CliRunner().invoke(cli, cell.argv, input=cell.stdin)
@@ -411,6 +427,30 @@ def test_line_of_100_mb(command: str, huge_transcript: Path, tmp_path: Path) -> 
         assert len(proc.stdout) < 20_000
         saved = [p for p in (tmp_path / "store").rglob("toolu_big*") if p.is_file()]
         assert saved and saved[0].stat().st_size == len(HUGE_CHUNK.encode()) * HUGE_REPEAT
+
+
+@pytest.mark.parametrize("command", ["estimate", "persist"])
+def test_dev_zero_ends_with_one_line_in_bounded_memory(command: str, tmp_path: Path) -> None:
+    """Input without any newline, at the default maximum line length (256 MiB), through the real
+    entry point: exit 3 and one line, with the address space capped at 1 GiB (reading the whole
+    "line" would end in MemoryError and a traceback instead)."""
+    import resource
+    import subprocess
+
+    from tests.conftest import ctxtool_executable
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {k: v for k, v in os.environ.items() if k != "CTXTOOL_MAX_LINE_BYTES"}
+    store = ["--store", str(tmp_path / "s")] if command == "persist" else []
+    proc = subprocess.run([*ctxtool_executable(), command, *store, "/dev/zero"],
+                          capture_output=True, preexec_fn=cap, env=env, timeout=300, check=False)
+    assert proc.returncode == ExitCode.INVALID_INPUT, proc.stderr[-2000:]
+    assert proc.stdout == b""
+    assert proc.stderr.decode().splitlines() == [
+        "ctxtool: error: /dev/zero:1: line longer than 256 MiB (the maximum line length); not a "
+        "transcript? — raise $CTXTOOL_MAX_LINE_BYTES (e.g. 1G) if it really is one"]
 
 
 # --- integers past 64 bits: exact wherever an entry is changed ------------------------------------
