@@ -32,6 +32,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
+from ctxtool.core.opencode_truncate import truncated_output
 from ctxtool.errors import ExitCode
 from tests.conftest import ctxtool_executable, run_ctxtool
 from tests.robustness.strategies import (cc_entry, compact, jsonl, tool_result_message,
@@ -357,6 +358,31 @@ def test_restore_reads_nothing_outside_tool_results(tmp_path: Path) -> None:
         assert proc.returncode == ExitCode.STORAGE or proc.stderr.count(b"warning") >= len(cases)
         strict = run_ctxtool("restore", "--strict", *extra, str(source), cwd=tmp_path, timeout=60)
         assert strict.returncode == ExitCode.STORAGE and strict.stdout == b""
+
+
+def test_restore_sees_every_placeholder_form_and_strict_fails_on_look_alikes(
+        tmp_path: Path) -> None:
+    """OpenCode's truncation whose kept head starts with "[" is restored like any other form; a
+    placeholder edited out of every known form is left in place with a warning, and --strict
+    then fails with exit 4 and no output."""
+    results = tmp_path / "session" / "tool-results"
+    results.mkdir(parents=True)
+    (results / "toolu_1.txt").write_text("[main 0000000] commit\n 1 file changed\n" * 3000)
+    text = truncated_output((results / "toolu_1.txt").read_text(), str(results / "toolu_1.txt"))
+    good = compact(cc_entry("user", "u1", None, tool_result_message("toolu_1", text)))
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(good)
+    proc = run_ctxtool("restore", "--strict", str(source))
+    assert proc.returncode == 0 and b"1 file changed" in proc.stdout, proc.stderr
+    assert len(proc.stdout) > 3000 * 30
+    edited = good.replace(b"...", b"..", 1)
+    source.write_bytes(edited)
+    lenient = run_ctxtool("restore", str(source))
+    assert lenient.returncode == 0 and lenient.stdout == edited
+    assert b"looks like a placeholder" in lenient.stderr and b"Traceback" not in lenient.stderr
+    strict = run_ctxtool("restore", "--strict", str(source))
+    assert strict.returncode == ExitCode.STORAGE and strict.stdout == b""
+    assert strict.stderr.count(b"ctxtool: error:") == 1
 
 
 def test_restore_still_reads_a_real_stored_result(tmp_path: Path) -> None:

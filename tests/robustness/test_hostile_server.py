@@ -1,7 +1,7 @@
-"""`summarize --llm anthropic` against hostile or broken servers, through the real SDK and a fake
-Messages API on 127.0.0.1: malformed replies are one line and exit 5 (or the input passed through
-with --passthrough-on-error), a server trickling its reply cannot outlast the total deadline, and
-nothing key-shaped a server sends back is printed."""
+"""Robustness: `summarize --llm anthropic` against hostile or broken servers, through the real
+SDK and a fake Messages API on 127.0.0.1: malformed replies are one line and exit 5 (or the
+input passed through with --passthrough-on-error), a server trickling its reply cannot outlast
+the total deadline, and nothing key-shaped a server sends back is printed."""
 
 from __future__ import annotations
 
