@@ -31,8 +31,8 @@ from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_s
                                  in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.errors import StoreError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import (BOM, bounded_lines, is_blank, is_truncated, iter_entries,
-                                   write_entries)
+from ctxtool.formats.jsonl import (BOM, bounded_chunks, bounded_lines, is_blank, is_truncated,
+                                   iter_entries, write_entries)
 from ctxtool.types import Entry
 
 COPY_CHUNK = 1 << 20
@@ -114,7 +114,9 @@ def _copied(stream: BinaryIO, name: str) -> Iterator[Spooled]:
     """``stream`` copied once to an anonymous temp file (removed when the block ends)."""
     with tempfile.TemporaryFile(prefix="ctxtool-stdin-") as spool_file:
         try:
-            shutil.copyfileobj(stream, spool_file, COPY_CHUNK)
+            # bounded: an endless line (/dev/zero) stops at the maximum line length, exit 3
+            for chunk in bounded_chunks(iter(lambda: stream.read(COPY_CHUNK), b""), name):
+                spool_file.write(chunk)
         except OSError as exc:
             raise StoreError(f"cannot spool the input to a temp file: {exc.strerror or exc}",
                              source=name, hint="set TMPDIR to a folder with room") from exc

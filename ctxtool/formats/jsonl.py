@@ -109,10 +109,33 @@ def bounded_lines(stream: BinaryIO | Iterable[bytes], source: str,
         else stream
     for lineno, line in enumerate(lines, start=1):
         if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
-            raise InputError(f"line longer than {_size(limit)} (the maximum line length); not "
-                             "a transcript?", source=source, lineno=lineno,
-                             hint=f"raise ${MAX_LINE_ENV} (e.g. 1G) if it really is one")
+            raise _too_long(limit, source, lineno)
         yield line
+
+
+def bounded_chunks(chunks: Iterable[bytes], source: str,
+                   limit: int | None = None) -> Iterator[bytes]:
+    """``chunks`` of a stream being copied (spooled), checked like :func:`bounded_lines`: a run
+    of more than ``limit`` bytes without a newline raises InputError (exit 3) naming its line,
+    so copying an endless line (``/dev/zero``) stops instead of filling the disk."""
+    limit = max_line_bytes() if limit is None else limit
+    run, lineno = 0, 1
+    for chunk in chunks:
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            run += len(chunk)
+        else:
+            lineno += chunk.count(b"\n")
+            run = len(chunk) - last - 1
+        if run > limit:
+            raise _too_long(limit, source, lineno)
+        yield chunk
+
+
+def _too_long(limit: int, source: str, lineno: int) -> InputError:
+    return InputError(f"line longer than {_size(limit)} (the maximum line length); not a "
+                      "transcript?", source=source, lineno=lineno,
+                      hint=f"raise ${MAX_LINE_ENV} (e.g. 1G) if it really is one")
 
 
 _BLANK_START = (b"", b"\n", b"\r", b" ", b"\t", b"\x0b", b"\x0c")

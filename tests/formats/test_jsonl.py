@@ -9,7 +9,8 @@ import pytest
 
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats import jsonl
-from ctxtool.formats.jsonl import bounded_lines, iter_entries, max_line_bytes, write_entries
+from ctxtool.formats.jsonl import (bounded_chunks, bounded_lines, iter_entries, max_line_bytes,
+                                   write_entries)
 from ctxtool.types import Entry
 from tests.conftest import corpus_params
 
@@ -158,3 +159,14 @@ def test_iter_entries_applies_the_limit(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(InputError) as caught:
         list(iter_entries(io.BytesIO(data), "s.jsonl"))
     assert caught.value.location == "s.jsonl:2" and caught.value.exit_code == 3
+
+
+def test_bounded_chunks_stops_an_endless_line_while_copying() -> None:
+    """What spooling a pipe or character device copies: a run without newline longer than the
+    limit, across chunks, stops the copy (exit 3) naming its line."""
+    chunks = [b"a\nbb", b"b" * 50, b"\n" + b"c" * 60, b"c" * 41]
+    with pytest.raises(InputError) as caught:
+        list(bounded_chunks(chunks, "pipe", 100))
+    assert caught.value.location == "pipe:3"
+    assert list(bounded_chunks(chunks[:3], "pipe", 100)) == chunks[:3]
+    assert list(bounded_chunks([b"x" * 100, b"\n"], "pipe", 100)) == [b"x" * 100, b"\n"]
