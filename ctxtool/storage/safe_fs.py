@@ -16,7 +16,10 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ctxtool.storage.atomic import sweep_stale
+
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+TEMP_PREFIX = ".ctxtool-"  # the store's temp files, as atomic.temp_file named them before
 DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 # fd-relative calls exist on Linux and macOS; elsewhere fall back to checked path operations
 FD_SAFE = (os.scandir in os.supports_fd and os.unlink in os.supports_dir_fd
@@ -160,8 +163,11 @@ def open_regular(folder: Folder, name: str) -> int | None:
 
 def create_exclusive(folder: Folder, name: str, data: bytes, *, durable: bool) -> bool:
     """Write ``data`` to a new file ``name`` in ``folder`` atomically, 0600: a temp file
-    (``.ctxtool-XXXXXXXX.tmp``) hard-linked to its name. False when ``name`` exists."""
-    tmp = f".ctxtool-{secrets.token_hex(4)}.tmp"
+    (``.ctxtool-XXXXXXXX.tmp``, the pattern :func:`ctxtool.storage.atomic.sweep_stale` removes
+    when a killed run left one over an hour ago) hard-linked to its name. False when ``name``
+    exists."""
+    sweep_stale(folder.path, prefix=TEMP_PREFIX)
+    tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}.tmp"
     fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600,
                  dir_fd=folder.fd)
     try:
