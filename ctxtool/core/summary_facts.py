@@ -109,6 +109,7 @@ class Facts:
         self.failures: deque[Failure] = deque(maxlen=RECENT_FAILURES)
         self.failure_count = 0
         self.files: dict[str, FileTouch] = {}
+        self.by_name: dict[str, list[str]] = {}  # file name -> paths in files, for mentions
         self.glimpsed: set[str] = set()  # files whose content was scanned since they changed
         self.names = NameRanking()
         self.todos = TodoList()
@@ -296,13 +297,15 @@ class Facts:
         touch = self.files.get(path)
         if touch is None:
             touch = self.files[path] = FileTouch(path)
+            self.by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
         touch.last = self.position
         return touch
 
     def _touch_paths(self, paths: list[str], weight: float) -> None:
         for path in paths:
             known = self.files.get(path) or next(
-                (t for p, t in self.files.items() if p.endswith("/" + path)), None)
+                (self.files[p] for p in self.by_name.get(path.rsplit("/", 1)[-1], ())
+                 if p.endswith("/" + path) and p in self.files), None)
             touch = known or self._file(path)
             touch.mentions += weight
             touch.last = self.position
@@ -310,6 +313,9 @@ class Facts:
             ranked = sorted(self.files.values(), key=lambda t: (t.worked_on, t.mentions),
                             reverse=True)
             self.files = {t.path: t for t in ranked[:10_000]}
+            self.by_name = {}
+            for kept in self.files:
+                self.by_name.setdefault(kept.rsplit("/", 1)[-1], []).append(kept)
 
     # --- reading back ----------------------------------------------------------------------------
 
