@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from ctxtool.cli import messages
+from ctxtool.cli import database, messages
 from ctxtool.cli.options import ReportOptions, report_options
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
@@ -23,7 +23,7 @@ from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entrie
 from ctxtool.formats.opencode import (
     dumps_export, entries_from_export, export_document, is_export, loads_document,
 )
-from ctxtool.storage import opencode_tree
+from ctxtool.storage import opencode_db, opencode_tree
 from ctxtool.types import ANTHROPIC, FORMATS, OPENCODE
 
 TARGETS = ("opencode", "opencode-export", "opencode-storage", "anthropic", "openai")
@@ -42,7 +42,8 @@ TARGETS = ("opencode", "opencode-export", "opencode-storage", "anthropic", "open
               help="Write to FILE (atomically) instead of stdout; the storage folder for "
                    "--to opencode-storage.")
 @click.option("--session", "session_id", metavar="ID",
-              help="The session to read when INPUT is a storage folder holding several.")
+              help="The session to read when INPUT is OpenCode's database or a storage folder "
+                   "(database default: the most recently updated).")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
               help="Format of JSONL input; detected when not given.")
 @click.option("--on-invalid", type=click.Choice(["error", "skip", "keep"]), default="error",
@@ -56,27 +57,31 @@ def convert_cmd(source: str | None, target: str | None, output: str | None,
                 quiet: bool, report: ReportOptions) -> None:
     """Convert OpenCode sessions to JSONL and back, or transcripts to API messages.
 
-    INPUT is an `opencode export` JSON file, an OpenCode storage folder
-    (~/.local/share/opencode/storage, OpenCode 1.1 and older; --session picks the session), or a
-    JSONL transcript in any format (stdin when not given). OpenCode input becomes JSONL with one
+    INPUT is an `opencode export` JSON file, OpenCode's database (opencode.db, or the data
+    folder ~/.local/share/opencode holding it; OpenCode 1.2 and later), an OpenCode storage
+    folder (~/.local/share/opencode/storage, OpenCode 1.1 and older), or a JSONL transcript in
+    any format (stdin when not given). --session picks the session in a database or folder. OpenCode input becomes JSONL with one
     message and its parts per line, after a {"session": ...} line; that JSONL converts back to
     an export or to storage files unchanged.
 
     \b
         opencode export ses_123 > s.json && ctxtool convert s.json > s.jsonl
-        ctxtool convert ~/.local/share/opencode/storage --session ses_123 | ctxtool estimate
+        ctxtool convert ~/.local/share/opencode --session ses_123 | ctxtool estimate
         ctxtool convert s.jsonl --to opencode-export -o s2.json && opencode import s2.json
         ctxtool convert session.jsonl --to anthropic > messages.jsonl
     """
     messages.set_quiet(quiet)
     if target == "opencode-storage" and not output:
         raise UsageError("--to opencode-storage needs -o DIR, the storage folder to write into")
-    if source not in (None, "-") and Path(str(source)).is_dir():
+    database.set_session(session_id)
+    in_database = source not in (None, "-") and opencode_db.find_database(str(source)) is not None
+    if source not in (None, "-") and Path(str(source)).is_dir() and not in_database:
         _convert(OPENCODE, _read_tree(str(source), session_id), target, output, str(source),
                  thinking, report)
         return
-    if session_id:
-        raise UsageError("--session picks a session from a storage folder; INPUT is a file")
+    if session_id and not in_database:
+        raise UsageError("--session picks a session from a database or storage folder; "
+                         "INPUT is a transcript file")
     path = source or "-"
     if path == "-" and sys.stdin is not None and sys.stdin.isatty():
         raise UsageError("no input: give an export, a storage folder or a JSONL file, or pipe one",

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxtool.cli import messages
+from ctxtool.cli import database, messages
 from ctxtool.cli.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions
@@ -35,8 +35,10 @@ def io_options(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, inputs: tuple[str, ...], output: str | None, in_place: bool,
-                fmt: str | None, on_invalid: str, quiet: bool, **kwargs: Any) -> Any:
+                fmt: str | None, on_invalid: str, quiet: bool, session_id: str | None,
+                **kwargs: Any) -> Any:
         messages.set_quiet(quiet)
+        database.set_session(session_id, in_place=in_place)
         io = IOOptions(inputs=inputs, output=output, in_place=in_place, format=fmt,
                        on_invalid=on_invalid, quiet=quiet)  # type: ignore[arg-type]
         return f(*args, io=io, **kwargs)
@@ -54,6 +56,9 @@ def io_options(f: F) -> F:
                      default="error", show_default=True,
                      help="What to do with a line that is not a JSON object: stop with exit 3, "
                           "drop it, or pass it through untouched."),
+        click.option("--session", "session_id", metavar="ID",
+                     help="The OpenCode session to read when an input is OpenCode's database "
+                          "(opencode.db) or data folder; default: the most recently updated."),
         click.option("-q", "--quiet", is_flag=True, help="No messages or progress on stderr."),
     ]
     for option in reversed(options):

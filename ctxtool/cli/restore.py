@@ -34,8 +34,9 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     block list, exactly as it was: `ctxtool persist | ctxtool restore` gives back the input byte
     for byte. Files are read from the absolute paths in the placeholders; with --store DIR (or
     $CTXTOOL_STORE) a missing file is also looked for in DIR/<session>/tool-results/.
-    OpenCode sessions get each tool part's output back; parts microcompact marked compacted
-    still hold their output, so there is nothing to undo for them.
+    OpenCode sessions get each tool part's output back, and parts marked compacted (by
+    microcompact or OpenCode's own prune, which keep the output) lose the mark, so OpenCode
+    sends their output again.
 
     \b
         ctxtool restore smaller.jsonl > full.jsonl

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
 import sys
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import live, messages
+from ctxtool.cli import database, live, messages
 from ctxtool.cli.live import LiveOptions
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.errors import StoreError, UsageError
@@ -90,6 +91,10 @@ def open_input(path: str) -> Iterator[BinaryIO]:
         stdin = binary_stdin()
         yield stdin
         return
+    session = database.input_bytes(path)  # an OpenCode database reads as one session's JSONL
+    if session is not None:
+        yield io.BytesIO(session)
+        return
     pinned = live.pinned(path)
     if pinned is not None:  # an --in-place file: the bytes it had when the command started
         with pinned.open() as handle:
@@ -156,6 +161,11 @@ def open_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bina
     if output in (None, "-"):
         yield binary_stdout()
         return
+    into_database = database.output_writer(output)
+    if into_database is not None:
+        with into_database as handle:
+            yield handle
+        return
     pinned = live.pinned(output)
     if pinned is not None:  # --in-place: replaced only if nothing but appends happened meanwhile
         with pinned.replacing() as handle:
@@ -212,6 +222,9 @@ def in_place_paths(io: IOOptions) -> Iterator[str]:
     if not io.inputs or "-" in io.inputs or io.output:
         raise UsageError("--in-place needs file arguments and no -o/--output")
     for path in io.inputs:
+        if database.is_database(path):  # not pinned: a transaction guards it (cli/database.py)
+            yield path
+            continue
         with live.pin(path, io.live) as pinned:
             if pinned is not None:
                 yield path

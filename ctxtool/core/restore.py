@@ -303,9 +303,10 @@ def _restore_block(block: Any, loader: _Loader) -> Any:
 
 
 def _restore_opencode(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:
-    """OpenCode: a tool part's result text that is a placeholder gets the saved text back (a
-    part marked ``state.time.compacted`` still holds its output: nothing to restore there)."""
-    new = entry
+    """OpenCode: a tool part's result text that is a placeholder gets the saved text back, and a
+    part marked ``state.time.compacted`` (microcompact's or OpenCode's own prune) loses the mark:
+    it still holds its output, which OpenCode then sends again instead of its placeholder."""
+    new = _unmark_compacted(entry, loader.report)
     for part in parts_of(entry):
         text = output_text(part)
         if text is None:
@@ -316,6 +317,21 @@ def _restore_opencode(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:
             new = with_output_text(new, call_id, content if isinstance(content, str)
                                    else tool_result_text(content))
     return new
+
+
+def _unmark_compacted(entry: dict[str, Any], report: RestoreReport) -> dict[str, Any]:
+    parts = parts_of(entry)
+    marked = [i for i, part in enumerate(parts)
+              if "compacted" in obj(obj(part.get("state")).get("time"))]
+    if not marked:
+        return entry
+    report.restored += len(marked)
+    new_parts = list(parts)
+    for i in marked:
+        state = obj(parts[i].get("state"))
+        when = {k: v for k, v in obj(state.get("time")).items() if k != "compacted"}
+        new_parts[i] = {**parts[i], "state": {**state, "time": when}}
+    return {**entry, "parts": new_parts}
 
 
 def _restore_openai(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:

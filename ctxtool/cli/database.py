@@ -1,0 +1,83 @@
+"""OpenCode's database as an input of any command, and as the target of ``--in-place``.
+
+A path that is an OpenCode database (or OpenCode's data folder holding ``opencode.db``) reads as
+the JSONL of one session (``--session ID``, else the most recently updated one), exactly what
+``ctxtool convert`` prints for it. The session read is kept for the rest of the command, so a
+command that reads its input twice sees one snapshot, and ``--in-place`` writes back only what the
+command changed, refusing rows OpenCode changed in between (:mod:`ctxtool.storage.opencode_db`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ctxtool.cli import messages
+from ctxtool.errors import StoreError
+from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.storage import opencode_db
+
+_session: str | None = None
+_in_place = False
+_read: dict[str, tuple[Path, list[dict[str, Any]], bytes]] = {}  # input path -> what was read
+
+
+def set_session(session_id: str | None, *, in_place: bool = False) -> None:
+    """The session ``--session`` picks in a database (None: the most recently updated), and
+    whether the command was asked to write its inputs back (only then is a database written)."""
+    global _session, _in_place
+    _session, _in_place = session_id, in_place
+    _read.clear()
+
+
+def input_bytes(path: str) -> bytes | None:
+    """The JSONL of the chosen session when ``path`` is an OpenCode database or data folder,
+    else None. A ``*.db`` file that is not SQLite is an error, not a transcript."""
+    if path in _read:
+        return _read[path][2]
+    db = opencode_db.find_database(path)
+    if db is None:
+        if opencode_db.looks_like_database(path):
+            raise opencode_db.not_sqlite(path)
+        return None
+    entries = opencode_db.read_session(db, _session)
+    buffer = io.BytesIO()
+    write_entries(entries, buffer)
+    _read[path] = (db, entries, buffer.getvalue())
+    return _read[path][2]
+
+
+def is_database(path: str) -> bool:
+    """Whether ``path`` is (or holds) an OpenCode database."""
+    return path in _read or opencode_db.find_database(path) is not None
+
+
+def output_writer(path: str) -> contextlib.AbstractContextManager[BinaryIO] | None:
+    """A writer that puts the JSONL written to it back into the database ``path`` was read
+    from (``--in-place``), or None when ``path`` is no database."""
+    if path in _read and _in_place:
+        db, entries, _ = _read[path]
+        return _write_back(path, db, entries)
+    if opencode_db.find_database(path) is not None:
+        raise StoreError("is an OpenCode database: ctxtool writes into it only with --in-place",
+                         source=path, hint="write the JSONL elsewhere with -o FILE")
+    return None
+
+
+@contextlib.contextmanager
+def _write_back(path: str, db: Path, expected: list[dict[str, Any]]) -> Iterator[BinaryIO]:
+    buffer = io.BytesIO()
+    yield buffer
+    entries = iter_entries(buffer.getvalue().splitlines(keepends=True), path)
+    result = opencode_db.write_session(db, entries, expected=expected, source=path)
+    if not result.updated and not result.inserted:
+        messages.info(f"{db}: session {result.session_id}: nothing changed")
+        return
+    messages.info(f"{db}: session {result.session_id}: {len(result.updated)} rows updated, "
+                  f"{len(result.inserted)} added; backup {result.backup}")
+
+
+__all__ = ["input_bytes", "is_database", "output_writer", "set_session"]

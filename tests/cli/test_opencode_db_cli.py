@@ -1,0 +1,109 @@
+"""Every command reads OpenCode's database; --in-place writes the session back into it; each
+kind of bad database gives one line and its exit code, and leaves the database as it was."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+from ctxtool.storage import opencode_db
+from tests.conftest import run_ctxtool
+from tests.opencode_builders import SESSION, assistant, text, tool, user
+from tests.opencode_db_builder import add_session, make_db, rows
+
+BIG = "x" * 4000
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = make_db(tmp_path / "data" / "opencode" / "opencode.db"
+                   if (tmp_path / "data" / "opencode").mkdir(parents=True) is None else tmp_path)
+    add_session(path, [user(1), assistant(2, 1, tool("cat a", output=BIG), finish="tool-calls"),
+                       assistant(3, 1, text("read it")), user(4), assistant(5, 4), user(6),
+                       assistant(7, 6)])
+    add_session(path, [user(11)], session="ses_other", updated=1)
+    return path
+
+
+def test_convert_and_estimate_read_the_database(db: Path, tmp_path: Path) -> None:
+    by_file = run_ctxtool("convert", str(db), "--session", SESSION)
+    by_folder = run_ctxtool("convert", str(db.parent))  # default: the newest session
+    assert by_file.returncode == 0 and by_file.stdout == by_folder.stdout
+    (tmp_path / "s.jsonl").write_bytes(by_file.stdout)
+    export = run_ctxtool("convert", str(tmp_path / "s.jsonl"), "--to", "opencode-export")
+    (tmp_path / "s.json").write_bytes(export.stdout)
+    assert run_ctxtool("convert", str(tmp_path / "s.json")).stdout == by_file.stdout
+    from_db = run_ctxtool("estimate", "--json", str(db), "--session", SESSION)
+    from_jsonl = run_ctxtool("estimate", "--json", str(tmp_path / "s.jsonl"))
+    assert from_db.returncode == 0, from_db.stderr
+    assert from_db.stdout.replace(str(db).encode(), b"S") == \
+        from_jsonl.stdout.replace(str(tmp_path / "s.jsonl").encode(), b"S")
+    other = run_ctxtool("convert", str(db), "--session", "ses_other")
+    assert b"msg_011" in other.stdout and b"msg_001" not in other.stdout
+
+
+def test_microcompact_and_restore_in_place(db: Path) -> None:
+    before = rows(db)
+    pruned = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
+                         "--in-place", str(db), "--session", SESSION)
+    assert pruned.returncode == 0, pruned.stderr
+    assert b"1 rows updated" in pruned.stderr
+    changed = [r for r in rows(db) if r not in before]
+    assert [r[1] for r in changed] == ["prt_00200"]
+    part = orjson.loads(changed[0][-1])
+    assert "compacted" in part["state"]["time"] and part["state"]["output"] == BIG
+    backups = sorted(db.parent.glob("opencode.db.ctxtool-backup-*"))
+    assert len(backups) == 1 and rows(backups[0]) == before
+    restored = run_ctxtool("restore", "--in-place", str(db), "--session", SESSION)
+    assert restored.returncode == 0, restored.stderr
+    assert [r[:-2] for r in rows(db)] == [r[:-2] for r in before]  # time_updated aside
+    assert [orjson.loads(r[-1]) for r in rows(db) if r[0] != "session"] == \
+        [orjson.loads(r[-1]) for r in before if r[0] != "session"]
+
+
+def test_summarize_in_place_adds_opencode_s_compaction_messages(db: Path) -> None:
+    result = run_ctxtool("summarize", "--llm", "offline", "--in-place", str(db),
+                         "--session", SESSION)
+    assert result.returncode == 0, result.stderr
+    entries = opencode_db.read_session(db, SESSION)
+    assert any(p.get("type") == "compaction" for e in entries[1:] for p in e["parts"])
+    assert any(e["info"].get("summary") is True for e in entries[1:])
+
+
+def test_bad_databases_give_one_line_and_their_exit_code(db: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    before = rows(db)
+    missing = run_ctxtool("estimate", str(db), "--session", "ses_nope")
+    assert missing.returncode == 3 and missing.stderr.count(b"\n") == 1
+    assert b"no session ses_nope" in missing.stderr
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b'{"not": "sqlite"}\n')
+    not_sqlite = run_ctxtool("estimate", str(bad))
+    assert not_sqlite.returncode == 3 and b"not an SQLite database" in not_sqlite.stderr
+    refused = run_ctxtool("convert", str(db), "-o", str(db))
+    assert refused.returncode == 4 and b"only with --in-place" in refused.stderr
+    monkeypatch.setattr(opencode_db, "BUSY_TIMEOUT", 0.1)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        locked = CliRunner().invoke(cli, ["microcompact", "--strategy", "opencode", "--force",
+                                          "--target", "0", "--in-place", str(db)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert locked.exit_code == 4 and "database is locked" in locked.stderr
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO migration VALUES ('20991231000000_from_the_future', 1)")
+    conn.commit()
+    conn.close()
+    unknown = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
+                          "--in-place", str(db))
+    assert unknown.returncode == 4 and b"unknown OpenCode database schema" in unknown.stderr
+    assert unknown.stderr.count(b"\n") == 1
+    assert rows(db) == before
+    assert not list(db.parent.glob("*backup*"))

@@ -1,0 +1,92 @@
+"""Small OpenCode databases for tests, with the schema OpenCode 1.18.33 creates.
+
+The ``session``, ``message``, ``part`` and ``migration`` tables below are those of a database the
+real OpenCode 1.18.33 wrote (``sqlite_master``); the other tables of that database play no part
+in what ctxtool reads or writes. Entries go in as OpenCode stores them: ``data`` is the message
+info without ``id``/``sessionID`` and the part without ``id``/``sessionID``/``messageID``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ctxtool.storage.opencode_db import KNOWN_MIGRATIONS
+from tests.opencode_builders import SESSION, T0
+
+SCHEMA = """
+CREATE TABLE `session` (
+  `id` text PRIMARY KEY, `project_id` text NOT NULL, `workspace_id` text, `parent_id` text,
+  `slug` text NOT NULL, `directory` text NOT NULL, `path` text, `title` text NOT NULL,
+  `version` text NOT NULL, `share_url` text, `summary_additions` integer,
+  `summary_deletions` integer, `summary_files` integer, `summary_diffs` text, `metadata` text,
+  `cost` real DEFAULT 0 NOT NULL, `tokens_input` integer DEFAULT 0 NOT NULL,
+  `tokens_output` integer DEFAULT 0 NOT NULL, `tokens_reasoning` integer DEFAULT 0 NOT NULL,
+  `tokens_cache_read` integer DEFAULT 0 NOT NULL, `tokens_cache_write` integer DEFAULT 0 NOT NULL,
+  `revert` text, `permission` text, `agent` text, `model` text, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `time_compacting` integer, `time_archived` integer);
+CREATE TABLE `message` (
+  `id` text PRIMARY KEY, `session_id` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `data` text NOT NULL,
+  CONSTRAINT `fk_message_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+    REFERENCES `session`(`id`) ON DELETE CASCADE);
+CREATE TABLE `part` (
+  `id` text PRIMARY KEY, `message_id` text NOT NULL, `session_id` text NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL,
+  CONSTRAINT `fk_part_message_id_message_id_fk` FOREIGN KEY (`message_id`)
+    REFERENCES `message`(`id`) ON DELETE CASCADE);
+CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`time_created`,`id`);
+CREATE INDEX `part_message_id_id_idx` ON `part` (`message_id`,`id`);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
+CREATE TABLE "migration" (id TEXT PRIMARY KEY, time_completed INTEGER NOT NULL);
+"""
+
+
+def make_db(path: Path, *, wal: bool = True) -> Path:
+    conn = sqlite3.connect(path)
+    if wal:
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA)
+    conn.executemany("INSERT INTO migration VALUES (?, ?)",
+                     [(name, T0) for name in sorted(KNOWN_MIGRATIONS)])
+    conn.commit()
+    conn.close()
+    return path
+
+
+def add_session(path: Path, messages: Iterable[dict[str, Any]], *, session: str = SESSION,
+                updated: int = T0, **columns: Any) -> None:
+    """One session row and its messages and parts."""
+    row = {"id": session, "project_id": "global", "slug": "quiet-lake", "directory": "/w",
+           "path": "w", "title": "A test session", "version": "1.18.33",
+           "permission": '[{"permission":"question","pattern":"*","action":"deny"}]',
+           "agent": "build", "model": '{"id":"claude-x","providerID":"anthropic","variant":"default"}',
+           "time_created": T0, "time_updated": updated, **columns}
+    conn = sqlite3.connect(path)
+    conn.execute(f"INSERT INTO session ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                 list(row.values()))
+    for message in messages:
+        info = message["info"]
+        data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
+        created = info["time"]["created"]
+        conn.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                     (info["id"], session, created, created, json.dumps(data)))
+        for part in message["parts"]:
+            body = {k: v for k, v in part.items() if k not in ("id", "sessionID", "messageID")}
+            conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                         (part["id"], info["id"], session, created, created, json.dumps(body)))
+    conn.commit()
+    conn.close()
+
+
+def rows(path: Path) -> list[tuple[Any, ...]]:
+    """Every row of the three tables, for comparing a database before and after."""
+    conn = sqlite3.connect(path)
+    try:
+        return [(table, *row) for table in ("session", "message", "part")
+                for row in conn.execute(f"SELECT * FROM {table} ORDER BY id")]
+    finally:
+        conn.close()
