@@ -19,7 +19,8 @@ from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
 from ctxtool.core.clock import parse_now
 from ctxtool.core.summarize import Compaction, SummarizeOptions, compact, reads_twice
 from ctxtool.core.summary_model import call_max_tokens
-from ctxtool.core.opencode_rule import usable_tokens
+from ctxtool.core.opencode import is_older_session
+from ctxtool.core.opencode_rule import session_version, usable_tokens
 from ctxtool.core.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend, make_summarizer
@@ -81,7 +82,8 @@ def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -
     source.exact_ints = not reads_twice(fmt, settings.summarizer, options)
     if options.auto and fmt == OPENCODE:  # OpenCode compacts by its own overflow rule
         options = dataclasses.replace(options, auto_compact_at=usable_tokens(
-            window=settings.window or DEFAULT_WINDOW, env=os.environ))
+            window=settings.window or DEFAULT_WINDOW, env=os.environ,
+            older=is_older_session(session_version(items))))
     if options.transcript_path is None:
         options = dataclasses.replace(options, transcript_path=_transcript_path(source, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,

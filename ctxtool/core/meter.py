@@ -226,9 +226,11 @@ class ContextMeter:
             self.anchor = self.anchor.merged(usage)
             self.anchor_content += tokens
         elif self._opencode is not None:
-            # its tokens are its last step's call: that step's tool results came after it
+            # its tokens are its last step's call: that step's tool results came after it.
+            # OpenCode records the final output count, so no estimate of it is needed
             self.anchor = usage
-            self.anchor_content, self.since_anchor = last_step_split(entry, estimate_block_tokens)
+            self.anchor_content = 0
+            self.since_anchor = last_step_split(entry, estimate_block_tokens)[1]
             self.saved = 0
         else:
             self.anchor, self.anchor_content = usage, tokens

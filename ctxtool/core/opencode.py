@@ -158,16 +158,30 @@ class Overflow:
 
 
 def overflow(tokens: int | Mapping[str, Any], context: int, max_output: int, *,
-             input_limit: int | None = None, reserved: int | None = None) -> Overflow:
-    """OpenCode's overflow rule (``overflow.ts``): reserved = min(20,000, max output) unless
-    configured; usable = input limit - reserved when the model has one, else context - max
-    output - reserved; overflow when count >= usable. A context of 0 never overflows."""
+             input_limit: int | None = None, reserved: int | None = None,
+             older: bool = False) -> Overflow:
+    """OpenCode's overflow rule: reserved = min(20,000, max output) unless configured; usable =
+    input limit - reserved when the model has one, else context - max output (OpenCode 1.18;
+    ``older`` releases also took the reserve off: context - max output - reserved); overflow when
+    count >= usable. A context of 0 never overflows."""
     count = tokens if isinstance(tokens, int) else token_count(tokens)
     reserve = reserved if reserved is not None else min(COMPACTION_BUFFER, max_output)
     if context == 0:
         return Overflow(count, 0, reserve, False)
-    usable = max(0, input_limit - reserve) if input_limit else max(0, context - max_output - reserve)
+    if input_limit:
+        usable = max(0, input_limit - reserve)
+    else:
+        usable = max(0, context - max_output - (reserve if older else 0))
     return Overflow(count, usable, reserve, count >= usable)
+
+
+def is_older_session(version: Any) -> bool:
+    """A session recorded by an OpenCode release before 1.18 (its ``version``), whose overflow
+    rule still took the reserve off the window; unknown versions get 1.18's rule."""
+    if not isinstance(version, str):
+        return False
+    numbers = [int(n) for n in version.split("-")[0].split(".")[:2] if n.isdigit()]
+    return len(numbers) == 2 and tuple(numbers) < (1, 18)
 
 
 # --- prune -----------------------------------------------------------------------------------------
@@ -393,7 +407,7 @@ __all__ = [
     "COMPACTION_BUFFER", "CONTINUE_TEXT", "OUTPUT_TOKEN_MAX", "PRUNE_MINIMUM", "PRUNE_PROTECT",
     "PRUNE_PROTECTED_TOOLS", "Overflow", "PruneResult", "UsageAnchor", "append_compaction",
     "compaction_messages", "estimate_opencode", "filter_compacted_opencode", "last_path",
-    "last_user", "mark_compacted", "max_output_tokens", "new_id", "overflow", "prune_marks",
+    "is_older_session", "last_user", "mark_compacted", "max_output_tokens", "new_id", "overflow", "prune_marks",
     "token_count",
     "usage_anchor",
 ]

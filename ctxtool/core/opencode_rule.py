@@ -1,11 +1,13 @@
 """OpenCode's overflow rule as ``estimate`` reports it for OpenCode sessions.
 
-OpenCode (``session/overflow.ts``) compacts when the last finished assistant message's token count
-(``tokens.total``, else input + output + cache read + cache write) reaches the usable part of the
-window: the model's input limit minus the reserve when it has one, else the context window minus
-the maximum output and the reserve (``min(20,000, max output)``). The maximum output is the
-model's output limit capped at 32,000 (``OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`` moves the cap;
-models.dev limits are not known offline, so the cap is used). A summary message is never checked.
+OpenCode 1.18 (``SessionCompaction.isOverflow``) compacts when the last finished assistant
+message's token count (``tokens.total``, else input + output + cache read + cache write) reaches
+the usable part of the window: the model's input limit minus the reserve
+(``min(20,000, max output)``) when it has one, else the context window minus the maximum output.
+Sessions recorded by older releases (their ``version`` is below 1.18) keep the older rule, which
+also took the reserve off the window. The maximum output is the model's output limit (from the
+OpenCode config when given) capped at 32,000 (``OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`` moves the
+cap). A summary message is never checked.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxtool.core.opencode import OUTPUT_TOKEN_MAX, max_output_tokens, overflow, usage_anchor
+from ctxtool.core.opencode import (
+    OUTPUT_TOKEN_MAX, is_older_session, max_output_tokens, overflow, usage_anchor,
+)
+from ctxtool.core.opencode_view import is_session_line
 
 OUTPUT_CAP_ENV = "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"
 
@@ -48,14 +53,16 @@ def output_cap(env: Mapping[str, str] | None) -> int:
 
 
 def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: int,
-                    input_limit: int | None = None,
+                    input_limit: int | None = None, output_limit: int | None = None,
                     env: Mapping[str, str] | None = None) -> OpenCodeLimits:
     """OpenCode's rule for the messages in context (``view``) and a window of ``window`` tokens;
     ``context`` is ctxtool's size of the context now, compared with the same limit."""
+    view = list(view)
     anchor = usage_anchor(view)
     count = anchor.tokens if anchor is not None else 0
-    max_output = max_output_tokens(None, output_cap(env))
-    rule = overflow(count, window, max_output, input_limit=input_limit)
+    max_output = max_output_tokens(output_limit, output_cap(env))
+    rule = overflow(count, window, max_output, input_limit=input_limit,
+                    older=is_older_session(session_version(view)))
     checked = anchor is not None and not anchor.summary
     return OpenCodeLimits(window=window, max_output=max_output, reserved=rule.reserved,
                           input_limit=input_limit, usable=rule.usable, count=count,
@@ -65,11 +72,17 @@ def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: 
                           context_overflow=window > 0 and context >= rule.usable)
 
 
+def session_version(entries: Iterable[Mapping[str, Any]]) -> Any:
+    """The OpenCode version a session line records, or None."""
+    return next((e["session"].get("version") for e in entries if is_session_line(e)), None)
+
+
 def usable_tokens(*, window: int, input_limit: int | None = None,
+                  output_limit: int | None = None, older: bool = False,
                   env: Mapping[str, str] | None = None) -> int:
     """OpenCode's usable tokens for a window (the auto-compaction threshold)."""
-    return overflow(0, window, max_output_tokens(None, output_cap(env)),
-                    input_limit=input_limit).usable
+    return overflow(0, window, max_output_tokens(output_limit, output_cap(env)),
+                    input_limit=input_limit, older=older).usable
 
 
-__all__ = ["OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "usable_tokens"]
+__all__ = ["OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "session_version", "usable_tokens"]

@@ -8,7 +8,7 @@ import pytest
 
 from ctxtool.core.opencode import (
     CONTINUE_TEXT, PRUNE_MINIMUM, PRUNE_PROTECT, append_compaction, compaction_messages,
-    estimate_opencode, filter_compacted_opencode, max_output_tokens, new_id, overflow,
+    estimate_opencode, filter_compacted_opencode, is_older_session, max_output_tokens, new_id, overflow,
     prune_marks, token_count, usage_anchor,
 )
 from ctxtool.core.opencode_view import is_message
@@ -115,18 +115,31 @@ def test_anchor_on_the_corpus_export() -> None:
 
 
 def test_overflow_rule_and_its_boundary() -> None:
-    # 200K context, 32K output: reserved 20K, usable 200K - 32K - 20K = 148K
-    assert overflow(148_000, 200_000, 32_000).as_dict() == {
-        "count": 148_000, "usable": 148_000, "reserved": 20_000, "overflow": True}
-    assert overflow(147_999, 200_000, 32_000).overflow is False
-    small = overflow(0, 16_000, 8_000)  # reserved = min(20K, 8K)
+    # OpenCode 1.18, 200K context, 32K output: usable 200K - 32K = 168K (no reserve off it)
+    assert overflow(168_000, 200_000, 32_000).as_dict() == {
+        "count": 168_000, "usable": 168_000, "reserved": 20_000, "overflow": True}
+    assert overflow(167_999, 200_000, 32_000).overflow is False
+    # what the real 1.18.33 did with limit.output 8,000: no compaction at 191,014, one at 193,014
+    assert overflow(191_014, 200_000, 8_000).overflow is False
+    assert overflow(193_014, 200_000, 8_000).overflow is True
+    # older releases took the reserve off as well: 200K - 32K - 20K = 148K
+    older = overflow(148_000, 200_000, 32_000, older=True)
+    assert (older.usable, older.overflow) == (148_000, True)
+    assert overflow(147_999, 200_000, 32_000, older=True).overflow is False
+    small = overflow(0, 16_000, 8_000, older=True)  # reserved = min(20K, 8K)
     assert (small.reserved, small.usable) == (8_000, 0) and small.overflow is True
     assert overflow(10, 0, 32_000).overflow is False  # context 0: never
     limited = overflow(150_000, 400_000, 32_000, input_limit=170_000)
     assert (limited.usable, limited.overflow) == (150_000, True)
-    assert overflow(100, 200_000, 32_000, reserved=0).usable == 168_000
-    assert overflow({"input": 148_000, "output": 0, "cache": {"read": 0, "write": 0}},
+    assert overflow(100, 200_000, 32_000, reserved=0, older=True).usable == 168_000
+    assert overflow({"input": 168_000, "output": 0, "cache": {"read": 0, "write": 0}},
                     200_000, 32_000).overflow is True
+
+
+def test_older_sessions_are_told_apart_by_their_version() -> None:
+    assert [is_older_session(v) for v in ("1.1.48", "1.17.9", "0.9", "1.18.0", "1.18.33",
+                                          "2.0.1", None, "dev")] == [
+        True, True, True, False, False, False, False, False]
 
 
 def test_max_output_is_capped_like_opencode() -> None:

@@ -40,9 +40,17 @@ def _message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
             "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
 
 
-def say(text: str) -> Reply:
-    """An assistant turn that answers with text and ends the turn."""
-    return Reply(200, _message([{"type": "text", "text": text}], "end_turn"))
+def say(text: str, *, usage: tuple[int, int] | None = None) -> Reply:
+    """An assistant turn that answers with text and ends the turn; ``usage`` = (input, output)
+    tokens to report instead of the request's size (to put a session at a chosen size)."""
+    return _with_usage(Reply(200, _message([{"type": "text", "text": text}], "end_turn")), usage)
+
+
+def _with_usage(reply: Reply, usage: tuple[int, int] | None) -> Reply:
+    if usage is not None:
+        reply.body["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1],
+                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return reply
 
 
 def tool(name: str, tool_input: dict[str, Any], *, text: str = "",
@@ -113,7 +121,8 @@ class FakeMessages(FakeAnthropic):
             else:
                 reply = say(self.default_text if self.is_turn(body) else "Fake side reply.")
         message = dict(reply.body)
-        if reply.status == 200 and message.get("type") == "message":
+        if reply.status == 200 and message.get("type") == "message" and not (
+                message.get("usage") or {}).get("input_tokens"):  # else: usage as scripted
             message["usage"] = {"input_tokens": size, "output_tokens": 1 + len(json.dumps(
                 message.get("content"))) // 4, "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0}

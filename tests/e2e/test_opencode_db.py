@@ -1,0 +1,213 @@
+"""The real OpenCode (1.18.33) and its own database: ctxtool reads the sessions OpenCode wrote,
+writes them back with --in-place, and OpenCode sends what ctxtool wrote on its next turn.
+
+OpenCode runs headless (``opencode run``) with a fresh HOME and XDG folders, against the fake
+Messages server (:mod:`tests.e2e.fake_messages`) through a provider in its config. Two sessions:
+
+* ``work``: a ``read`` tool call and two more turns; then microcompact, restore and summarize
+  --in-place, each followed by ``opencode run --session`` and a look at what OpenCode sent.
+* ``full``: turns whose usage puts the session at 191,014 then 193,014 tokens, with the output
+  cap at 8,000 (so OpenCode's usable window is 200,000 - 8,000 = 192,000): OpenCode compacts
+  only after the second, and ``estimate`` says so on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_ctxtool
+from tests.e2e.fake_messages import FakeMessages, say, tool
+
+CLEARED = "[Old tool result content cleared]"
+FILE_TEXT = "the secret word is pelican"
+
+
+@dataclass
+class OpenCode:
+    """One OpenCode installation in a temp folder: run it, export sessions, find its database."""
+
+    binary: str
+    home: Path
+    project: Path
+    api: FakeMessages
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def db(self) -> Path:
+        return self.home / "data" / "opencode" / "opencode.db"
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([self.binary, *args], cwd=self.project, env=self.env,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc
+
+    def prompt(self, text: str, session: str | None = None) -> list[dict[str, Any]]:
+        """``opencode run [--session ID] TEXT``; the agent's requests it made."""
+        before = len(self.api.requests)
+        self.run("run", *(["--session", session] if session else []), text)
+        return [r.body for r in self.api.requests[before:] if r.body.get("messages")]
+
+    def export(self, session: str) -> bytes:
+        return self.run("export", session).stdout.encode()
+
+    def newest_session(self) -> str:
+        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+        try:
+            return str(conn.execute("SELECT id FROM session ORDER BY time_updated DESC"
+                                    " LIMIT 1").fetchone()[0])
+        finally:
+            conn.close()
+
+
+def _config(api_url: str) -> dict[str, Any]:
+    return {"$schema": "https://opencode.ai/config.json", "model": "fake/claude-test",
+            "autoupdate": False, "share": "disabled",
+            "provider": {"fake": {"npm": "@ai-sdk/anthropic", "name": "Fake",
+                                  "options": {"baseURL": f"{api_url}/v1", "apiKey": "sk-test"},
+                                  "models": {"claude-test": {
+                                      "name": "claude-test", "tool_call": True,
+                                      "limit": {"context": 200_000, "output": 8_000}}}}}}
+
+
+@pytest.fixture(scope="module")
+def opencode(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenCode]:
+    root = tmp_path_factory.mktemp("opencode")
+    home, project = root / "home", root / "project"
+    (home / "config" / "opencode").mkdir(parents=True)
+    project.mkdir()
+    (project / "notes.txt").write_text(FILE_TEXT + "\n")
+    with FakeMessages() as api:
+        (home / "config" / "opencode" / "opencode.json").write_text(json.dumps(_config(api.url)))
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
+               "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
+               "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"),
+               "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+               "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX": "8000"}
+        yield OpenCode(opencode_bin, home, project, api, env)
+
+
+@dataclass
+class Work:
+    """The ``work`` session after its three turns, and its export then."""
+
+    id: str
+    export: bytes
+
+
+@pytest.fixture(scope="module")
+def work(opencode: OpenCode) -> Work:
+    opencode.api.push(tool("read", {"filePath": str(opencode.project / "notes.txt")}),
+                      say("It says pelican."))
+    opencode.prompt("What does notes.txt say?")
+    session = opencode.newest_session()
+    opencode.api.push(say("Noted."), say("Sure."))
+    opencode.prompt("Remember that.", session)
+    opencode.prompt("And now?", session)
+    return Work(session, opencode.export(session))
+
+
+def tool_results(body: dict[str, Any]) -> list[Any]:
+    return [block.get("content") for message in body["messages"]
+            if isinstance(message.get("content"), list)
+            for block in message["content"] if block.get("type") == "tool_result"]
+
+
+def ctxtool_ok(*args: str, env: dict[str, str] | None = None) -> bytes:
+    proc = run_ctxtool(*args, env=env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout
+
+
+def test_reading_the_database_equals_reading_the_export(opencode: OpenCode, work: Work,
+                                                        tmp_path: Path) -> None:
+    export = tmp_path / "export.json"
+    export.write_bytes(work.export)
+    from_export = ctxtool_ok("convert", str(export))
+    assert ctxtool_ok("convert", str(opencode.db), "--session", work.id) == from_export
+    assert ctxtool_ok("convert", str(opencode.db.parent)) == from_export  # the newest session
+    by_db = json.loads(ctxtool_ok("estimate", "--json", str(opencode.db), "--session", work.id))
+    (tmp_path / "export.jsonl").write_bytes(from_export)
+    by_export = json.loads(ctxtool_ok("estimate", "--json", str(tmp_path / "export.jsonl")))
+    assert {**by_db, "source": "", "top": []} == {**by_export, "source": "", "top": []}
+    assert [t["tokens"] for t in by_db["top"]] == [t["tokens"] for t in by_export["top"]]
+    # the anchor is OpenCode's recorded count of the last finished message, nothing added
+    last = json.loads(from_export.splitlines()[-1])["info"]["tokens"]
+    assert by_db["opencode"]["count"] == last["input"] + last["output"]
+
+
+def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work) -> None:
+    ctxtool_ok("microcompact", "--strategy", "opencode", "--force", "--target", "0",
+               "--in-place", str(opencode.db), "--session", work.id)
+    backups = sorted(opencode.db.parent.glob("opencode.db.ctxtool-backup-*"))
+    assert len(backups) == 1
+    opencode.api.push(say("Cleared."))
+    turns = [b for b in opencode.prompt("continue", work.id) if b.get("tools")]
+    assert tool_results(turns[-1]) == [CLEARED]
+    assert json.loads(opencode.export(work.id))["info"]["id"] == work.id  # export still works
+
+    ctxtool_ok("restore", "--in-place", str(opencode.db), "--session", work.id)
+    opencode.api.push(say("Back."))
+    turns = [b for b in opencode.prompt("and again", work.id) if b.get("tools")]
+    assert len(tool_results(turns[-1])) == 1 and FILE_TEXT in str(tool_results(turns[-1])[0])
+
+    # the backup is the database as it was before microcompact: put it back, OpenCode exports
+    # the session exactly as it did then
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{opencode.db}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(backups[0], opencode.db)
+    assert opencode.export(work.id) == work.export
+
+
+def test_summarize_in_place_and_opencode_continues_from_it(opencode: OpenCode, work: Work) -> None:
+    ctxtool_ok("summarize", "--in-place", str(opencode.db), "--session", work.id)
+    entries = [json.loads(line) for line in
+               ctxtool_ok("convert", str(opencode.db), "--session", work.id).splitlines()]
+    summary = next(e for e in entries[1:] if e["info"].get("summary") is True)
+    summary_text = "".join(p.get("text", "") for p in summary["parts"] if p["type"] == "text")
+    opencode.api.push(say("Continuing."))
+    turns = [b for b in opencode.prompt("go on", work.id) if b.get("tools")]
+    texts = [block.get("text", "") for message in turns[-1]["messages"]
+             for block in message["content"] if isinstance(block, dict)]
+    assert summary_text in texts  # OpenCode sends ctxtool's summary as the assistant's answer
+    assert not [t for t in texts if "What does notes.txt say?" in t and t != summary_text]
+    assert ctxtool_ok("convert", str(opencode.db), "--session", work.id)
+
+
+def test_overflow_verdict_on_both_sides_of_the_threshold(opencode: OpenCode) -> None:
+    cap = {"OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX": "8000"}
+    opencode.api.push(say("Big.", usage=(191_000, 14)))
+    opencode.prompt("Fill the window.")
+    session = opencode.newest_session()
+
+    def verdict() -> dict[str, Any]:
+        report = json.loads(ctxtool_ok("estimate", "--json", str(opencode.db), "--session",
+                                       session, env=cap))
+        return dict(report["opencode"])
+
+    below = verdict()
+    assert (below["count"], below["usable"], below["overflow"]) == (191_014, 192_000, False)
+    opencode.api.push(say("Bigger.", usage=(193_000, 14)))
+    sent = opencode.prompt("One more.", session)
+    assert not [b for b in sent if "<conversation>" in json.dumps(b)]  # no compaction yet
+    above = verdict()
+    assert (above["count"], above["overflow"]) == (193_014, True)
+    opencode.api.push(say("After the compaction."))
+    sent = opencode.prompt("And more.", session)
+    assert [b for b in sent if not b.get("tools")], "OpenCode made no compaction request"
+    exported = opencode.export(session)
+    assert b'"type": "compaction"' in exported
+    export = opencode.home / "full.json"
+    export.write_bytes(exported)
+    assert ctxtool_ok("convert", str(opencode.db), "--session", session) == \
+        ctxtool_ok("convert", str(export))
