@@ -67,7 +67,7 @@ def convert_cmd(source: str | None, target: str | None, output: str | None,
     \b
         opencode export ses_123 > s.json && ctxtool convert s.json > s.jsonl
         ctxtool convert ~/.local/share/opencode --session ses_123 | ctxtool estimate
-        ctxtool convert s.jsonl --to opencode-export -o s2.json && opencode import s2.json
+        ctxtool convert s.jsonl --to opencode-export -o s2.json
         ctxtool convert session.jsonl --to anthropic > messages.jsonl
     """
     messages.set_quiet(quiet)

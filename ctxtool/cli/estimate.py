@@ -19,6 +19,7 @@ from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
 from ctxtool.storage.atomic import write_bytes_atomic
+from ctxtool.storage import opencode_config
 
 DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"  # for --exact when neither --model nor the file names one
 NO_KEY_HINT = "set ANTHROPIC_API_KEY, or leave out --exact for the offline estimate"
@@ -110,7 +111,7 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
                 "fmt": fmt, "model": model, "context_window": context_window,
                 "system_tokens": system_tokens, "env": os.environ, "top": top,
                 "source": display_name(path), "use_usage": not no_usage,
-                "input_limit": input_limit}
+                "input_limit": input_limit, "model_limits": _config_limits}
             if counter is None:
                 report = estimate(entries, **options)
             else:
@@ -153,6 +154,12 @@ def finished(builder: TimelineBuilder, report: EstimateReport) -> Timeline:
 def _draw(path: str, line: Timeline) -> None:
     page = render_svg(line) if path.lower().endswith(".svg") else render_html(line)
     write_bytes_atomic(path, page.encode())
+
+
+def _config_limits(provider: str | None, model: str | None,
+                   folder: str | None) -> dict[str, int]:
+    """An OpenCode session's model limits from OpenCode's own config files."""
+    return opencode_config.model_limits(provider, model, env=os.environ, directory=folder)
 
 
 def _counter() -> Any:
@@ -235,11 +242,13 @@ def _opencode_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     """OpenCode's overflow rule: where it compacts, and what its own check sees now."""
     rule = report.opencode
     assert rule is not None
-    base = (f"input limit {_n(rule.input_limit)}" if rule.input_limit
-            else f"window {_n(rule.window)} - max output {_n(rule.max_output)}")
-    yield "compacts at", (f"{_n(rule.usable)}  (OpenCode: {base} - reserved "
-                          f"{_n(rule.reserved)}; {_n(max(0, rule.usable - report.context_tokens))}"
-                          " to go)")
+    if rule.input_limit:
+        base = f"input limit {_n(rule.input_limit)} - reserved {_n(rule.reserved)}"
+    else:
+        base = f"window {_n(rule.window)} - max output {_n(rule.max_output)}" + (
+            f" - reserved {_n(rule.reserved)}, before 1.18" if rule.older else "")
+    yield "compacts at", (f"{_n(rule.usable)}  (OpenCode: {base}; "
+                          f"{_n(max(0, rule.usable - report.context_tokens))} to go)")
     if rule.anchor is None:
         check = "no finished assistant message yet"
     elif rule.summary:

@@ -19,7 +19,7 @@ from ctxtool.core.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage
 from ctxtool.core.opencode import filter_compacted_opencode
 from ctxtool.core.opencode_context import completed_compactions, is_summary
-from ctxtool.core.opencode_rule import OpenCodeLimits, opencode_limits
+from ctxtool.core.opencode_rule import ModelLimits, OpenCodeLimits, opencode_limits, session_model
 from ctxtool.core.opencode_view import obj
 from ctxtool.core.tokens import (
     DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
@@ -317,13 +317,19 @@ class Estimator:
 
     def report(self, *, source: str | None = None, model: str | None = None,
                context_window: int | None = None, env: Mapping[str, str] | None = None,
-               input_limit: int | None = None) -> EstimateReport:
+               input_limit: int | None = None,
+               model_limits: ModelLimits | None = None) -> EstimateReport:
         meter, segment = self.meter, self.segment
         model = model or self.model
         limits, window_source = self.limits(model, context_window, env)
-        rule = opencode_limits(self.view, window=limits.window, context=meter.context_tokens,
-                               input_limit=input_limit, env=env) \
-            if self.fmt == OPENCODE else None
+        rule = None
+        if self.fmt == OPENCODE:
+            found = model_limits(*session_model(self.view)) if model_limits else {}
+            if not context_window and found.get("context"):
+                limits, window_source = self.limits(model, found["context"], env)[0], "config"
+            rule = opencode_limits(self.view, window=limits.window, context=meter.context_tokens,
+                                   input_limit=input_limit or found.get("input"),
+                                   output_limit=found.get("output"), env=env)
         context = meter.context_tokens
         breakdown = {c: segment.breakdown.get(c, 0) for c in CATEGORIES}
         breakdown["system_and_tools"] = max(0, context - sum(breakdown.values()))
@@ -342,7 +348,8 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
              context_window: int | None = None, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
              env: Mapping[str, str] | None = None, top: int = DEFAULT_TOP,
              source: str | None = None, use_usage: bool = True,
-             input_limit: int | None = None) -> EstimateReport:
+             input_limit: int | None = None,
+             model_limits: ModelLimits | None = None) -> EstimateReport:
     """Size and breakdown of the context a transcript occupies. Streams (nothing buffered),
     except OpenCode sessions, which are read whole to find their last compaction.
 
@@ -350,7 +357,8 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
     or 1M when a recorded prompt was larger than 200K); ``env`` supplies the Claude Code
     variables that move the thresholds (``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE``...).
     ``use_usage=False`` ignores recorded usage and estimates every message. OpenCode sessions
-    also get OpenCode's overflow rule (``input_limit``: the model's input limit, if it has one).
+    also get OpenCode's overflow rule (``input_limit``: the model's input limit, if it has one;
+    ``model_limits`` looks the session's model up in OpenCode's config: context, input, output).
     """
     state = Estimator(fmt, system_tokens=system_tokens, top=top, use_usage=use_usage)
     if fmt == OPENCODE:
@@ -359,7 +367,7 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
         for entry in entries:
             state.add(entry)
     return state.report(source=source, model=model, context_window=context_window, env=env,
-                        input_limit=input_limit)
+                        input_limit=input_limit, model_limits=model_limits)
 
 
 def annotate(entries: Iterable[dict[str, Any]], *, fmt: str,

@@ -12,14 +12,17 @@ cap). A summary message is never checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ctxtool.core.opencode import (
     OUTPUT_TOKEN_MAX, is_older_session, max_output_tokens, overflow, usage_anchor,
 )
-from ctxtool.core.opencode_view import is_session_line
+from ctxtool.core.opencode_view import is_message, is_session_line, obj
+
+# (provider id, model id, session folder) -> the model's limits from OpenCode's config
+ModelLimits = Callable[[str | None, str | None, str | None], Mapping[str, int]]
 
 OUTPUT_CAP_ENV = "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"
 
@@ -38,6 +41,7 @@ class OpenCodeLimits:
     summary: bool  # it is a compaction summary: OpenCode skips the check
     overflow: bool  # OpenCode would compact before its next call
     context_overflow: bool  # ctxtool's context now (count + what came after) is past usable
+    older: bool = False  # the rule of OpenCode before 1.18 (the reserve came off the window too)
 
     def as_dict(self) -> dict[str, Any]:
         return {"window": self.window, "max_output": self.max_output, "reserved": self.reserved,
@@ -61,20 +65,39 @@ def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: 
     anchor = usage_anchor(view)
     count = anchor.tokens if anchor is not None else 0
     max_output = max_output_tokens(output_limit, output_cap(env))
-    rule = overflow(count, window, max_output, input_limit=input_limit,
-                    older=is_older_session(session_version(view)))
+    older = is_older_session(session_version(view))
+    rule = overflow(count, window, max_output, input_limit=input_limit, older=older)
     checked = anchor is not None and not anchor.summary
     return OpenCodeLimits(window=window, max_output=max_output, reserved=rule.reserved,
                           input_limit=input_limit, usable=rule.usable, count=count,
                           anchor=anchor.message_id if anchor is not None else None,
                           summary=anchor is not None and anchor.summary,
                           overflow=checked and rule.overflow,
-                          context_overflow=window > 0 and context >= rule.usable)
+                          context_overflow=window > 0 and context >= rule.usable, older=older)
 
 
 def session_version(entries: Iterable[Mapping[str, Any]]) -> Any:
     """The OpenCode version a session line records, or None."""
     return next((e["session"].get("version") for e in entries if is_session_line(e)), None)
+
+
+def session_model(entries: Iterable[Mapping[str, Any]]) -> tuple[str | None, str | None,
+                                                                 str | None]:
+    """(provider id, model id, folder) of a session: the last assistant message's model, else
+    the session record's; the folder from the session record."""
+    provider = model = folder = None
+    for entry in entries:
+        if is_session_line(entry):
+            record = entry["session"]
+            folder = record.get("directory")
+            chosen = obj(record.get("model"))
+            provider = provider or chosen.get("providerID")
+            model = model or chosen.get("id")
+        elif is_message(entry) and obj(entry.get("info")).get("role") == "assistant":
+            info = obj(entry.get("info"))
+            provider, model = info.get("providerID") or provider, info.get("modelID") or model
+    text = [v if isinstance(v, str) else None for v in (provider, model, folder)]
+    return text[0], text[1], text[2]
 
 
 def usable_tokens(*, window: int, input_limit: int | None = None,
@@ -85,4 +108,5 @@ def usable_tokens(*, window: int, input_limit: int | None = None,
                     input_limit=input_limit, older=older).usable
 
 
-__all__ = ["OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "session_version", "usable_tokens"]
+__all__ = ["ModelLimits", "OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "session_model", "session_version",
+           "usable_tokens"]

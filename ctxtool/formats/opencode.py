@@ -4,8 +4,8 @@ OpenCode keeps a session as message records, each with its parts (``message-v2.t
 ``WithParts = {info, parts}``). ``opencode export <sessionID>`` prints
 ``{"info": <session>, "messages": [{"info": ..., "parts": [...]}, ...]}`` as
 ``JSON.stringify(data, null, 2)`` plus a newline; OpenCode <= 1.1 stored the same records as one
-JSON file each (see :mod:`ctxtool.storage.opencode_tree`); 1.2 moved them into a SQLite database,
-which ctxtool does not read: export the session first.
+JSON file each (see :mod:`ctxtool.storage.opencode_tree`); 1.2 moved them into a SQLite database
+(:mod:`ctxtool.storage.opencode_db`).
 
 The JSONL form ctxtool works on has one message with its parts per line, in time order
 (``info.time.created``, then ``id``), exactly the ``{"info", "parts"}`` objects OpenCode writes,

@@ -8,7 +8,7 @@ Layout under ``~/.local/share/opencode/storage/`` (``storage/storage.ts``, ``cli
 
 Each file is ``JSON.stringify(record, null, 2)`` with no final newline. OpenCode 1.2 migrated
 these files into ``opencode.db`` (SQLite) on first run and no longer reads them; for such
-installs, go through ``opencode export`` / ``opencode import`` instead.
+installs, see :mod:`ctxtool.storage.opencode_db`.
 
 Writing only touches files whose content changes, never deletes one, and writes each file
 atomically, parts before their message and the session record last, so OpenCode never sees a

@@ -44,7 +44,7 @@ def test_estimate_reports_opencodes_rule(runner, session: Path) -> None:
     assert report["opencode"]["usable"] == 148_000 and report["opencode"]["overflow"] is True
     table = runner.invoke(cli, ["estimate", str(session)])
     assert "compacts at      148,000  (OpenCode: window 200,000 - max output 32,000 - reserved " \
-           "20,000;" in table.stdout
+           "20,000, before 1.18;" in table.stdout
     assert "OpenCode check   last finished message msg_b5e0a1c2d009QrStUvWxYz0123: 156,500 " \
            "tokens, compacts before its next call" in table.stdout
     assert result.stderr == table.stderr == ""

@@ -6,9 +6,9 @@ Messages server (:mod:`tests.e2e.fake_messages`) through a provider in its confi
 
 * ``work``: a ``read`` tool call and two more turns; then microcompact, restore and summarize
   --in-place, each followed by ``opencode run --session`` and a look at what OpenCode sent.
-* ``full``: turns whose usage puts the session at 191,014 then 193,014 tokens, with the output
-  cap at 8,000 (so OpenCode's usable window is 200,000 - 8,000 = 192,000): OpenCode compacts
-  only after the second, and ``estimate`` says so on both sides.
+* ``full``: turns whose usage puts the session at 191,014 then 193,014 tokens, with the model's
+  output limit at 8,000 in the config (so OpenCode's usable window is 200,000 - 8,000 =
+  192,000): OpenCode compacts only after the second, and ``estimate`` says so on both sides.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def opencode(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
                "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
                "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"),
                "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-               "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX": "8000"}
+               "OPENCODE_DISABLE_SHARE": "1"}
         yield OpenCode(opencode_bin, home, project, api, env)
 
 
@@ -186,10 +186,13 @@ def test_summarize_in_place_and_opencode_continues_from_it(opencode: OpenCode, w
 
 def test_overflow_verdict_on_both_sides_of_the_threshold(opencode: OpenCode,
                                                         tmp_path: Path) -> None:
-    cap = {"OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX": "8000"}
+    # ctxtool finds the model's limits where OpenCode does: in OpenCode's config
+    config = {"XDG_CONFIG_HOME": str(opencode.home / "config")}
 
     def verdict(*source: str) -> dict[str, Any]:
-        return dict(json.loads(ctxtool_ok("estimate", "--json", *source, env=cap))["opencode"])
+        report = json.loads(ctxtool_ok("estimate", "--json", *source, env=config))
+        assert report["thresholds"]["window_source"] == "config"
+        return dict(report["opencode"])
 
     def compactions(sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [b for b in sent if "<conversation>" in json.dumps(b["messages"])]
