@@ -60,9 +60,9 @@ def convert_cmd(source: str | None, target: str | None, output: str | None,
     INPUT is an `opencode export` JSON file, OpenCode's database (opencode.db, or the data
     folder ~/.local/share/opencode holding it; OpenCode 1.2 and later), an OpenCode storage
     folder (~/.local/share/opencode/storage, OpenCode 1.1 and older), or a JSONL transcript in
-    any format (stdin when not given). --session picks the session in a database or folder. OpenCode input becomes JSONL with one
-    message and its parts per line, after a {"session": ...} line; that JSONL converts back to
-    an export or to storage files unchanged.
+    any format (stdin when not given). --session picks the session in a database or folder.
+    OpenCode input becomes JSONL with one message and its parts per line, after a
+    {"session": ...} line; that JSONL converts back to an export or to storage files unchanged.
 
     \b
         opencode export ses_123 > s.json && ctxtool convert s.json > s.jsonl
