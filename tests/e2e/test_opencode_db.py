@@ -59,7 +59,15 @@ class OpenCode:
         return [r.body for r in self.api.requests[before:] if r.body.get("messages")]
 
     def export(self, session: str) -> bytes:
-        return self.run("export", session).stdout.encode()
+        """``opencode export`` into a file: into a pipe, its output can be cut short when the
+        process exits before the pipe drained."""
+        target = self.home / "export.json"
+        with open(target, "wb") as out:
+            proc = subprocess.run([self.binary, "export", session], cwd=self.project,
+                                  env=self.env, stdout=out, stderr=subprocess.PIPE, timeout=120,
+                                  check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return target.read_bytes()
 
     def newest_session(self) -> str:
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
