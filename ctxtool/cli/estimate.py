@@ -18,8 +18,8 @@ from ctxtool.core.timeline import Timeline, TimelineBuilder, observe
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
-from ctxtool.storage.atomic import write_bytes_atomic
 from ctxtool.storage import opencode_config
+from ctxtool.storage.atomic import write_bytes_atomic
 
 DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"  # for --exact when neither --model nor the file names one
 NO_KEY_HINT = "set ANTHROPIC_API_KEY, or leave out --exact for the offline estimate"
