@@ -39,8 +39,10 @@ class Session:
 
     def assistant(self, *blocks: dict[str, Any], message_id: str | None = None) -> list[dict[str, Any]]:
         mid = message_id or f"msg_{self.count + 1:04d}"
+        # the prompt grows with what was sent, over a 20K-token system prompt and tools
+        sent = sum(len(orjson.dumps(e.get("message"))) for e in self.entries) // 4
         usage = {"input_tokens": 5, "cache_creation_input_tokens": 100,
-                 "cache_read_input_tokens": 1000 + 10 * self.count, "output_tokens": 20}
+                 "cache_read_input_tokens": 20000 + sent, "output_tokens": 20}
         return [self.add({**self._base(), "type": "assistant", "requestId": f"req_{mid}",
                           "message": {"id": mid, "type": "message", "role": "assistant",
                                       "model": "claude-sonnet-4-5", "content": [block],

@@ -49,10 +49,11 @@ FREE, BUFFER = ".", "~"
               help="Model whose window applies (default: the transcript's; '[1m]' suffix = 1M).")
 @click.option("--context-window", type=click.IntRange(min=1), metavar="TOKENS",
               help="Context window size, overriding the model's.")
-@click.option("--system-tokens", type=click.IntRange(min=0), default=DEFAULT_SYSTEM_TOKENS,
-              show_default=True, envvar="CTXTOOL_SYSTEM_TOKENS", metavar="TOKENS",
-              help="System prompt + tool definitions, assumed when the transcript records no "
-                   "usage ($CTXTOOL_SYSTEM_TOKENS).")
+@click.option("--system-tokens", type=click.IntRange(min=0), default=None,
+              envvar="CTXTOOL_SYSTEM_TOKENS", metavar="TOKENS",
+              help="System prompt + tool definitions, assumed where no usage anchors the count "
+                   "(after a compaction). Default: what the session's own API calls show, else "
+                   f"{DEFAULT_SYSTEM_TOKENS} ($CTXTOOL_SYSTEM_TOKENS).")
 @click.option("--no-usage", is_flag=True,
               help="Ignore recorded usage and estimate every message (after persist or snip "
                    "changed content the last API call saw).")
@@ -68,7 +69,7 @@ FREE, BUFFER = ".", "~"
               help="OpenCode sessions: the model's input limit (models.dev limit.input), which "
                    "OpenCode's overflow rule uses instead of the window when a model has one.")
 def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, model: str | None,
-                 context_window: int | None, system_tokens: int, no_usage: bool, top: int,
+                 context_window: int | None, system_tokens: int | None, no_usage: bool, top: int,
                  exact: bool, timeline: str | None, input_limit: int | None) -> None:
     """Show how much of the context window a transcript fills, and with what.
 

@@ -253,7 +253,7 @@ class Estimator:
 
     Also used entry by entry by :func:`annotate`."""
 
-    def __init__(self, fmt: str, *, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+    def __init__(self, fmt: str, *, system_tokens: int | None = None,
                  top: int = DEFAULT_TOP, use_usage: bool = True) -> None:
         self.fmt = fmt
         self.top = top
@@ -285,6 +285,7 @@ class Estimator:
         compaction took out of view count as compacted, the others as with :meth:`add`."""
         entries = list(entries)
         self.view = filter_compacted_opencode(entries)  # OpenCode's order, for its own rule
+        self._observe_system(entries)
         kept = {id(e) for e in self.view}
         for entry in entries:
             if id(entry) in kept:
@@ -293,6 +294,16 @@ class Estimator:
                 self.entries += 1
                 self.compacted += estimate_entry_tokens(entry, self.fmt)
         self.boundaries = completed_compactions(entries)
+
+    def _observe_system(self, entries: list[dict[str, Any]]) -> None:
+        """The system figure from the session's first call, in file order: the view starts
+        with a kept tail whose usage predates the compaction."""
+        probe = ContextMeter(self.fmt)
+        for entry in entries:
+            probe.add(entry)
+            if not probe.observing:
+                break
+        self.meter.observed_system, self.meter.observing = probe.observed_system, False
 
     def note_model(self, entry: dict[str, Any]) -> None:
         """The model that wrote an assistant message (the last one named wins)."""
@@ -345,7 +356,7 @@ class Estimator:
 
 
 def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None = None,
-             context_window: int | None = None, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+             context_window: int | None = None, system_tokens: int | None = None,
              env: Mapping[str, str] | None = None, top: int = DEFAULT_TOP,
              source: str | None = None, use_usage: bool = True,
              input_limit: int | None = None,
@@ -371,7 +382,7 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
 
 
 def annotate(entries: Iterable[dict[str, Any]], *, fmt: str,
-             system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+             system_tokens: int | None = None,
              use_usage: bool = True) -> Iterator[dict[str, Any]]:
     """Each entry with a ``ctxtool`` key: ``{"tokens", "category", "context_tokens"}`` (its own
     estimate, its main category, the context size after it). Streams. Entries outside the

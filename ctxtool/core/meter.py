@@ -6,9 +6,13 @@
   cache_creation_input_tokens + cache_read_input_tokens``) plus what it produced - is taken as
   exact, and the heuristic estimate of every entry after it is added;
 * without any usage (other formats, hand-made transcripts, or right after a compaction) it is
-  the heuristic estimate of every entry plus ``system_tokens`` for the system prompt and tool
-  definitions that a transcript never records;
-* a compact boundary starts over; a ``microcompact_boundary`` subtracts the
+  the heuristic estimate of every entry plus a figure for the system prompt and tool
+  definitions that a transcript never records: ``system_tokens`` when given, else what the
+  session's own calls showed (its first call, minus the estimate of the messages it was sent),
+  else :data:`DEFAULT_SYSTEM_TOKENS`;
+* a compact boundary starts over, with the messages it keeps by reference
+  (``compactMetadata.preservedMessages`` / ``preservedSegment``, which sit before it in the
+  file; Claude Code splices them in after the summary) counted again; a ``microcompact_boundary`` subtracts the
   ``microcompactMetadata.tokensSaved`` it records from the anchor taken before it (that API call
   still saw the full tool results; Claude Code keeps them in the file and clears them in memory).
 
@@ -46,6 +50,10 @@ from ctxtool.types import CLAUDE_CODE, OPENCODE
 DEFAULT_SYSTEM_TOKENS = 24_000
 
 SYNTHETIC_MODEL = "<synthetic>"
+
+# Entries remembered for a boundary that keeps messages by reference: Claude Code keeps the last
+# few messages before it, far fewer than this.
+_RECENT_ENTRIES = 20_000
 
 
 class Usage(NamedTuple):
@@ -139,10 +147,14 @@ class ContextMeter:
             if meter.context_tokens > limits.warning: ...
     """
 
-    def __init__(self, fmt: str, *, system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+    def __init__(self, fmt: str, *, system_tokens: int | None = None,
                  use_usage: bool = True) -> None:
         self.fmt = fmt
-        self.system_tokens = system_tokens
+        self.given_system = system_tokens  # None: what the session shows, else the default
+        self.observed_system: int | None = None
+        self.observing = True  # False once the first call was seen (or the caller decided)
+        self.dropped_before = 0  # cumulativeDroppedTokens of the last compact boundary seen
+        self._recent: dict[str, tuple[Any, int]] = {}  # uuid -> (parentUuid, tokens), bounded
         self.use_usage = use_usage  # False: estimate everything (content changed after the calls)
         self.anchor: Usage | None = None
         self.anchor_content = 0  # estimate of the anchor call's own output blocks
@@ -152,6 +164,13 @@ class ContextMeter:
         self.peak_prompt = 0  # the largest prompt a call recorded (read even when not used)
         # OpenCode: a finished summary answering a compaction request restarts the context
         self._opencode = CompactionTracker() if fmt == OPENCODE else None
+
+    @property
+    def system_tokens(self) -> int:
+        """The system prompt and tools figure used when no usage anchors the count."""
+        if self.given_system is not None:
+            return self.given_system
+        return DEFAULT_SYSTEM_TOKENS if self.observed_system is None else self.observed_system
 
     @property
     def context_tokens(self) -> int:
@@ -200,7 +219,12 @@ class ContextMeter:
         """:meth:`add` for an entry already known to be valid and in context."""
         if entry.get("type") == "system":  # the boundaries are system entries
             if is_compact_boundary(entry):
+                meta = entry.get("compactMetadata")
+                dropped = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
+                self.dropped_before = dropped if isinstance(dropped, int) and dropped > 0 else 0
+                kept = self._preserved_tokens(entry)
                 self.reset()
+                self.since_anchor = kept
                 return 0
             if is_microcompact_boundary(entry):
                 if self.anchor is not None:
@@ -208,6 +232,9 @@ class ContextMeter:
                 return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
+        uuid = entry.get("uuid")
+        if uuid.__class__ is str:
+            self._remember(uuid, entry.get("parentUuid"), tokens)
         usage = usage_of(entry, self.fmt)
         if usage is not None:
             if usage.prompt_tokens > self.peak_prompt:
@@ -228,14 +255,48 @@ class ContextMeter:
         elif self._opencode is not None:
             # its tokens are its last step's call: that step's tool results came after it.
             # OpenCode records the final output count, so no estimate of it is needed
+            self._observe_system(usage)
             self.anchor = usage
             self.anchor_content = 0
             self.since_anchor = last_step_split(entry, estimate_block_tokens)[1]
             self.saved = 0
         else:
+            self._observe_system(usage)
             self.anchor, self.anchor_content = usage, tokens
             self.saved = self.since_anchor = 0
         return tokens
+
+    def _observe_system(self, usage: Usage) -> None:
+        """The session's first call was sent the system prompt, the tools and the messages
+        counted so far: the difference is the session's own system figure."""
+        if self.observing and self.anchor is None and usage.prompt_tokens > self.since_anchor:
+            self.observed_system = usage.prompt_tokens - self.since_anchor
+            self.observing = False  # the first call is the cleanest: the fewest messages
+
+    def _remember(self, uuid: str, parent: Any, tokens: int) -> None:
+        """Keep the newest entries' tokens, for a boundary that keeps them by reference."""
+        recent = self._recent
+        recent[uuid] = (parent, tokens)
+        if len(recent) > _RECENT_ENTRIES:
+            del recent[next(iter(recent))]
+
+    def _preserved_tokens(self, boundary: dict[str, Any]) -> int:
+        """Estimated tokens of the messages a boundary keeps (see the module docstring)."""
+        meta = boundary.get("compactMetadata")
+        if not isinstance(meta, dict):
+            return 0
+        listed, segment = meta.get("preservedMessages"), meta.get("preservedSegment")
+        uuids = listed.get("allUuids") or listed.get("uuids") if isinstance(listed, dict) else None
+        if not isinstance(uuids, list) and isinstance(segment, dict):
+            uuids, current = [], segment.get("tailUuid")
+            while isinstance(current, str) and current in self._recent and current not in uuids:
+                uuids.append(current)
+                if current == segment.get("headUuid"):
+                    break
+                current = self._recent[current][0]
+        if not isinstance(uuids, list):
+            return 0
+        return sum(self._recent[u][1] for u in set(uuids) if isinstance(u, str) and u in self._recent)
 
 
 __all__ = ["DEFAULT_SYSTEM_TOKENS", "ContextMeter", "Usage", "tokens_saved", "usage_of"]

@@ -1,10 +1,11 @@
 """``summarize``: replace a session's history by a nine-section summary, losing nothing.
 
 * Claude Code transcripts: every input entry is passed through unchanged, then a
-  ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text,
-  the restored files (``restore_files``) and copies of the kept tail (``keep_last`` /
-  ``keep_tokens``) re-chained after the summary - the file Claude Code itself would have after
-  ``/compact``, and ``filter-compacted`` cuts it at the new boundary.
+  ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text
+  and the restored files (``restore_files``). The kept tail (``keep_last`` / ``keep_tokens``)
+  stays where it is and the boundary keeps it by reference (``preservedSegment``: Claude Code
+  splices it in after the summary when it loads the session) - the file Claude Code itself
+  would have after ``/compact``, and ``filter-compacted`` cuts it at the new boundary.
 * Anthropic / OpenAI message lists: OpenAI ``system``/``developer`` messages, the summary message
   (its text starts with ``[ctxtool summary]``, the marker ``filter-compacted`` cuts at) and the
   kept tail, unchanged. The full original list is saved in the store first and the summary names
@@ -13,8 +14,10 @@
   user message with a ``compaction`` part, the ``summary: true`` assistant message, and for
   ``auto`` runs the synthetic "continue" message (:mod:`ctxtool.core.summarize_opencode`).
 
-The summary covers everything before the kept tail. A tail never starts between a ``tool_use``
-and its result, nor inside one streamed response (assistant lines sharing ``message.id``).
+The summary covers everything before the kept tail. When the result would not be smaller than
+the input (a short session, a long summary) the input is returned unchanged with a reason. A
+tail never starts between a ``tool_use`` and its result, nor inside one streamed response
+(assistant lines sharing ``message.id``).
 Buffers the whole input: the summary must see all of it before anything is written - except a
 Claude Code transcript summarized offline from a re-readable source with nothing kept verbatim,
 which is read twice instead (:mod:`ctxtool.core.summarize_stream`).
@@ -35,9 +38,10 @@ from ctxtool.core.file_state import collect_file_state
 from ctxtool.core.filter_compacted import SUMMARY_MARKER  # the cut marker for message lists
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.summary_input import build_request, first_kept, main_chain, summary_text_of
-from ctxtool.core.summary_output import (boundary_entry, common_fields, iso_timestamp,
-                                         meta_user_entry, rechain, restored_files, summary_entry,
-                                         summary_message)
+from ctxtool.core.summary_output import (boundary_entry, common_fields, derived_uuid,
+                                         iso_timestamp, meta_user_entry, preserved_metadata,
+                                         preserved_segment, restored_files, set_post_tokens,
+                                         summary_entry, summary_message)
 from ctxtool.core.summarize_opencode import opencode_output, plan_opencode
 from ctxtool.core.summarize_stream import scan, streams
 from ctxtool.core.twopass import LazySource
@@ -247,8 +251,17 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     build = (_claude_code_output if fmt == CLAUDE_CODE else _opencode_output if fmt == OPENCODE
              else _message_list_output)
     output = build(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
+    after = _context_tokens(output, fmt)
+    if after >= report.tokens_before:  # a summary must never cost more than it replaces
+        report.reason = _not_smaller(report.tokens_before, after)
+        report.restored_files, report.transcript_saved = [], None
+        return _finish(unchanged, fmt)
     report.compacted = True
     return _finish(Compaction(output, result.text, report), fmt)
+
+
+def _not_smaller(before: int, after: int) -> str:
+    return f"the summary would not make the context smaller ({before} -> {after} tokens)"
 
 
 def reads_twice(fmt: str, summarizer: Summarizer, options: SummarizeOptions) -> bool:
@@ -306,10 +319,16 @@ def _compact_stream(source: LazySource, *, summarizer: Summarizer,
     _record(report, result)
     added = claude_code_added(digest=found.digest, logical_parent=found.last_uuid,
                               template=found.template, summary=result.text, options=options,
-                              report=report, restore=[], tail=[])
+                              report=report, restore=[])
+    dropped_before = found.meter.dropped_before
     for entry in added:
         found.meter.add(entry)
-    report.entries_out, report.tokens_after = found.count + len(added), found.meter.context_tokens
+    after = found.meter.context_tokens
+    if after >= report.tokens_before:  # a summary must never cost more than it replaces
+        report.reason = _not_smaller(report.tokens_before, after)
+        return Compaction(source.iter_parsing(()), None, report)
+    set_post_tokens(added[0], after, dropped_before)
+    report.entries_out, report.tokens_after = found.count + len(added), after
     report.compacted = True
     return Compaction(chain(source.iter_parsing(()), added), result.text, report)
 
@@ -318,34 +337,59 @@ def _claude_code_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
                         tail: list[dict[str, Any]], fmt: str, summary: str,
                         options: SummarizeOptions, report: SummarizeReport,
                         store: TranscriptStore | None) -> list[dict[str, Any]]:
+    """The input, then the boundary and summary; the kept tail stays where it is, kept by
+    reference (``preservedSegment``) as Claude Code's own ``/compact`` does, so no message is
+    written twice (copies sharing a ``message.id`` are merged back by Claude Code)."""
     main = [items[i] for i in main_chain(items, fmt)]
     template = next((e for e in reversed(main) if isinstance(e.get("sessionId"), str)), None)
-    added = claude_code_added(digest=_digest(items), logical_parent=last_uuid(main),
+    logical = last_uuid(main)
+    segment = preserved_segment(main, tail, logical)
+    if tail and not segment:
+        report.notes.append("the kept messages are not on the chain of the last entry: "
+                            "none kept after the summary")
+        report.kept_messages = 0
+    listed = {e.get("uuid") for e in tail}
+    added = claude_code_added(digest=_digest(items), logical_parent=logical,
                               template=template, summary=summary, options=options, report=report,
-                              restore=_restore(head, fmt, options.restore_files), tail=tail)
+                              restore=_restore(head, fmt, options.restore_files),
+                              segment=segment, kept=[u for u in segment if u in listed])
+    set_post_tokens(added[0], _context_tokens([*items, *added], fmt), _dropped_so_far(main))
     return [*items, *added]
 
 
 def claude_code_added(*, digest: str, logical_parent: str | None, template: dict[str, Any] | None,
                       summary: str, options: SummarizeOptions, report: SummarizeReport,
-                      restore: list[tuple[Any, str]], tail: list[dict[str, Any]]
-                      ) -> list[dict[str, Any]]:
-    """The entries appended to a Claude Code transcript: the boundary, the summary, restored
-    files and the re-chained tail (for the buffered and the streamed way alike)."""
+                      restore: list[tuple[Any, str]], segment: Sequence[str] = (),
+                      kept: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The entries appended to a Claude Code transcript: the boundary (keeping ``segment`` by
+    reference, ``kept`` its messages), the summary and restored files (for the buffered and the
+    streamed way alike; the caller records ``postTokens`` with :func:`set_post_tokens`)."""
     common = common_fields(template)
     stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
-    text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto)
+    anchor = derived_uuid(digest, "summary")
+    text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto,
+                             kept=bool(segment))
     boundary = boundary_entry(common=common, logical_parent=logical_parent, digest=digest,
                               timestamp=stamp, trigger="auto" if options.auto else "manual",
-                              pre_tokens=report.tokens_before)
+                              pre_tokens=report.tokens_before,
+                              preserved=preserved_metadata(segment, kept, anchor))
     added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
                                      timestamp=stamp, text=text)]
     for record, note in restore:
         added.append(meta_user_entry(common=common, parent=added[-1]["uuid"], digest=digest,
                                      what=f"restore:{record.path}", timestamp=stamp, text=note))
         report.restored_files.append(record.path)
-    added.extend(rechain(tail, parent=added[-1]["uuid"], digest=digest))
     return added
+
+
+def _dropped_so_far(main: Sequence[dict[str, Any]]) -> int:
+    """``cumulativeDroppedTokens`` of the last earlier boundary (0 when there is none)."""
+    for entry in reversed(main):
+        if is_compact_boundary(entry):
+            meta = entry.get("compactMetadata")
+            value = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
+            return value if isinstance(value, int) and value > 0 else 0
+    return 0
 
 
 def _opencode_output(items: list[dict[str, Any]], head: list[dict[str, Any]],

@@ -1,5 +1,6 @@
 """The entries ``summarize`` appends: Claude Code's compact boundary and summary, restored files,
-and the kept tail re-chained after them; or the summary message that starts a message list.
+the kept tail by reference (``compactMetadata.preservedSegment``, as Claude Code 2.1 keeps recent
+messages); or the summary message that starts a message list.
 
 New entries look like the ones Claude Code writes (see the corpus): the boundary restarts the chain
 (``parentUuid: null``) and points back with ``logicalParentUuid``; the summary is a user entry
@@ -14,14 +15,13 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.blocks import iter_tool_uses, with_message_content
 from ctxtool.core.file_state import FileRecord
 from ctxtool.core.persist import truncate_text
 from ctxtool.core.tokens import estimate_text_tokens
-from ctxtool.types import CLAUDE_CODE
 
 _NAMESPACE = uuid.UUID("6f1d3a52-5c7e-4f0b-9a51-7c2e8d0b4a10")  # ctxtool's uuid5 namespace
-_COMMON_KEYS = ("userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "slug")
+_COMMON_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "agentId",
+                "slug")
 RESTORE_FILE_TOKENS = 5_000  # per restored file (Claude Code's limit)
 RESTORE_TOTAL_TOKENS = 50_000  # all restored files together
 
@@ -48,11 +48,22 @@ def common_fields(template: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def boundary_entry(*, common: dict[str, Any], logical_parent: str | None, digest: str,
-                   timestamp: str, trigger: str, pre_tokens: int) -> dict[str, Any]:
+                   timestamp: str, trigger: str, pre_tokens: int,
+                   preserved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Claude Code's boundary; ``postTokens``/``cumulativeDroppedTokens`` are filled in by
+    :func:`set_post_tokens` once the result is measured."""
     return {"parentUuid": None, "logicalParentUuid": logical_parent, **common, "type": "system",
             "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
             "timestamp": timestamp, "uuid": derived_uuid(digest, "boundary"), "level": "info",
-            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens}}
+            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens, **(preserved or {})}}
+
+
+def set_post_tokens(boundary: dict[str, Any], post_tokens: int, dropped_before: int) -> None:
+    """Record the context after the compaction, and the tokens dropped by every compaction so
+    far (``dropped_before`` from the previous boundary), as Claude Code does."""
+    meta = boundary["compactMetadata"]
+    meta["postTokens"] = post_tokens
+    meta["cumulativeDroppedTokens"] = dropped_before + max(0, meta["preTokens"] - post_tokens)
 
 
 def summary_entry(*, common: dict[str, Any], parent: str, digest: str, timestamp: str,
@@ -99,48 +110,35 @@ def meta_user_entry(*, common: dict[str, Any], parent: str, digest: str, what: s
             "uuid": derived_uuid(digest, what), "timestamp": timestamp}
 
 
-def rechain(tail: Sequence[dict[str, Any]], *, parent: str, digest: str) -> list[dict[str, Any]]:
-    """Copies of the kept entries, chained after ``parent``, with new uuids and tool ids.
-
-    A copy whose original parent was kept points at that parent's copy, any other at the copy
-    before it. Tool ids get a suffix (in the tool_use and in its result) so that no id appears
-    twice in the file: the originals are still above the boundary.
-    """
-    renamed = {e["uuid"]: derived_uuid(digest, f"kept:{e['uuid']}") for e in tail
-               if isinstance(e.get("uuid"), str)}
-    tool_ids = {u.id: f"{u.id}_{derived_uuid(digest, 'kept-tools')[:8]}"
-                for e in tail for u in iter_tool_uses(e, CLAUDE_CODE)}
-    copies: list[dict[str, Any]] = []
-    previous = parent
-    for entry in tail:
-        copy = _with_tool_ids(entry, tool_ids)
-        old_parent = entry.get("parentUuid")
-        copy["parentUuid"] = renamed.get(old_parent, previous) if isinstance(old_parent, str) else previous
-        if isinstance(entry.get("uuid"), str):
-            copy["uuid"] = renamed[entry["uuid"]]
-            previous = copy["uuid"]
-        source = entry.get("sourceToolAssistantUUID")
-        if isinstance(source, str) and source in renamed:
-            copy["sourceToolAssistantUUID"] = renamed[source]
-        copies.append(copy)
-    return copies
+def preserved_segment(entries: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]],
+                      tail_uuid: str | None) -> list[str]:
+    """The uuids Claude Code keeps across the boundary for the kept messages, head first: the
+    chain from ``tail_uuid`` (the last entry) back to the first kept message, everything between
+    included, as Claude Code's own ``/compact`` records it. Empty when nothing is kept or the
+    chain does not lead back to a kept message."""
+    wanted = {e["uuid"] for e in kept if isinstance(e.get("uuid"), str)}
+    if not wanted or tail_uuid is None:
+        return []
+    parents = {e["uuid"]: e.get("parentUuid") for e in entries if isinstance(e.get("uuid"), str)}
+    walked: list[str] = []
+    current: Any = tail_uuid
+    while isinstance(current, str) and current in parents and current not in walked:
+        walked.append(current)
+        current = parents[current]
+    on_path = [i for i, u in enumerate(walked) if u in wanted]
+    return list(reversed(walked[:on_path[-1] + 1])) if on_path else []
 
 
-def _with_tool_ids(entry: dict[str, Any], tool_ids: dict[str, str]) -> dict[str, Any]:
-    """A shallow copy of ``entry`` whose tool_use / tool_result ids are renamed."""
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list) or not tool_ids:
-        return dict(entry)
-    blocks = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") in tool_ids:
-            block = {**block, "id": tool_ids[block["id"]]}
-        elif isinstance(block, dict) and block.get("type") == "tool_result" \
-                and block.get("tool_use_id") in tool_ids:
-            block = {**block, "tool_use_id": tool_ids[block["tool_use_id"]]}
-        blocks.append(block)
-    return with_message_content(entry, CLAUDE_CODE, blocks)
+def preserved_metadata(segment: Sequence[str], messages: Sequence[str],
+                       anchor: str) -> dict[str, Any]:
+    """``compactMetadata`` keys for messages kept by reference (Claude Code 2.1's own form): on
+    loading, the segment head..tail is spliced in after ``anchor`` (the summary)."""
+    if not segment:
+        return {}
+    return {"preservedSegment": {"headUuid": segment[0], "anchorUuid": anchor,
+                                 "tailUuid": segment[-1]},
+            "preservedMessages": {"anchorUuid": anchor, "uuids": list(messages),
+                                  "allUuids": list(segment)}}
 
 
 def summary_message(text: str) -> dict[str, Any]:

@@ -54,23 +54,32 @@ CONTINUATION_PREFIX = ("This session is being continued from a previous conversa
                        "out of context.")
 _CONTINUATION = CONTINUATION_PREFIX + (" The summary below covers the earlier portion of the "
                                        "conversation.\n\nSummary:\n")
-_TRANSCRIPT_NOTE = ("The full transcript from before this compaction is saved at: {path}\n"
-                    "Read it when you need exact code, error messages or output from earlier.")
-_AUTO_NOTE = ("Continue with the last task you were asked to do, from where it stopped, without "
-              "asking the user further questions.")
+# The closing notes follow Claude Code 2.1's own summary: where the full transcript is, then
+# carry on where it stopped; and when messages were kept, that they follow the summary.
+_TRANSCRIPT_NOTE = ("If you need specific details from before compaction (like exact code "
+                    "snippets, error messages, or content you generated), read the full "
+                    "transcript at: {path}")
+_AUTO_NOTE = ("Continue the conversation from where it left off without asking the user any "
+              "further questions. Resume directly \u2014 do not acknowledge the summary, do not "
+              "recap what was happening. Pick up the last task as if the break never happened.")
+_KEPT_NOTE = ("The messages after this summary are the most recent messages from before "
+              "compaction, kept verbatim. The summary was written without seeing them.")
 
 
 # --- the continuation text -------------------------------------------------------------------------
 
 def continuation_text(summary: str, *, transcript_path: str | None = None,
-                      auto: bool = False) -> str:
-    """The text of the message that replaces the conversation, starting the way Claude Code's
-    does (tools that look for compaction summaries recognise it)."""
+                      auto: bool = False, kept: bool = False) -> str:
+    """The text of the message that replaces the conversation, starting and ending the way
+    Claude Code's does (tools that look for compaction summaries recognise it). Claude Code 2.1
+    ends manual and automatic summaries alike by asking to carry on, so ``auto`` changes
+    nothing any more (kept for callers)."""
     text = _CONTINUATION + summary.strip()
     if transcript_path:
         text += "\n\n" + _TRANSCRIPT_NOTE.format(path=transcript_path)
-    if auto:
-        text += "\n" + _AUTO_NOTE
+    text += ("\n" if transcript_path else "\n\n") + _AUTO_NOTE
+    if kept:
+        text += "\n\n" + _KEPT_NOTE
     return text
 
 
@@ -80,7 +89,9 @@ def is_continuation_text(text: str) -> bool:
 
 _TRAILERS = ("If you need specific details from before compaction", "The full transcript from "
              "before this compaction", "Read it when you need exact code", "Please continue the "
-             "conversation", _AUTO_NOTE)
+             "conversation", "Continue the conversation from where it left off",
+             "The messages after this summary are the most recent", "Continue with the last task "
+             "you were asked to do", _AUTO_NOTE, _KEPT_NOTE)
 
 
 def summary_body(text: str) -> str:

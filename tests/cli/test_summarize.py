@@ -58,7 +58,8 @@ def test_example_output_validates_and_filter_compacted_starts_at_the_boundary(tm
     written = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     ours = [e for e in written if e.get("subtype") == "compact_boundary"]
     assert len(ours) == 1 and first == ours[0]
-    assert len(view.stdout.splitlines()) == len(written) - written.index(ours[0])
+    kept = ours[0]["compactMetadata"]["preservedMessages"]["allUuids"]  # kept by reference
+    assert kept and len(view.stdout.splitlines()) == len(written) - written.index(ours[0]) + len(kept)
 
 
 def test_text_prints_only_the_summary(runner) -> None:
@@ -138,7 +139,7 @@ def test_auto_compacts_only_over_the_threshold(runner) -> None:
     assert over.exit_code == 0, over.stderr
     boundary, summary = last_entries(over.stdout_bytes, 2)
     assert boundary["compactMetadata"]["trigger"] == "auto"
-    assert "Continue with the last task" in summary["message"]["content"]
+    assert "Continue the conversation from where it left off" in summary["message"]["content"]
     off = runner.invoke(cli, ["summarize", "--auto", "--context-window", "100000"], input=data,
                         env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1", "DISABLE_AUTO_COMPACT": "1"})
     assert off.stdout_bytes == data and "auto-compact is off" in off.stderr
@@ -146,7 +147,7 @@ def test_auto_compacts_only_over_the_threshold(runner) -> None:
 
 def test_openai_list_is_compacted_and_the_original_saved(runner, tmp_path: Path) -> None:
     lines = [{"role": "system", "content": "You are terse."},
-             {"role": "user", "content": "what is in the repo?"},
+             {"role": "user", "content": "what is in the repo? " + "Some context. " * 2000},
              {"role": "assistant", "content": None, "tool_calls": [
                  {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
              {"role": "tool", "tool_call_id": "call_1", "content": "README.md\nsrc/"},

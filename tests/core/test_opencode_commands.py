@@ -72,7 +72,16 @@ def test_a_summary_is_never_an_anchor_and_a_compaction_restarts_with_its_tail() 
         meter.add(entry)
     # the last finished messages are a summary (never an anchor) and the tail before it
     assert meter.anchor is None
-    assert meter.context_tokens == DEFAULT_SYSTEM_TOKENS + view_tokens(entries)
+    # the system prompt and tools: what the session's first call showed, not the fixed default
+    first = next(e for e in entries if e.get("info", {}).get("role") == "assistant"
+                 and e["info"].get("tokens", {}).get("input"))
+    assert 0 < meter.observed_system <= sum(first["info"]["tokens"]["cache"].values()) + \
+        first["info"]["tokens"]["input"]
+    assert meter.context_tokens == meter.observed_system + view_tokens(entries)
+    given = ContextMeter(OPENCODE, system_tokens=DEFAULT_SYSTEM_TOKENS)
+    for entry in entries:
+        given.add(entry)
+    assert given.context_tokens == DEFAULT_SYSTEM_TOKENS + view_tokens(entries)
 
 
 def test_context_entries_are_the_view_in_file_order() -> None:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxtool.core.file_state import collect_file_state, strip_line_numbers
+from ctxtool.core.filter_compacted import filter_compacted, plan_cut
 from ctxtool.core.summarize import SummarizeOptions, SummarizeReport, compact, summarize
 from ctxtool.core.validate import validate
 from ctxtool.errors import LLMError
@@ -57,7 +58,10 @@ def test_claude_code_keeps_every_line_then_boundary_and_summary() -> None:
     assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] == last["uuid"]
     assert (boundary["type"], boundary["subtype"], boundary["content"]) == (
         "system", "compact_boundary", "Conversation compacted")
-    assert boundary["compactMetadata"] == {"trigger": "manual", "preTokens": done.report.tokens_before}
+    pre, post = done.report.tokens_before, done.report.tokens_after
+    assert post < pre
+    assert boundary["compactMetadata"] == {"trigger": "manual", "preTokens": pre,
+                                           "postTokens": post, "cumulativeDroppedTokens": pre - post}
     for key in ("sessionId", "cwd", "version", "gitBranch", "userType"):
         assert boundary[key] == summary[key] == last[key]
     assert boundary["timestamp"] == summary["timestamp"] == "2026-02-01T12:00:00.250Z"
@@ -66,7 +70,8 @@ def test_claude_code_keeps_every_line_then_boundary_and_summary() -> None:
     text = summary["message"]["content"]
     assert text.startswith("This session is being continued from a previous conversation that ran "
                            "out of context. The summary below covers the earlier portion")
-    assert "/p/s.jsonl" in text and "Continue with the last task" not in text
+    # ends as Claude Code 2.1's own summary: the transcript's path, then carry on where it stopped
+    assert "read the full transcript at: /p/s.jsonl\nContinue the conversation from where it left" in text
     assert done.summary and done.summary in text and done.report.compacted
     assert not [p for p in validate(read(output), fmt=CLAUDE_CODE) if p.severity == "error"]
 
@@ -79,7 +84,7 @@ def test_same_input_same_bytes_and_auto_trigger() -> None:
     auto = compact(read(data), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, auto=True, auto_compact_at=10))
     assert auto.entries[-2]["compactMetadata"]["trigger"] == "auto"
-    assert "Continue with the last task you were asked to do" in auto.entries[-1]["message"]["content"]
+    assert "Continue the conversation from where it left off" in auto.entries[-1]["message"]["content"]
 
 
 def test_auto_passes_through_below_the_threshold() -> None:
@@ -90,41 +95,59 @@ def test_auto_passes_through_below_the_threshold() -> None:
     assert "below the auto-compact threshold" in (done.report.reason or "")
 
 
-def test_keep_last_never_splits_a_tool_use_from_its_result() -> None:
+def model_view(entries: list) -> list:
+    return list(filter_compacted(entries, plan_cut(entries, CLAUDE_CODE), view="model"))
+
+
+def test_keep_last_keeps_messages_by_reference_never_splitting_a_tool_pair() -> None:
     session = coding_session()
     items = read(session.jsonl())
     done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, keep_last=3))
-    copies = done.entries[len(items) + 2:]
+    boundary, summary = done.entries[len(items):]  # nothing copied: kept where they are
+    meta = boundary["compactMetadata"]
+    segment, listed = meta["preservedSegment"], meta["preservedMessages"]
+    assert segment["anchorUuid"] == listed["anchorUuid"] == summary["uuid"]
+    assert segment["tailUuid"] == items[-1]["uuid"] == boundary["logicalParentUuid"]
+    assert listed["allUuids"][0] == segment["headUuid"] and listed["allUuids"][-1] == segment["tailUuid"]
     # the last 3 messages are the answer, the prompt and the tool result of the second `pytest`
     # run - whose tool_use (and the text streamed with it) joined the tail
-    assert [c["type"] for c in copies] == ["assistant", "user", "user", "assistant"]
-    blocks = [b for c in copies if isinstance(c["message"]["content"], list)
-              for b in c["message"]["content"]]
-    uses = {b["id"] for b in blocks if b.get("type") == "tool_use"}
-    results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
-    assert results == uses and len(uses) == 1 and next(iter(uses)).startswith("toolu_test2_")
-    assert copies[0]["parentUuid"] == done.entries[len(items) + 1]["uuid"]
-    for before, after in zip(copies, copies[1:]):
-        assert after["parentUuid"] == before["uuid"]
-    assert not {c["uuid"] for c in copies} & {e["uuid"] for e in items}
-    assert done.report.kept_messages >= 3
+    kept = [e for e in items if e["uuid"] in set(listed["uuids"])]
+    assert [e["type"] for e in kept] == ["assistant", "user", "user", "assistant"]
+    view = model_view(done.entries)
+    assert view[0]["uuid"] == summary["uuid"]
+    blocks = [b for e in view if isinstance(e["message"]["content"], list)
+              for b in e["message"]["content"]]
+    uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+    results = [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"]
+    assert uses == results == ["toolu_test2"]  # once each: nothing sent twice
+    assert done.report.kept_messages >= 3 and done.report.tokens_after < done.report.tokens_before
     assert "Thanks! Now make the page size" not in done.summary  # kept verbatim, not summarized
+    assert "kept verbatim" in summary["message"]["content"]
     assert not [p for p in validate(done.entries, fmt=CLAUDE_CODE) if p.severity == "error"]
 
 
 def test_keep_tokens_and_streamed_responses_stay_whole() -> None:
     s = Session()
-    s.user("first")
-    s.assistant(text_block("a" * 400), text_block("b" * 400), message_id="msg_stream")
+    s.user("first " + "x y " * 10000)
+    s.assistant(text_block("a" * 4000), text_block("b" * 4000), message_id="msg_stream")
     s.user("second")
     s.assistant(text_block("ok"))
     done = compact(s.entries, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, keep_tokens=200))
-    copies = done.entries[len(s.entries) + 2:]
-    ids = [c["message"].get("id") for c in copies if c["type"] == "assistant"]
-    assert ids.count("msg_stream") in (0, 2)
-    assert copies and copies[-1]["message"]["content"][0]["text"] == "ok"
+    listed = set(done.entries[-2]["compactMetadata"]["preservedMessages"]["uuids"])
+    stream = [e["uuid"] for e in s.entries if e["message"].get("id") == "msg_stream"]
+    assert len(listed & set(stream)) in (0, 2)
+    assert model_view(done.entries)[-1]["message"]["content"][0]["text"] == "ok"
+
+
+def test_a_summary_that_saves_nothing_leaves_the_input_as_it_is() -> None:
+    s = Session()
+    s.user("hi")
+    s.assistant(text_block("hello"))
+    done = compact(s.entries, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(), options=OPTIONS)
+    assert done.entries == s.entries and not done.report.compacted
+    assert "would not make the context smaller" in (done.report.reason or "")
 
 
 def test_keeping_everything_leaves_nothing_to_summarize() -> None:
@@ -165,7 +188,7 @@ def test_file_state_reads_edits_and_partial_reads() -> None:
 def test_message_lists_become_summary_plus_tail_and_the_original_is_saved(
         tmp_path: Path, fmt: str) -> None:
     lines = [{"role": "user", "content": "write a haiku about tests"},
-             {"role": "assistant", "content": "green bars in the dawn"},
+             {"role": "assistant", "content": "green bars in the dawn " * 300},
              {"role": "user", "content": "now one about bugs"},
              {"role": "assistant", "content": "a moth in the relay"}]
     if fmt == OPENAI:
