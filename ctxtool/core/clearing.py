@@ -131,7 +131,7 @@ def _clear_block(block: dict[str, Any], entry: dict[str, Any],
         if record is None or not is_clearable(block.get("content")):
             return None
         text = _replace_result(record, block.get("content"), entry, clearing)
-        return {**block, "content": text}
+        return None if text is None else {**block, "content": text}
     if kind == "tool_use" and block.get("id") in clearing.inputs:
         tool_input = block.get("input")
         if not isinstance(tool_input, Mapping) or not tool_input or is_cleared_input(tool_input):
@@ -143,10 +143,13 @@ def _clear_block(block: dict[str, Any], entry: dict[str, Any],
 
 
 def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
-                    clearing: Clearing) -> str:
+                    clearing: Clearing) -> str | None:
+    """The placeholder for a result, or None when it would not be smaller (left as it is)."""
     path = _save(content, record.id, entry, clearing)
     text = clearing.placeholder(path)
     before, after = record.tokens, result_tokens(text)
+    if after >= before:
+        return None
     stats = clearing.report.per_tool.setdefault(record.name or "?", ToolStats())
     stats.cleared += 1
     stats.tokens_before += before
@@ -205,7 +208,9 @@ def _clear_opencode(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]
         if record is None or text is None or not is_clearable(text) \
                 or obj(state.get("time")).get("compacted"):
             continue
-        new = with_output_text(new, record.id, _replace_result(record, text, entry, clearing))
+        replaced = _replace_result(record, text, entry, clearing)
+        if replaced is not None:
+            new = with_output_text(new, record.id, replaced)
     return new
 
 
@@ -216,7 +221,8 @@ def _clear_openai(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
         record = clearing.results.get(tool_id) if isinstance(tool_id, str) else None
         if record is None or not is_clearable(entry.get("content")):
             return entry
-        return {**entry, "content": _replace_result(record, entry["content"], entry, clearing)}
+        text = _replace_result(record, entry["content"], entry, clearing)
+        return entry if text is None else {**entry, "content": text}
     calls = entry.get("tool_calls")
     if not clearing.inputs or not isinstance(calls, list):
         return entry

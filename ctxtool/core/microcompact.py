@@ -32,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, microcompact_placeholder
+from ctxtool.core.clearing import (ClearReport, Clearing, iter_cleared, microcompact_placeholder,
+                                   result_tokens)
 from ctxtool.core.mcboundary import clearing_boundary
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.microcompact_opencode import microcompact_opencode
@@ -67,6 +68,9 @@ class MicrocompactOptions:
     protect_turns: int = 2
     idle: timedelta = IDLE
     clear_tool_inputs: bool = False
+    # what one placeholder costs: a result no larger is left alone (it would not shrink), and
+    # savings are counted net of it; microcompact() sets it from the store when left at 0
+    placeholder_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -93,7 +97,7 @@ class Selection:
 
     records: list[ToolRecord] = field(default_factory=list)
     tokens_before: int = 0  # tokens of the results the strategy looked at
-    tokens_saved: int = 0  # tokens of the chosen ones
+    tokens_saved: int = 0  # tokens of the chosen ones, less their placeholders
     skipped: str | None = None  # why nothing is cleared, when nothing is
 
 
@@ -108,8 +112,17 @@ class MicrocompactReport:
     boundary: bool = False
     marked: bool = False  # OpenCode: parts marked state.time.compacted, their output kept
 
+    @property
+    def tokens_saved(self) -> int:
+        """Net: the cleared results' tokens less their placeholders' (never the gross count)."""
+        if not self.clear.results_cleared:
+            return 0
+        if self.marked:  # OpenCode keeps the output and shows its own short notice
+            return self.selection.tokens_saved
+        return max(0, self.clear.tokens_before - self.clear.tokens_after)
+
     def as_dict(self) -> dict[str, Any]:
-        saved = self.selection.tokens_saved if self.clear.results_cleared else 0
+        saved = self.tokens_saved
         extra = {"marked_compacted": True} if self.marked else {}
         return {"command": "microcompact", "strategy": self.strategy, "trigger": self.trigger,
                 "context_tokens": self.context_tokens, "trigger_tokens": self.threshold,
@@ -133,6 +146,8 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
         yield from microcompact_opencode(list(entries), now=now, options=options,
                                          limits=limits or default_limits, report=report)
         return
+    if not options.placeholder_tokens:
+        options = replace(options, placeholder_tokens=placeholder_tokens(store))
     meter = ContextMeter(fmt) if _measures_context(options) else None
     scan = scan_tools(entries, fmt=fmt, meter=meter)
     report.clear.entries = scan.entries
@@ -150,6 +165,16 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
     if fmt == CLAUDE_CODE and report.clear.results_cleared:
         report.boundary = True
         yield boundary_entry(scan, report, now=now, after=last)
+
+
+def placeholder_tokens(store: ResultStore | None) -> int:
+    """Tokens of the placeholder a cleared result gets: the saved file's path is
+    ``<root>/<session>/tool-results/<tool id>.txt`` (assume long ids when the root is unknown)."""
+    if store is None:
+        return result_tokens(microcompact_placeholder(None))
+    root = getattr(store, "root", None)
+    chars = len(str(root)) + 120 if root is not None else 240
+    return result_tokens(microcompact_placeholder("x" * chars))
 
 
 def default_strategy(fmt: str) -> str:
@@ -181,8 +206,10 @@ def select(scan: ToolScan, options: MicrocompactOptions, *, now: datetime, limit
 
 
 def _candidates(scan: ToolScan, options: MicrocompactOptions) -> list[ToolRecord]:
-    """Compactable tool calls not cleared yet, in tool_use order."""
-    return [r for r in scan.by_use() if options.compactable(r.name) and not r.cleared]
+    """Compactable tool calls not cleared yet, in tool_use order; a result no larger than its
+    placeholder is never a candidate (clearing it would not save anything)."""
+    return [r for r in scan.by_use() if options.compactable(r.name) and not r.cleared
+            and r.tokens > options.placeholder_tokens]
 
 
 def _oldest_but(records: list[ToolRecord], keep: int) -> list[ToolRecord]:
@@ -197,7 +224,7 @@ def _select_claude_code(scan: ToolScan, options: MicrocompactOptions, limits: Li
     for record in _oldest_but(candidates, options.kept):
         if total - saved > options.target:
             chosen.append(record)
-            saved += record.tokens
+            saved += record.tokens - options.placeholder_tokens
     selection = Selection(chosen, total, saved)
     if options.force or not chosen:
         return _explain_empty(selection, f"compactable results hold {total} tokens: nothing "
@@ -231,7 +258,8 @@ def _select_idle(scan: ToolScan, options: MicrocompactOptions, now: datetime) ->
         return Selection([], total, 0, f"idle for {_minutes(gap)}, not more than "
                                        f"{_minutes(options.idle)}")
     chosen = _oldest_but(candidates, options.kept)
-    return _explain_empty(Selection(chosen, total, sum(r.tokens for r in chosen)),
+    saved = sum(r.tokens - options.placeholder_tokens for r in chosen)
+    return _explain_empty(Selection(chosen, total, saved),
                           f"no more than --keep {options.kept} compactable results")
 
 
@@ -272,7 +300,7 @@ def boundary_entry(scan: ToolScan, report: MicrocompactReport, *, now: datetime,
     return clearing_boundary(
         parent=scan.last_uuid, envelope=scan.envelope,
         ids=list(dict.fromkeys(report.clear.cleared_ids)), trigger=report.trigger,
-        pre_tokens=report.selection.tokens_before, tokens_saved=report.selection.tokens_saved,
+        pre_tokens=report.selection.tokens_before, tokens_saved=report.tokens_saved,
         now=now, after=after)
 
 

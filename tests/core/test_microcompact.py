@@ -11,11 +11,13 @@ import pytest
 
 from ctxtool.core.clearing import CLEARED
 from ctxtool.core.mcboundary import NO_FINAL_NEWLINE, is_own_boundary
-from ctxtool.core.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
+from ctxtool.core.microcompact import (MicrocompactOptions, MicrocompactReport, microcompact,
+                                       placeholder_tokens)
 from ctxtool.core.restore import restore
-from ctxtool.core.tokens import thresholds
+from ctxtool.core.tokens import estimate_text_tokens, thresholds
 from ctxtool.errors import UsageError
 from ctxtool.formats.jsonl import iter_entries
+from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI
 from tests.clearing_helpers import MemoryStore, Session, result_contents, text_with_tokens
 
@@ -65,12 +67,27 @@ def test_stops_once_under_the_target() -> None:
     session, ids = session_of_sizes(30_000, 30_000, 30_000, 100, 100, 100)
     out, report = run(session.entries, force=True)
     assert cleared_ids(out) == ids[:2]  # 90300 -> 60300 -> 30300 <= 40000: the third stays
-    assert report.selection.tokens_saved == 60_000
+    placeholder = placeholder_tokens(None)  # net: what the placeholders cost is not saved
+    assert report.selection.tokens_saved == report.tokens_saved == 60_000 - 2 * placeholder
 
 
-@pytest.mark.parametrize(("first", "cleared"), [(19_999, False), (20_000, True), (20_001, True)])
-def test_clears_nothing_unless_it_saves_clear_at_least(first: int, cleared: bool) -> None:
-    session, ids = session_of_sizes(first, 13_000, 13_000, 14_000)
+def test_a_result_no_larger_than_its_placeholder_is_never_cleared(tmp_path) -> None:
+    store = ToolResultStore(tmp_path)
+    cost = placeholder_tokens(store)
+    assert cost > placeholder_tokens(None)  # the path of the saved file costs too
+    session, ids = session_of_sizes(cost, cost + 50, 100, 100, 100)
+    out, report = run(session.entries, force=True, target=0, store=store)
+    assert cleared_ids(out) == [ids[1]]  # the first would not shrink: left as it was
+    after = report.clear.per_tool["Bash"].tokens_after
+    assert after < cost + 50 and report.tokens_saved == cost + 50 - after
+    assert out[-1]["microcompactMetadata"]["tokensSaved"] == report.tokens_saved
+
+
+@pytest.mark.parametrize(("extra", "cleared"), [(-1, False), (0, True), (1, True)])
+def test_clears_nothing_unless_it_saves_clear_at_least(extra: int, cleared: bool) -> None:
+    # net of its placeholder, the first result saves 20000 + extra tokens
+    session, ids = session_of_sizes(20_000 + placeholder_tokens(None) + extra, 13_000, 13_000,
+                                    14_000)
     out, report = run(session.entries, trigger=0)
     assert cleared_ids(out) == (ids[:1] if cleared else [])
     if not cleared:
@@ -175,7 +192,9 @@ def test_block_list_results_with_images_are_saved_as_lists() -> None:
     store = MemoryStore()
     out, report = run(session.entries, force=True, target=0, store=store)
     assert store.files[f"/mem/sess-1/tool-results/{shot}.json"] == blocks
-    assert report.selection.tokens_saved == 32_000  # text + 2000 for the image
+    # text + 2000 for the image, less the placeholder naming the saved file
+    assert report.tokens_saved == 32_000 - report.clear.tokens_after
+    assert report.selection.tokens_saved == 32_000 - placeholder_tokens(store)
     assert list(restore(out, fmt=CLAUDE_CODE, store=store)) == session.entries
 
 
@@ -212,7 +231,8 @@ def test_boundary_is_shaped_like_claude_codes() -> None:
     assert boundary["timestamp"] == "2026-01-02T00:00:00.305Z"
     assert boundary["content"] == "Context microcompacted"
     meta = boundary["microcompactMetadata"]
-    assert meta == {"trigger": "manual", "preTokens": 90_300, "tokensSaved": 60_000,
+    assert meta == {"trigger": "manual", "preTokens": 90_300,
+                    "tokensSaved": 60_000 - 2 * estimate_text_tokens(CLEARED),
                     "compactedToolIds": ids[:2], "clearedAttachmentUUIDs": []}
     assert is_own_boundary(boundary) and report.boundary
     again, _ = run(session.entries, force=True, now=NOW + timedelta(milliseconds=305))
