@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary, relink
 from ctxtool.core.meter import usage_of
 from ctxtool.core.twopass import ENVELOPE_KEYS
 from ctxtool.types import Entry
@@ -46,11 +46,16 @@ def is_own_boundary(entry: dict[str, Any]) -> bool:
 
 
 def without_own_boundaries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """``entries`` without ctxtool's microcompact boundaries (streaming, one entry held back)."""
+    """``entries`` without ctxtool's microcompact boundaries (streaming, one entry held back).
+
+    Claude Code parents the first entry it writes on a resumed session on the file's last line,
+    which may be such a boundary: entries whose parent was a dropped boundary are re-pointed at
+    the boundary's own parent, so the chain stays whole."""
     held: dict[str, Any] | None = None
-    for entry in entries:
-        if not getattr(entry, "invalid", False) and is_own_boundary(entry):
-            if held is not None and entry.get(NO_FINAL_NEWLINE) is True:
+    dropped: dict[str, str | None] = {}
+    for entry in relink(_dropping(entries, dropped), dropped):
+        if entry is _DROPPED_LAST:
+            if held is not None:
                 held = _without_final_newline(held)
             continue
         if held is not None:
@@ -58,6 +63,23 @@ def without_own_boundaries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[s
         held = entry
     if held is not None:
         yield held
+
+
+_DROPPED_LAST: dict[str, Any] = {}  # marks a dropped boundary that ended the file without "\n"
+
+
+def _dropping(entries: Iterable[dict[str, Any]],
+              dropped: dict[str, str | None]) -> Iterator[dict[str, Any]]:
+    """``entries`` less ctxtool's boundaries, each recorded in ``dropped`` (uuid -> parent)."""
+    for entry in entries:
+        if not getattr(entry, "invalid", False) and is_own_boundary(entry):
+            key, parent = entry.get("uuid"), entry.get("parentUuid")
+            if isinstance(key, str):
+                dropped[key] = parent if isinstance(parent, str) else None
+            if entry.get(NO_FINAL_NEWLINE) is True:
+                yield _DROPPED_LAST
+            continue
+        yield entry
 
 
 def _without_final_newline(entry: dict[str, Any]) -> dict[str, Any]:

@@ -206,3 +206,29 @@ def test_entries_without_placeholders_are_the_same_objects(tmp_path: Path) -> No
     out = list(restore(entries, fmt="claude-code", store=ToolResultStore(tmp_path)))
     assert all(a is b for a, b in zip(out, entries))
     assert all(isinstance(e, Entry) and e.raw for e in out)
+
+
+def test_a_session_claude_code_continued_after_microcompact_keeps_its_chain(tmp_path: Path) -> None:
+    """Claude Code parents its next entry on the file's last line: ctxtool's boundary. Restore
+    drops the boundary and re-points that entry at the boundary's parent."""
+    from datetime import datetime, timezone
+
+    from ctxtool.core.microcompact import MicrocompactOptions, microcompact
+    from ctxtool.core.validate import validate
+    from tests.clearing_helpers import Session
+
+    session = Session()
+    for _ in range(5):
+        session.sized_call("Bash", 2_000)
+    store = ToolResultStore(tmp_path)
+    cleared = list(microcompact(session.entries, fmt="claude-code", store=store,
+                                now=datetime(2026, 1, 2, tzinfo=timezone.utc),
+                                options=MicrocompactOptions(force=True, target=0)))
+    boundary = cleared[-1]
+    assert boundary["subtype"] == "microcompact_boundary"
+    resumed = {"type": "user", "uuid": "next-1", "parentUuid": boundary["uuid"],
+               "sessionId": boundary["sessionId"], "message": {"role": "user", "content": "go on"}}
+    out = list(restore([*cleared, resumed], fmt="claude-code", store=store))
+    assert out[:-1] == session.entries  # every result back, the boundary gone
+    assert out[-1]["parentUuid"] == session.entries[-1]["uuid"]
+    assert not [p for p in validate(out, fmt="claude-code") if p.code == "parent-missing"]
