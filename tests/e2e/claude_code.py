@@ -47,6 +47,7 @@ class ClaudeCode:
 
     def __init__(self, binary: str, root: Path, api: FakeMessages) -> None:
         self.binary, self.api = binary, api
+        self.flags: list[str] = []  # added to every run (e.g. --bare)
         self.home = root / "home"
         self.cwd = self.home / "work" / "proj"
         self.cwd.mkdir(parents=True, exist_ok=True)
@@ -70,9 +71,10 @@ class ClaudeCode:
 
     def run(self, *args: str) -> Run:
         before = len(self.api.requests)
-        proc = subprocess.run([self.binary, "-p", *args, "--output-format", "json"], cwd=self.cwd,
+        proc = subprocess.run([self.binary, "-p", *self.flags, *args, "--output-format", "json"],
+                              cwd=self.cwd,
                               env=self.env(), capture_output=True, text=True, timeout=TIMEOUT,
-                              check=False)
+                              stdin=subprocess.DEVNULL, check=False)  # -p appends stdin
         try:
             result = json.loads(proc.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
