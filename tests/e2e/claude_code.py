@@ -74,7 +74,7 @@ class ClaudeCode:
         proc = subprocess.run([self.binary, "-p", *self.flags, *args, "--output-format", "json"],
                               cwd=self.cwd,
                               env=self.env(), capture_output=True, text=True, timeout=TIMEOUT,
-                              stdin=subprocess.DEVNULL, check=False)  # -p appends stdin
+                              input="", check=False)  # -p appends piped stdin: give none
         try:
             result = json.loads(proc.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
