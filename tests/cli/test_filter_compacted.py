@@ -123,7 +123,9 @@ def test_summarize_then_filter_compacted_gives_the_compacted_view(tmp_path: Path
     assert out[0]["subtype"] == "compact_boundary" and out[1]["isCompactSummary"] is True
     assert summarized.stdout.endswith(view.stdout)  # the tail summarize appended, unchanged
     messages = tmp_path / "list.jsonl"
-    messages.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n'
+    long = b"yo " * 5000  # enough for the summary to be smaller than what it replaces
+    messages.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"'
+                         + long + b'"}\n'
                          b'{"role":"user","content":"next"}\n{"role":"assistant","content":"ok"}\n')
     summarized = run_ctxtool("summarize", "--keep-last", "1", str(messages),
                              env={"CTXTOOL_STORE": str(tmp_path)})

@@ -29,6 +29,14 @@ def session(tmp_path: Path) -> Path:
     return write(tmp_path / "session.jsonl", fixture_entries())
 
 
+@pytest.fixture
+def long_session(tmp_path: Path) -> Path:
+    """``session`` with a long last prompt: enough for a summary to be smaller than the view."""
+    entries = fixture_entries()
+    entries[12]["parts"][0]["text"] += " and some context" * 2000
+    return write(tmp_path / "long.jsonl", entries)
+
+
 def view_ids(data: bytes) -> list[str]:
     return [row["info"]["id"][13:16] for row in lines(data) if "info" in row]
 
@@ -114,7 +122,11 @@ def test_filter_compacted_to_openai_through_the_entry_point(session: Path) -> No
 
 # --- summarize -------------------------------------------------------------------------------------
 
-def test_summarize_appends_what_opencode_writes(runner, session: Path) -> None:
+def test_summarize_appends_what_opencode_writes(runner, session: Path, long_session: Path) -> None:
+    small = runner.invoke(cli, ["summarize", "--llm", "offline", "--now", NOW, str(session)])
+    assert small.stdout_bytes == session.read_bytes()  # a summary would not be smaller
+    assert "would not make the context smaller" in small.stderr
+    session = long_session
     result = runner.invoke(cli, ["summarize", "--llm", "offline", "--now", NOW, str(session)])
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes.startswith(session.read_bytes())  # every line kept
@@ -127,7 +139,8 @@ def test_summarize_appends_what_opencode_writes(runner, session: Path) -> None:
     assert refused.exit_code == ExitCode.USAGE and "OpenCode re-attaches no files" in refused.stderr
 
 
-def test_summarize_auto_uses_opencodes_rule_through_the_entry_point(session: Path) -> None:
+def test_summarize_auto_uses_opencodes_rule_through_the_entry_point(long_session: Path) -> None:
+    session = long_session
     below = run_ctxtool("summarize", "--llm", "offline", "--auto", str(session))
     assert below.returncode == 0 and below.stdout == session.read_bytes()
     assert "below the auto-compact threshold (148000)" in below.stderr.decode()

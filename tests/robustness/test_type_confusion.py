@@ -504,7 +504,11 @@ def test_the_bases_are_valid_and_every_command_acts_on_them(fmt: str, tmp_path: 
         assert result.exit_code == 0, (command, result.stderr)
         assert not problems(command, str(source), 0, result.stdout_bytes, result.stderr)
         if fmt in ACTS.get(command, ()):
-            assert result.stdout_bytes != source.read_bytes(), command
+            # a summary was made; on a base this small it would not save anything, and the
+            # input is then left as it is (summarize never returns a larger context)
+            declined = "would not make the context smaller" in result.stderr
+            assert (command == "summarize" and declined) \
+                or result.stdout_bytes != source.read_bytes(), command
 
 
 FIELDS_NAMED_IN_THE_ISSUE = {
