@@ -57,15 +57,16 @@ def flow(claude_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Flow:
         env = {"HOME": str(cc.home), "CTXTOOL_STORE": ""}
         done.original = results(path.read_bytes())
         done.before = cc.resume(sid, "What did we do?")
-        done.persist = run_ctxtool("persist", "--in-place", "--max-chars", "1500", str(path),
-                                   env=env)
+        # --force: Claude Code wrote the file a moment ago (not running now, though)
+        done.persist = run_ctxtool("persist", "--in-place", "--force", "--max-chars", "1500",
+                                   str(path), env=env)
         persisted = results(path.read_bytes())
         done.saved = {k: p for k, v in persisted.items() if (p := placeholder_path(v))
                       and done.original.get(k) != v}
         done.read_target = next(iter(done.saved.values()), "")
         api.push(tool("Read", {"file_path": done.read_target}), say("Read the saved output."))
         done.read = cc.resume(sid, "Show me the saved output")
-        done.restore = run_ctxtool("restore", "--in-place", str(path), env=env)
+        done.restore = run_ctxtool("restore", "--in-place", "--force", str(path), env=env)
         done.validate = run_ctxtool("validate", str(path))
         done.restored = cc.resume(sid, "Go on")
     return done
