@@ -142,9 +142,22 @@ def _clear_block(block: dict[str, Any], entry: dict[str, Any],
     return None
 
 
+def placeholder_cost(placeholder: Placeholder, store: ResultStore | None) -> int:
+    """Tokens of ``placeholder`` once the result is saved in ``store``: the file's path is
+    ``<root>/<session>/tool-results/<tool id>.txt`` (long ids assumed; 240 characters when the
+    root is unknown)."""
+    if store is None:
+        return result_tokens(placeholder(None))
+    root = getattr(store, "root", None)
+    return result_tokens(placeholder("x" * (len(str(root)) + 120 if root is not None else 240)))
+
+
 def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
                     clearing: Clearing) -> str | None:
-    """The placeholder for a result, or None when it would not be smaller (left as it is)."""
+    """The placeholder for a result, or None when it would not be smaller (left as it is,
+    nothing saved)."""
+    if record.tokens <= placeholder_cost(clearing.placeholder, clearing.store):
+        return None
     path = _save(content, record.id, entry, clearing)
     text = clearing.placeholder(path)
     before, after = record.tokens, result_tokens(text)
@@ -251,4 +264,4 @@ def _clear_openai_call(call: Any, entry: dict[str, Any], clearing: Clearing) -> 
 
 
 __all__ = ["CLEARED", "SNIPPED", "ClearReport", "Clearing", "Placeholder", "ToolStats",
-           "iter_cleared", "microcompact_placeholder", "snip_placeholder"]
+           "iter_cleared", "microcompact_placeholder", "placeholder_cost", "snip_placeholder"]

@@ -12,9 +12,10 @@
   else :data:`DEFAULT_SYSTEM_TOKENS`;
 * a compact boundary starts over, with the messages it keeps by reference
   (``compactMetadata.preservedMessages`` / ``preservedSegment``, which sit before it in the
-  file; Claude Code splices them in after the summary) counted again; a ``microcompact_boundary`` subtracts the
-  ``microcompactMetadata.tokensSaved`` it records from the anchor taken before it (that API call
-  still saw the full tool results; Claude Code keeps them in the file and clears them in memory).
+  file; Claude Code splices them in after the summary) counted again;
+* a ``microcompact_boundary`` subtracts the ``microcompactMetadata.tokensSaved`` it records
+  from the anchor taken before it (that API call still saw the full tool results; Claude Code
+  keeps them in the file and clears them in memory).
 
 Streamed responses are written as several assistant lines sharing ``message.id`` (and
 ``requestId``): they form one API call, with the largest usage snapshot kept. Recent Claude Code
@@ -296,7 +297,8 @@ class ContextMeter:
                 current = self._recent[current][0]
         if not isinstance(uuids, list):
             return 0
-        return sum(self._recent[u][1] for u in set(uuids) if isinstance(u, str) and u in self._recent)
+        recent = self._recent
+        return sum(recent[u][1] for u in set(uuids) if isinstance(u, str) and u in recent)
 
 
 __all__ = ["DEFAULT_SYSTEM_TOKENS", "ContextMeter", "Usage", "tokens_saved", "usage_of"]

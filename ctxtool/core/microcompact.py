@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ctxtool.core.clearing import (ClearReport, Clearing, iter_cleared, microcompact_placeholder,
-                                   result_tokens)
+                                   placeholder_cost)
 from ctxtool.core.mcboundary import clearing_boundary
 from ctxtool.core.meter import ContextMeter
 from ctxtool.core.microcompact_opencode import microcompact_opencode
@@ -168,13 +168,8 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
 
 
 def placeholder_tokens(store: ResultStore | None) -> int:
-    """Tokens of the placeholder a cleared result gets: the saved file's path is
-    ``<root>/<session>/tool-results/<tool id>.txt`` (assume long ids when the root is unknown)."""
-    if store is None:
-        return result_tokens(microcompact_placeholder(None))
-    root = getattr(store, "root", None)
-    chars = len(str(root)) + 120 if root is not None else 240
-    return result_tokens(microcompact_placeholder("x" * chars))
+    """Tokens of the placeholder a result cleared into ``store`` gets."""
+    return placeholder_cost(microcompact_placeholder, store)
 
 
 def default_strategy(fmt: str) -> str:
