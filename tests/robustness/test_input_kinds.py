@@ -86,7 +86,10 @@ def normalized(output: bytes, names: list[str]) -> bytes:
             output = re.sub(rb"/dev/fd/\d+", b"INPUT", output)
         else:
             output = output.replace(name.encode(), b"INPUT")
-    return output
+    # summarize's boundary measures the summary, whose length follows the name it gives
+    import re
+
+    return re.sub(rb'"(postTokens|cumulativeDroppedTokens)":\d+', rb'"\1":N', output)
 
 
 @pytest.fixture(scope="module")
