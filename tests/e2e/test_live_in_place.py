@@ -29,6 +29,8 @@ from tests.fake_anthropic import FakeAnthropic, summary
 
 TIMEOUT = 180
 SECOND = "second prompt, typed while ctxtool was rewriting the session"
+# long enough for a summary to be smaller than the session (summarize never grows a context)
+FIRST = "first prompt" + " with some pasted context" * 1500
 
 
 def project_slug(cwd: Path) -> str:
@@ -63,7 +65,7 @@ def outcome(claude_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Outcom
     with FakeMessages() as agent_api, FakeAnthropic() as summary_api:
         agent_api.push(say("first answer"), say("second answer"), say("third answer"))
         summary_api.responder = lambda body: (release.wait(TIMEOUT), summary())[1]
-        session_id = claude(claude_bin, home, cwd, agent_api, "first prompt")["session_id"]
+        session_id = claude(claude_bin, home, cwd, agent_api, FIRST)["session_id"]
         path = home / ".claude" / "projects" / project_slug(cwd) / f"{session_id}.jsonl"
         pinned_size = path.stat().st_size
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-fake",
