@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from ctxtool.core.estimate import EstimateReport, estimate
+from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.storage.paths import project_slug
@@ -48,4 +49,6 @@ def full_estimate(path: Path) -> EstimateReport:
     with open(path, "rb") as handle:
         fmt, entries = detect_format(iter_entries(handle, str(path), on_invalid="skip",
                                                   exact_ints=False))
-        return estimate(entries, fmt=fmt, source=str(path))
+        # the tail reader never sees the session's first call, so not the system figure that
+        # call shows: compare with the default figure it does use
+        return estimate(entries, fmt=fmt, source=str(path), system_tokens=DEFAULT_SYSTEM_TOKENS)
