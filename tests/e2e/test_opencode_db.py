@@ -94,7 +94,9 @@ def opencode(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     home, project = root / "home", root / "project"
     (home / "config" / "opencode").mkdir(parents=True)
     project.mkdir()
-    (project / "notes.txt").write_text(FILE_TEXT + "\n")
+    # long enough that a summary of the session is smaller than it (summarize never grows one)
+    (project / "notes.txt").write_text(FILE_TEXT + "\n" + "".join(
+        f"filler line {n} of the notes\n" for n in range(1, 400)))
     with FakeMessages() as api:
         (home / "config" / "opencode" / "opencode.json").write_text(json.dumps(_config(api.url)))
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
