@@ -43,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ctxtool.core.chain import is_compact_boundary, is_compact_summary  # noqa: E402
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary  # noqa: E402
 from ctxtool.core.summarize import SummarizeOptions, compact  # noqa: E402
 from ctxtool.core.summary_prompt import HEADINGS, split_sections, summary_body  # noqa: E402
 from ctxtool.core.tokens import estimate_text_tokens  # noqa: E402

@@ -43,7 +43,7 @@ from typing import Any
 
 from ctxtool.core import tokens
 from ctxtool.core.blocks import block_text, content_blocks
-from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
 from ctxtool.core.meter import Usage, usage_of
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.types import CLAUDE_CODE

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ctxtool.formats.opencode import entries_from_export, loads_document
+from ctxtool.formats.opencode.export import entries_from_export, loads_document
 from tests.opencode_builders import FIXTURE, SESSION, T0, assistant, text, tool, user
 
 HEADER: dict[str, Any] = {"session": {"id": SESSION, "title": "test session"}}

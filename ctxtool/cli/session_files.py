@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from ctxtool import __version__
 from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, tail_report
-from ctxtool.core.chain import is_compact_boundary
+from ctxtool.formats.claude_code.chain import is_compact_boundary
 from ctxtool.core.clock import parse_timestamp
 from ctxtool.core.session_tail import in_chain
 from ctxtool.core.sessions import SessionInfo, read_head, session_info, title_of

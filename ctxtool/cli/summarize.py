@@ -19,8 +19,8 @@ from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
 from ctxtool.core.clock import parse_now
 from ctxtool.core.summarize import Compaction, SummarizeOptions, compact, reads_twice
 from ctxtool.core.summary_model import call_max_tokens
-from ctxtool.core.opencode import is_older_session
-from ctxtool.core.opencode_rule import session_version, usable_tokens
+from ctxtool.formats.opencode.session import is_older_session
+from ctxtool.formats.opencode.rule import session_version, usable_tokens
 from ctxtool.core.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend, make_summarizer

@@ -2,7 +2,7 @@
 
 Every format is seen as Anthropic-shaped blocks (``text``, ``thinking``, ``tool_use``,
 ``tool_result``, ``image``...). For Claude Code and Anthropic entries the blocks are the entry's
-own objects; OpenAI messages and OpenCode parts (see :mod:`ctxtool.core.opencode_view`) are
+own objects; OpenAI messages and OpenCode parts (see :mod:`ctxtool.formats.opencode.view`) are
 mapped to new block dicts on the fly (a view, never written back). Changing content goes through
 :func:`with_tool_result_content`, which copies only what it changes and writes the change back in
 the entry's own format.
@@ -16,8 +16,9 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core import opencode_view
-from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.formats.opencode import view as opencode_view
+from ctxtool.formats.content import as_blocks, block_text, has_image, tool_result_text
+from ctxtool.formats.jsonl import loads_json
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
 
 Block = dict[str, Any]
@@ -64,28 +65,15 @@ def role_and_blocks(entry: dict[str, Any], fmt: str) -> tuple[str | None, list[B
         return role, opencode_view.message_blocks(entry)
     if fmt == OPENAI:
         return role, _openai_blocks(message)
-    return role, _as_blocks(message.get("content"))
-
-
-def _as_blocks(content: Any) -> list[Block]:
-    if isinstance(content, list):
-        if _ONLY_DICTS(map(type, content)):  # the common case, checked in one C loop
-            return list(content)
-        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return []
-
-
-_ONLY_DICTS = frozenset({dict}).issuperset
+    return role, as_blocks(message.get("content"))
 
 
 def _openai_blocks(message: dict[str, Any]) -> list[Block]:
     content = message.get("content")
     if message.get("role") == "tool":
         return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
-                 "content": _openai_parts_as_blocks(content)}]
-    blocks = _openai_parts_as_blocks(content)
+                 "content": _openai_partsas_blocks(content)}]
+    blocks = _openai_partsas_blocks(content)
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:
         if not isinstance(call, dict):
@@ -97,9 +85,9 @@ def _openai_blocks(message: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def _openai_parts_as_blocks(content: Any) -> list[Block]:
+def _openai_partsas_blocks(content: Any) -> list[Block]:
     if not isinstance(content, list):
-        return _as_blocks(content)
+        return as_blocks(content)
     blocks: list[Block] = []
     for part in content:
         if isinstance(part, dict) and part.get("type") == "image_url":
@@ -116,45 +104,6 @@ def _parse_arguments(arguments: Any) -> Any:
         return loads_json(arguments.encode("utf-8"))
     except orjson.JSONDecodeError:
         return arguments
-
-
-# --- text of blocks -------------------------------------------------------------------------------
-
-def block_text(block: Block) -> str:
-    """The text a model sees for one block (images and documents become short markers)."""
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "thinking":
-        return str(block.get("thinking", ""))
-    if kind == "redacted_thinking":
-        return ""
-    if kind in ("tool_use", "server_tool_use"):
-        value = block.get("input")
-        return value if isinstance(value, str) else dumps_json(value).decode()
-    if kind == "tool_result" or kind == "web_search_tool_result":
-        return tool_result_text(block.get("content"))
-    if kind == "image":
-        return "[image]"
-    if kind == "document":
-        return "[document]"
-    return ""
-
-
-def tool_result_text(content: Any) -> str:
-    """The text of a tool_result's content: the string itself, or its text blocks joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(block_text(b) if isinstance(b, dict) else str(b) for b in content)
-    return dumps_json(content).decode()
-
-
-def has_image(content: Any) -> bool:
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "image" for b in content)
 
 
 # --- tool uses and results ------------------------------------------------------------------------
@@ -205,7 +154,7 @@ def with_message_content(entry: dict[str, Any], fmt: str, content: Any) -> dict[
     """A new entry whose message content is ``content``; the input entry is not touched."""
     if fmt == OPENCODE:
         raise ValueError("OpenCode content lives in parts: use with_tool_result_content or "
-                         "ctxtool.core.opencode")
+                         "ctxtool.formats.opencode.session")
     if fmt == CLAUDE_CODE:
         message = dict(entry["message"])
         message["content"] = content
@@ -224,7 +173,7 @@ def with_tool_result_content(entry: dict[str, Any], fmt: str, tool_use_id: str,
     For OpenAI ``role: "tool"`` messages the content is the message's own ``content``; a block
     list is flattened to its text, since that format has no tool_result blocks. For OpenCode the
     tool part's ``state.output`` (or error text) is rewritten; see
-    :func:`ctxtool.core.opencode_view.with_tool_output`.
+    :func:`ctxtool.formats.opencode.view.with_tool_output`.
     """
     if fmt == OPENCODE:
         return opencode_view.with_tool_output(entry, tool_use_id, content, text_of=tool_result_text)

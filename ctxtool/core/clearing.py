@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from ctxtool.core.blocks import api_message, with_message_content
-from ctxtool.core.opencode_view import obj, output_text, parts_of, session_id, with_output_text
+from ctxtool.formats.opencode.view import obj, output_text, parts_of, session_id, with_output_text
 from ctxtool.core.restore import LineKeeper
 from ctxtool.core.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
                                   result_tokens)

@@ -11,7 +11,7 @@ What happens on the way, in order (every lossy step is listed, and counted in Co
    ``message``; everything else (system lines, compact boundaries, progress, attachments,
    file-history snapshots, titles) is dropped, and so are the UI-only API error notices
    (``isApiErrorMessage``). Bad input lines are skipped. OpenCode messages are seen the way
-   OpenCode sends them (:func:`ctxtool.core.opencode_view.iter_api_messages`). Selecting the
+   OpenCode sends them (:func:`ctxtool.formats.opencode.view.iter_api_messages`). Selecting the
    thread (side chains) and the cut at a compaction is the caller's job (see
    :mod:`ctxtool.core.filter_compacted`).
 2. Assistant lines of one streamed response (same ``message.id``, possibly with tool results
@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxtool.core import opencode_view
+from ctxtool.formats.opencode import view as opencode_view
 from ctxtool.core.blocks import Block, api_message, content_blocks, role_of, tool_result_text
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry
@@ -168,7 +168,7 @@ def iter_api_messages(entries: Iterable[dict[str, Any]], fmt: str, *,
                       report: ConvertReport | None = None) -> Iterator[Message]:
     """``{"role": "user"|"assistant"|"system", "content": [blocks]}`` for each model message,
     streamed responses merged (steps 1-2). Blocks are the entries' own objects: do not mutate.
-    OpenCode messages are split into steps as OpenCode does (:mod:`ctxtool.core.opencode_view`)."""
+    OpenCode messages are split into steps as OpenCode does (:mod:`ctxtool.formats.opencode.view`)."""
     if fmt == OPENCODE:
         yield from opencode_view.iter_api_messages(entries)
         return

@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxtool.core.blocks import role_and_blocks
-from ctxtool.core.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage
-from ctxtool.core.opencode import filter_compacted_opencode
-from ctxtool.core.opencode_context import completed_compactions, is_summary
-from ctxtool.core.opencode_rule import ModelLimits, OpenCodeLimits, opencode_limits, session_model
-from ctxtool.core.opencode_view import obj
+from ctxtool.formats.opencode.session import filter_compacted_opencode
+from ctxtool.formats.opencode.context import completed_compactions, is_summary
+from ctxtool.formats.opencode.rule import ModelLimits, OpenCodeLimits, opencode_limits, session_model
+from ctxtool.formats.opencode.view import obj
 from ctxtool.core.tokens import (
     DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
     estimate_block_tokens, estimate_entry_tokens, thresholds,

@@ -23,7 +23,7 @@ Where the cut is, per format:
   only side-chain messages (a subagent's own transcript) is its own thread.
 * Anthropic / OpenAI message lists: the last message carrying :data:`SUMMARY_MARKER`; OpenAI
   ``system``/``developer`` messages before it are kept (the model still gets its instructions).
-* OpenCode: :func:`ctxtool.core.opencode.filter_compacted_opencode` (``MessageV2.filterCompacted``:
+* OpenCode: :func:`ctxtool.formats.opencode.session.filter_compacted_opencode` (``MessageV2.filterCompacted``:
   the last compaction whose summary finished, the retained tail moved after the summary); it
   holds the session in memory, as OpenCode does, and the first pass only counts compactions.
 
@@ -45,12 +45,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxtool.core.blocks import content_blocks, iter_tool_results, role_of, with_tool_result_content
-from ctxtool.core.chain import is_compact_boundary, is_compact_summary, is_microcompact_boundary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary, is_microcompact_boundary
 from ctxtool.core.convert import ConvertReport, is_model_message, merge_streamed
-from ctxtool.core.opencode import filter_compacted_opencode
-from ctxtool.core.opencode_context import compaction_request, is_finished_summary
-from ctxtool.core.opencode_view import CLEARED  # the placeholder both agents use
-from ctxtool.core.opencode_view import is_message, string
+from ctxtool.formats.opencode.session import filter_compacted_opencode
+from ctxtool.formats.opencode.context import compaction_request, is_finished_summary
+from ctxtool.formats.opencode.view import CLEARED  # the placeholder both agents use
+from ctxtool.formats.opencode.view import is_message, string
 from ctxtool.formats.jsonl import exact_entry
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, location_of
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary, relink
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary, relink
 from ctxtool.core.meter import usage_of
 from ctxtool.core.twopass import ENVELOPE_KEYS
 from ctxtool.types import Entry

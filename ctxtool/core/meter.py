@@ -24,7 +24,7 @@ output is the larger of the recorded count and the estimate of its content. Line
 ``model: "<synthetic>"`` (local error notices) are never an anchor. Entries of a side chain
 (``isSidechain`` different from the first entry's) are not part of this context and are skipped.
 
-OpenCode sessions follow OpenCode (:mod:`ctxtool.core.opencode_context`): the anchor is the last
+OpenCode sessions follow OpenCode (:mod:`ctxtool.formats.opencode.context`): the anchor is the last
 finished assistant message's ``tokens`` (input + cache write + cache read + output; never a
 summary's), the results of its last step's tool calls are counted after it, and a finished
 summary answering a compaction request restarts the context with that request, the retained tail
@@ -40,8 +40,8 @@ from __future__ import annotations
 import operator
 from typing import Any, NamedTuple
 
-from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
-from ctxtool.core.opencode_context import CompactionTracker, last_step_split, opencode_usage
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.formats.opencode.context import CompactionTracker, last_step_split, opencode_usage
 from ctxtool.core.tokens import estimate_block_tokens, estimate_entry_tokens
 from ctxtool.types import CLAUDE_CODE, OPENCODE
 

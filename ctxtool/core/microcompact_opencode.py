@@ -5,7 +5,7 @@ OpenCode never rewrites a tool output to clear it: ``SessionCompaction.prune`` s
 cleared]``. On OpenCode input every strategy does the same, so the output stays in the file:
 nothing is lost, no store is needed, and ``restore`` has nothing to undo.
 
-* ``opencode``: OpenCode's own prune, exactly (:func:`ctxtool.core.opencode.prune_marks`: its
+* ``opencode``: OpenCode's own prune, exactly (:func:`ctxtool.formats.opencode.session.prune_marks`: its
   chars/4 estimate, the two newest user turns and ``skill`` protected, the walk stopping at a
   summary or at a part already compacted, at least 20,000 tokens or nothing);
 * ``claude-code`` and ``idle``: their choice, made over the messages in OpenCode's context now
@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from ctxtool.core.clearing import ToolStats
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.opencode import mark_compacted, prune_marks
-from ctxtool.core.opencode_context import context_entries
-from ctxtool.core.opencode_view import CLEARED, is_message, output_text, parts_of, string
+from ctxtool.formats.opencode.session import mark_compacted, prune_marks
+from ctxtool.formats.opencode.context import context_entries
+from ctxtool.formats.opencode.view import CLEARED, is_message, output_text, parts_of, string
 from ctxtool.core.twopass import Limits, result_tokens, scan_tools
 from ctxtool.errors import UsageError
 from ctxtool.types import OPENCODE

@@ -27,7 +27,7 @@ part of the model's context and is left untouched, as Claude Code itself does.
 
 ``style="opencode"`` follows OpenCode's own truncation instead: a result over ``max_lines``
 (2,000) lines or ``max_bytes`` (50 KB) is saved and replaced by its first lines and OpenCode's
-hint to use Grep or Read with offset/limit (:mod:`ctxtool.core.opencode_truncate`). On OpenCode
+hint to use Grep or Read with offset/limit (:mod:`ctxtool.formats.opencode.truncate`). On OpenCode
 sessions a result is a tool part's ``state.output`` (or its error text); its attachments stay,
 and parts OpenCode already shows as cleared (``state.time.compacted``) are left alone.
 """
@@ -43,9 +43,9 @@ from ctxtool.core.blocks import has_image, tool_result_text
 from ctxtool.core.clock import parse_now
 from ctxtool.core.mcboundary import AnchorSavings, clearing_boundary
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.opencode_truncate import MAX_BYTES as OPENCODE_MAX_BYTES
-from ctxtool.core.opencode_truncate import over_limits, truncated_output
-from ctxtool.core.opencode_view import session_id
+from ctxtool.formats.opencode.truncate import MAX_BYTES as OPENCODE_MAX_BYTES
+from ctxtool.formats.opencode.truncate import over_limits, truncated_output
+from ctxtool.formats.opencode.view import session_id
 from ctxtool.core.restore import (PERSISTED_CLOSE, PERSISTED_OPEN, LineKeeper, ResultSlot,
                                   placeholder_path, result_slots, with_result_contents)
 from ctxtool.core.tokens import estimate_text_tokens

@@ -22,8 +22,8 @@ import orjson
 
 from ctxtool.core.blocks import api_message, tool_result_text, with_message_content
 from ctxtool.core.mcboundary import without_own_boundaries
-from ctxtool.core.opencode_truncate import HINT_HEAD, HINT_TAIL, persisted_path
-from ctxtool.core.opencode_view import obj, output_text, parts_of, with_output_text
+from ctxtool.formats.opencode.truncate import HINT_HEAD, HINT_TAIL, persisted_path
+from ctxtool.formats.opencode.view import obj, output_text, parts_of, with_output_text
 from ctxtool.core.twopass import cleared_input_path
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from ctxtool.core.blocks import role_and_blocks
-from ctxtool.core.chain import is_compact_boundary
+from ctxtool.formats.claude_code.chain import is_compact_boundary
 from ctxtool.core.estimate import EstimateReport, Estimator
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, usage_of
 from ctxtool.types import CLAUDE_CODE

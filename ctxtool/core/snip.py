@@ -38,7 +38,7 @@ from ctxtool.core.clearing import ClearReport, Clearing, iter_cleared, snip_plac
 from ctxtool.core.clock import parse_now
 from ctxtool.core.mcboundary import AnchorSavings, clearing_boundary
 from ctxtool.core.meter import ContextMeter, usage_of
-from ctxtool.core.opencode_context import context_entries
+from ctxtool.formats.opencode.context import context_entries
 from ctxtool.core.twopass import (LineKey, Limits, ToolRecord, ToolScan, default_limits,
                                   line_key, reiterable, scan_tools, second_pass)
 from ctxtool.errors import UsageError

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from ctxtool.core.blocks import iter_tool_results, iter_tool_uses, role_of
-from ctxtool.core.chain import is_compact_boundary, last_uuid
+from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid
 from ctxtool.core.file_state import collect_file_state
 from ctxtool.core.filter_compacted import SUMMARY_MARKER  # the cut marker for message lists
 from ctxtool.core.meter import ContextMeter

@@ -2,7 +2,7 @@
 
 OpenCode summarizes the messages it would send now (``filterCompacted``'s view: an earlier
 summary, the tail it kept, what came after) and appends, after the newest user message
-(``SessionCompaction.create``/``process``, :func:`ctxtool.core.opencode.append_compaction`):
+(``SessionCompaction.create``/``process``, :func:`ctxtool.formats.opencode.session.append_compaction`):
 
 * a user message holding a ``compaction`` part (``auto``: whether it was automatic; with a kept
   tail, ``tail_start_id`` = the first kept message);
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.opencode import append_compaction, filter_compacted_opencode
-from ctxtool.core.opencode_context import is_finished_summary
-from ctxtool.core.opencode_view import is_message, obj
+from ctxtool.formats.opencode.session import append_compaction, filter_compacted_opencode
+from ctxtool.formats.opencode.context import is_finished_summary
+from ctxtool.formats.opencode.view import is_message, obj
 from ctxtool.core.summary_input import build_request, first_kept
 from ctxtool.core.tokens import estimate_entry_tokens
 from ctxtool.errors import InputError, UsageError

@@ -28,11 +28,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
 from ctxtool.core.blocks import block_text, content_blocks, role_of
-from ctxtool.core.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.filter_compacted import SUMMARY_MARKER, is_summary_message
-from ctxtool.core.opencode_context import compaction_request, is_summary
-from ctxtool.core.opencode_tools import as_claude_code_tool
-from ctxtool.core.opencode_view import obj, parts_of
+from ctxtool.formats.opencode.context import compaction_request, is_summary
+from ctxtool.formats.opencode.tools import as_claude_code_tool
+from ctxtool.formats.opencode.view import obj, parts_of
 from ctxtool.core.persist import truncate_text  # head and tail around a visible marker
 from ctxtool.core.summary_prompt import is_continuation_text
 from ctxtool.llm.base import (ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, QUEUED, TOOL_RESULTS,

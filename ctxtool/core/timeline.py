@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ctxtool.core.blocks import role_of
-from ctxtool.core.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
 from ctxtool.core.meter import ContextMeter, tokens_saved, usage_of
 from ctxtool.core.tokens import Thresholds
 

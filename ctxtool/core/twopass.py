@@ -23,10 +23,10 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ctxtool.core.blocks import api_message, content_blocks, role_of
-from ctxtool.core.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
 from ctxtool.core.clock import parse_timestamp
 from ctxtool.core.meter import ContextMeter
-from ctxtool.core.opencode_truncate import persisted_path
+from ctxtool.formats.opencode.truncate import persisted_path
 from ctxtool.core.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.types import OPENCODE, Entry

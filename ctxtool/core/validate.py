@@ -29,7 +29,7 @@ Code itself writes in normal operation, which the rules below spell out:
     the next boundary (a warning when the file ends first: stopped during compaction).
 
 OpenCode sessions have their own cross-line rules instead (``opencode-*`` codes, see
-:mod:`ctxtool.core.validate_opencode`).
+:mod:`ctxtool.formats.opencode.validate`).
 
 Line framing and JSON Schema problems come from ``check_entry`` (see
 :mod:`ctxtool.formats.validate`), which keeps this module free of jsonschema. It may raise
@@ -47,10 +47,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxtool.core.blocks import api_message, iter_tool_results, iter_tool_uses, role_of
-from ctxtool.core.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
 from ctxtool.errors import CtxtoolError, InputError
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.core.validate_opencode import OpenCodeChecks
+from ctxtool.formats.opencode.validate import OpenCodeChecks
 from ctxtool.types import CLAUDE_CODE, OPENCODE, Entry
 
 Severity = Literal["error", "warning"]

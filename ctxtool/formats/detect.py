@@ -12,39 +12,22 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ctxtool.errors import InputError, UsageError
-from ctxtool.types import (ANTHROPIC, CLAUDE_CODE, FORMATS, OPENAI, OPENCODE, Entry, Format,
-                           location_of)
+from ctxtool.formats.registry import adapters
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, FORMATS, Entry, Format, location_of
 
 PEEK = 64
 
-_CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
-_OPENAI_ROLES = ("system", "tool", "developer", "function")  # roles the Messages API does not have
-_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
-                     "server_tool_use", "web_search_tool_result"}
-_OPENAI_PARTS = {"image_url", "input_audio", "refusal", "file"}
-
 
 def classify(entry: dict[str, Any]) -> Format | None:
-    """The format one entry belongs to, or None when it gives no clue (empty, unknown keys)."""
-    if "type" in entry and any(k in entry for k in _CLAUDE_KEYS):
-        return CLAUDE_CODE
-    if isinstance(entry.get("info"), dict) and isinstance(entry.get("parts"), list):
-        return OPENCODE
-    if isinstance(entry.get("session"), dict) and "role" not in entry and "type" not in entry:
-        return OPENCODE  # the {"session": ...} line ctxtool convert writes before the messages
-    role = entry.get("role")
-    if not isinstance(role, str):
-        return CLAUDE_CODE if isinstance(entry.get("type"), str) else None
-    if role in _OPENAI_ROLES or "tool_calls" in entry or "tool_call_id" in entry:
-        return OPENAI
-    content = entry.get("content")
-    if isinstance(content, list):
-        kinds = {kind for b in content if isinstance(b, dict)
-                 and isinstance(kind := b.get("type"), str)}
-        if kinds & _ANTHROPIC_BLOCKS:
-            return ANTHROPIC
-        if kinds & _OPENAI_PARTS:
-            return OPENAI
+    """The format one entry belongs to, or None when it gives no clue (empty, unknown keys):
+    the first registered adapter that claims it, else the first that claims it weakly."""
+    found = adapters()
+    for adapter in found:
+        if adapter.claims(entry):
+            return adapter.name  # type: ignore[return-value]
+    for adapter in found:
+        if adapter.claims_weakly(entry):
+            return adapter.name  # type: ignore[return-value]
     return None
 
 

@@ -35,7 +35,7 @@ import orjson
 
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.formats.opencode import SESSION_KEY, check_message, is_message, is_session_line, sort_messages
+from ctxtool.formats.opencode.export import SESSION_KEY, check_message, is_message, is_session_line, sort_messages
 
 DB_NAME = "opencode.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxtool.errors import InputError, StoreError, UsageError
-from ctxtool.formats.opencode import (
+from ctxtool.formats.opencode.export import (
     SESSION_KEY, check_message, is_message, is_session_line, js_stringify, loads_document,
     sort_messages,
 )

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ctxtool.core.chain import is_compact_boundary, last_uuid, relink
+from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid, relink
 from ctxtool.core.clock import parse_duration, parse_now, parse_timestamp
 from ctxtool.core.tokens import context_window, thresholds
 from ctxtool.errors import UsageError

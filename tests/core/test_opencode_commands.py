@@ -11,11 +11,11 @@ import pytest
 from ctxtool.core.estimate import estimate
 from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter
 from ctxtool.core.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
-from ctxtool.core.opencode import filter_compacted_opencode
-from ctxtool.core.opencode_context import context_entries, last_step_split
-from ctxtool.core.opencode_truncate import (HINT_HEAD, HINT_TAIL, over_limits, persisted_path,
+from ctxtool.formats.opencode.session import filter_compacted_opencode
+from ctxtool.formats.opencode.context import context_entries, last_step_split
+from ctxtool.formats.opencode.truncate import (HINT_HEAD, HINT_TAIL, over_limits, persisted_path,
                                             truncated_output)
-from ctxtool.core.opencode_view import CLEARED, is_message, message_blocks
+from ctxtool.formats.opencode.view import CLEARED, is_message, message_blocks
 from ctxtool.core.persist import PersistOptions, PersistReport, persist
 from ctxtool.core.restore import restore
 from ctxtool.core.snip import SnipOptions, SnipReport, for_opencode, snip

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from ctxtool.core.filter_compacted import plan_cut
-from ctxtool.core.opencode import CONTINUE_TEXT, filter_compacted_opencode
+from ctxtool.formats.opencode.session import CONTINUE_TEXT, filter_compacted_opencode
 from ctxtool.core.summarize import SummarizeOptions, compact
 from ctxtool.core.summary_input import build_request
 from ctxtool.core.validate import validate

@@ -10,9 +10,9 @@ from ctxtool.core.blocks import (
     api_message, block_text, content_blocks, iter_tool_results, iter_tool_uses, pair_tools,
     role_of, with_message_content, with_tool_result_content,
 )
-from ctxtool.core.opencode_view import CLEARED, INTERRUPTED, iter_api_messages
+from ctxtool.formats.opencode.view import CLEARED, INTERRUPTED, iter_api_messages
 from ctxtool.core.tokens import estimate_entry_tokens
-from ctxtool.formats.opencode import entries_from_export, loads_document
+from ctxtool.formats.opencode.export import entries_from_export, loads_document
 from tests.opencode_builders import FIXTURE, assistant, compaction, text, tool, user
 
 OC = "opencode"

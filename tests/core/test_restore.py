@@ -10,7 +10,7 @@ import pytest
 
 from ctxtool.core.clearing import microcompact_placeholder, snip_placeholder
 from ctxtool.core.persist import PersistOptions, persist, persisted_output
-from ctxtool.core.opencode_truncate import truncated_output
+from ctxtool.formats.opencode.truncate import truncated_output
 from ctxtool.core.restore import (RestoreReport, looks_like_placeholder, placeholder_path,
                                   restore)
 from ctxtool.formats.jsonl import iter_entries, iter_lines_out

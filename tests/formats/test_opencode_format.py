@@ -10,7 +10,7 @@ import pytest
 from ctxtool.errors import InputError
 from ctxtool.formats.detect import classify, detect_format
 from ctxtool.formats.jsonl import iter_entries, iter_lines_out
-from ctxtool.formats.opencode import (
+from ctxtool.formats.opencode.export import (
     dumps_export, entries_from_export, export_document, js_number, js_stringify, loads_document,
     sort_messages,
 )

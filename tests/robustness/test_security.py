@@ -32,7 +32,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
-from ctxtool.core.opencode_truncate import truncated_output
+from ctxtool.formats.opencode.truncate import truncated_output
 from ctxtool.errors import ExitCode
 from tests.conftest import ctxtool_executable, run_ctxtool
 from tests.robustness.strategies import (cc_entry, compact, jsonl, tool_result_message,

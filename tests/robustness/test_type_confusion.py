@@ -32,7 +32,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from ctxtool.cli import cli
-from ctxtool.core.opencode_truncate import truncated_output
+from ctxtool.formats.opencode.truncate import truncated_output
 from ctxtool.errors import ExitCode
 from ctxtool.formats.jsonl import dumps_json
 from tests.conftest import run_ctxtool

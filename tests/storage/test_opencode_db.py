@@ -13,7 +13,7 @@ import pytest
 
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import write_entries
-from ctxtool.formats.opencode import entries_from_export
+from ctxtool.formats.opencode.export import entries_from_export
 from ctxtool.storage import opencode_db
 from tests.opencode_builders import FIXTURE, SESSION, T0, assistant, text, tool, user
 from tests.opencode_db_builder import add_session, make_db, rows

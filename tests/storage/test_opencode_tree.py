@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from ctxtool.errors import InputError, StoreError, UsageError
-from ctxtool.formats.opencode import entries_from_export, loads_document
+from ctxtool.formats.opencode.export import entries_from_export, loads_document
 from ctxtool.storage.opencode_tree import (
     find_root, list_sessions, pick_session, read_session, write_session,
 )

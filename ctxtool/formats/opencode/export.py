@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core.opencode_view import SESSION_KEY, is_message, is_session_line, obj
+from ctxtool.formats.opencode.view import SESSION_KEY, is_message, is_session_line, obj
 from ctxtool.errors import InputError
 
 EXPORT_HINT = "expected the output of `opencode export <sessionID>`"

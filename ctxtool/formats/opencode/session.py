@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxtool.core.opencode_view import is_message, obj, parts_of, string
+from ctxtool.formats.opencode.view import is_message, obj, parts_of, string
 
 PRUNE_MINIMUM = 20_000
 PRUNE_PROTECT = 40_000

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxtool.core.opencode import (
+from ctxtool.formats.opencode.session import (
     OUTPUT_TOKEN_MAX, is_older_session, max_output_tokens, overflow, usage_anchor,
 )
-from ctxtool.core.opencode_view import is_message, is_session_line, obj
+from ctxtool.formats.opencode.view import is_message, is_session_line, obj
 
 # (provider id, model id, session folder) -> the model's limits from OpenCode's config
 ModelLimits = Callable[[str | None, str | None, str | None], Mapping[str, int]]

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ctxtool.core.opencode import filter_compacted_opencode
-from ctxtool.core.opencode_view import is_message, message_blocks, obj, parts_of, string
+from ctxtool.formats.opencode.session import filter_compacted_opencode
+from ctxtool.formats.opencode.view import is_message, message_blocks, obj, parts_of, string
 
 
 def _info(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ctxtool.core.opencode_view import is_message, is_session_line, obj, parts_of, string
+from ctxtool.formats.opencode.view import is_message, is_session_line, obj, parts_of, string
 
 Finding = tuple[int, str, str, str]  # (line, severity, code, message)
 

@@ -1,0 +1,110 @@
+"""The Claude Code adapter: one transcript line per entry (``type`` user/assistant/system/...),
+the API message under ``message``, usage on assistant lines, compact boundaries that restart the
+context and tool results kept beside the session in the project folder."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ctxtool.formats.adapter import FormatAdapter, Usage
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.content import Block, as_blocks
+
+MESSAGE_TYPES = ("user", "assistant")
+KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
+SYNTHETIC_MODEL = "<synthetic>"  # local error notices: never a model call
+
+
+class ClaudeCodeAdapter(FormatAdapter):
+    name: ClassVar[str] = "claude-code"
+    schema: ClassVar[str | None] = "claude-code-entry"
+    writes_clearing_boundary: ClassVar[bool] = True
+    results_beside_session: ClassVar[bool] = True
+    summary_output: ClassVar[str] = "claude-code"
+
+    def claims(self, entry: Mapping[str, Any]) -> bool:
+        return "type" in entry and any(k in entry for k in KEYS)
+
+    def claims_weakly(self, entry: Mapping[str, Any]) -> bool:
+        return not isinstance(entry.get("role"), str) and isinstance(entry.get("type"), str)
+
+    def api_message(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        if entry.get("type") not in MESSAGE_TYPES:
+            return None
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+
+    def role_and_blocks(self, entry: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
+        message = self.api_message(entry)
+        if message is None:
+            return None, []
+        role = message.get("role")
+        if role is None:
+            role = entry.get("type")
+        return (role if isinstance(role, str) else None), as_blocks(message.get("content"))
+
+    def with_message_content(self, entry: dict[str, Any], content: Any) -> dict[str, Any]:
+        message = dict(entry["message"])
+        message["content"] = content
+        new = dict(entry)
+        new["message"] = message
+        return new
+
+    def model_of(self, entry: Mapping[str, Any]) -> str | None:
+        message = entry.get("message")
+        model = message.get("model") if isinstance(message, dict) else None
+        return model if isinstance(model, str) else None
+
+    def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
+        session = entry.get("sessionId")
+        return session if isinstance(session, str) else None
+
+    def session_and_cwd(self, entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+        session, cwd = entry.get("sessionId"), entry.get("cwd")
+        return (session if isinstance(session, str) else None,
+                cwd if isinstance(cwd, str) else None)
+
+    def is_api_error(self, entry: Mapping[str, Any]) -> bool:
+        return entry.get("isApiErrorMessage") is True
+
+    def usage_of(self, entry: Mapping[str, Any]) -> Usage | None:
+        if entry.get("type") != "assistant":
+            return None
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("model") == SYNTHETIC_MODEL:
+            return None
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            return None
+        try:  # C calls only in the common case: this runs for every assistant line
+            counts = _COUNTERS(usage)
+            valid = _ONLY_INTS(map(type, counts)) and min(counts) >= 0
+        except KeyError:
+            valid = False
+        if not valid:  # missing, negative or odd counters
+            counts = tuple(_int(usage.get(name)) for name in _COUNTER_NAMES)
+        if counts[0] + counts[1] + counts[2] <= 0:
+            return None
+        key = (str(message.get("id") or ""), str(entry.get("requestId") or ""))
+        return _new_tuple(Usage, (key, *counts))  # as Usage(key, *counts), without a Python call
+
+    def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
+        return is_compact_summary(entry)  # type: ignore[arg-type]
+
+    def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
+        return is_compact_boundary(entry)  # type: ignore[arg-type]
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+_new_tuple = tuple.__new__
+_COUNTER_NAMES = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                  "output_tokens")
+_COUNTERS = operator.itemgetter(*_COUNTER_NAMES)
+_ONLY_INTS = frozenset({int}).issuperset
+
+__all__ = ["ClaudeCodeAdapter", "MESSAGE_TYPES", "SYNTHETIC_MODEL"]

@@ -1,0 +1,102 @@
+"""The OpenAI chat adapter: one Chat Completions message per line (``role`` system/developer/
+user/assistant/tool), tool calls in ``tool_calls`` with JSON ``arguments``, each result a
+``role: "tool"`` message of its own paired by ``tool_call_id``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import orjson
+
+from ctxtool.formats.adapter import FormatAdapter, ResultSlot
+from ctxtool.formats.anthropic import BLOCK_TYPES, block_kinds
+from ctxtool.formats.content import Block, as_blocks, tool_result_text
+from ctxtool.formats.jsonl import loads_json
+
+ROLES = ("system", "tool", "developer", "function")  # roles the Messages API does not have
+PART_TYPES = frozenset({"image_url", "input_audio", "refusal", "file"})
+INSTRUCTION_ROLES = ("system", "developer")
+
+
+class OpenAIChatAdapter(FormatAdapter):
+    name: ClassVar[str] = "openai"
+    schema: ClassVar[str | None] = "openai-message"
+
+    def claims(self, entry: Mapping[str, Any]) -> bool:
+        role = entry.get("role")
+        if not isinstance(role, str):
+            return False
+        if role in ROLES or "tool_calls" in entry or "tool_call_id" in entry:
+            return True
+        kinds = block_kinds(entry)
+        return not kinds & BLOCK_TYPES and bool(kinds & PART_TYPES)
+
+    def role_and_blocks(self, entry: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
+        role = entry.get("role")
+        if not isinstance(role, str):
+            return None, []
+        return role, openai_blocks(entry)
+
+    def with_tool_result_content(self, entry: dict[str, Any], tool_use_id: str,
+                                 content: Any) -> dict[str, Any]:
+        # no tool_result blocks in this format: a block list is flattened to its text
+        if entry.get("role") == "tool" and entry.get("tool_call_id") == tool_use_id:
+            new = dict(entry)
+            new["content"] = content if isinstance(content, str) else tool_result_text(content)
+            return new
+        return entry
+
+    def result_slots(self, entry: Mapping[str, Any]) -> list[ResultSlot]:
+        if entry.get("role") != "tool":
+            return []
+        return [ResultSlot(-1, str(entry.get("tool_call_id") or ""), entry.get("content"))]
+
+    def with_result_contents(self, entry: dict[str, Any],
+                             changes: Mapping[int, Any]) -> dict[str, Any]:
+        return {**entry, "content": changes[-1]}
+
+    def is_instruction(self, entry: Mapping[str, Any]) -> bool:
+        return entry.get("role") in INSTRUCTION_ROLES
+
+
+def openai_blocks(message: Mapping[str, Any]) -> list[Block]:
+    """An OpenAI message's content, tool calls and tool result as Anthropic-shaped blocks."""
+    content = message.get("content")
+    if message.get("role") == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id"),
+                 "content": _parts_as_blocks(content)}]
+    blocks = _parts_as_blocks(content)
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function")
+        function = function if isinstance(function, dict) else {}
+        blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
+                       "input": _parse_arguments(function.get("arguments"))})
+    return blocks
+
+
+def _parts_as_blocks(content: Any) -> list[Block]:
+    if not isinstance(content, list):
+        return as_blocks(content)
+    blocks: list[Block] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            blocks.append({"type": "image", "source": part.get("image_url")})
+        elif isinstance(part, dict):
+            blocks.append({"type": "text", "text": str(part.get("text", part.get("refusal", "")))})
+    return blocks
+
+
+def _parse_arguments(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments if arguments is not None else {}
+    try:
+        return loads_json(arguments.encode("utf-8"))
+    except orjson.JSONDecodeError:
+        return arguments
+
+
+__all__ = ["INSTRUCTION_ROLES", "OpenAIChatAdapter", "openai_blocks"]
