@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ctxtool.core.tokens import estimate_text_tokens
+from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, LLMError, StoreError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries, write_entries
@@ -29,21 +29,21 @@ __version__ = "0.1.0"
 
 # name -> module; resolved lazily so `import ctxtool` stays cheap
 _LAZY = {
-    "estimate": "ctxtool.core.estimate",
-    "ContextMeter": "ctxtool.core.meter",
-    "thresholds": "ctxtool.core.tokens",
-    "persist": "ctxtool.core.persist",
-    "restore": "ctxtool.core.restore",
-    "snip": "ctxtool.core.snip",
-    "microcompact": "ctxtool.core.microcompact",
-    "summarize": "ctxtool.core.summarize",
-    "plan_cut": "ctxtool.core.filter_compacted",
-    "filter_compacted": "ctxtool.core.filter_compacted",
-    "validate": "ctxtool.core.validate",
-    "to_anthropic": "ctxtool.core.convert",
-    "to_openai": "ctxtool.core.convert",
+    "estimate": "ctxtool.core.sizing.estimate",
+    "ContextMeter": "ctxtool.core.sizing.meter",
+    "thresholds": "ctxtool.core.sizing.tokens",
+    "persist": "ctxtool.core.clearing.persist",
+    "restore": "ctxtool.core.clearing.restore",
+    "snip": "ctxtool.core.clearing.snip",
+    "microcompact": "ctxtool.core.clearing.microcompact",
+    "summarize": "ctxtool.core.summarizing.summarize",
+    "plan_cut": "ctxtool.core.messages.filter_compacted",
+    "filter_compacted": "ctxtool.core.messages.filter_compacted",
+    "validate": "ctxtool.core.validating.validate",
+    "to_anthropic": "ctxtool.core.messages.convert",
+    "to_openai": "ctxtool.core.messages.convert",
     "ToolResultStore": "ctxtool.storage.store",
-    "OfflineSummarizer": "ctxtool.llm.offline",
+    "OfflineSummarizer": "ctxtool.core.summarizing.offline",
 }
 
 

@@ -3,7 +3,7 @@
 An entry is one JSONL line parsed into a dict, with every key kept. Entries read from input are
 :class:`Entry` objects that also remember the exact bytes they were read from, so a writer can put
 an untouched line back byte-identical. Transforms never mutate an entry: to change one they build a
-new plain dict (copy-on-write, see :func:`ctxtool.core.blocks.with_message_content`), and the
+new plain dict (copy-on-write, see :func:`ctxtool.core.messages.blocks.with_message_content`), and the
 writer re-serializes only those.
 """
 

@@ -43,12 +43,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ctxtool.core.sizing.tokens import estimate_text_tokens  # noqa: E402
+from ctxtool.core.summarizing.offline import OfflineSummarizer  # noqa: E402
+from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body  # noqa: E402
+from ctxtool.core.summarizing.summarize import SummarizeOptions, compact  # noqa: E402
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary  # noqa: E402
-from ctxtool.core.summarize import SummarizeOptions, compact  # noqa: E402
-from ctxtool.core.summary_prompt import HEADINGS, split_sections, summary_body  # noqa: E402
-from ctxtool.core.tokens import estimate_text_tokens  # noqa: E402
 from ctxtool.formats.jsonl import iter_entries  # noqa: E402
-from ctxtool.llm.offline import OfflineSummarizer  # noqa: E402
 from ctxtool.types import CLAUDE_CODE, Entry  # noqa: E402
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)

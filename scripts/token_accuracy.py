@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxtool.core import tokens
-from ctxtool.core.blocks import block_text, content_blocks
+from ctxtool.core.messages.blocks import block_text, content_blocks
+from ctxtool.core.sizing import tokens
+from ctxtool.core.sizing.meter import Usage, usage_of
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
-from ctxtool.core.meter import Usage, usage_of
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.types import CLAUDE_CODE
 

@@ -2,7 +2,7 @@
 checks that return the problems found (an empty list: the list could be sent as is).
 
 Used by the filter-compacted / convert tests; written from the APIs' documented request rules,
-independently of ctxtool.core.convert.
+independently of ctxtool.core.messages.convert.
 """
 
 from __future__ import annotations

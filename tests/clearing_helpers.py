@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core.tokens import estimate_text_tokens
+from ctxtool.core.sizing.tokens import estimate_text_tokens
 
 def text_with_tokens(tokens: int, tag: str = "") -> str:
     """Text that ctxtool estimates at exactly ``tokens`` tokens (``tag`` makes it unique).

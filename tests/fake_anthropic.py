@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ctxtool.core.summary_prompt import HEADINGS
+from ctxtool.core.summarizing.prompt import HEADINGS
 
 
 @dataclass

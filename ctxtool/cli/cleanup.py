@@ -12,19 +12,19 @@ import click
 import orjson
 
 from ctxtool.cli import messages
+from ctxtool.cli.live import LIVE_ENV
 from ctxtool.cli.options import ReportOptions, now_option, report_options
 from ctxtool.cli.progress import progress
 from ctxtool.cli.streams import open_output
-from ctxtool.core.clock import parse_duration, parse_now
-from ctxtool.core.persist import format_size
-from ctxtool.cli.live import LIVE_ENV
-from ctxtool.core.retention import format_age, period_from_settings
+from ctxtool.clock import parse_duration, parse_now
+from ctxtool.core.clearing.persist import format_size
 from ctxtool.errors import UsageError
+from ctxtool.storage import marker
 from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
 from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, check_folder
-from ctxtool.storage import marker
 from ctxtool.storage.lock import folder_lock
 from ctxtool.storage.paths import claude_config_dir
+from ctxtool.storage.retention import format_age, period_from_settings
 from ctxtool.storage.store import STORE_ENV
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, store_options
 from ctxtool.cli.spool import FileSource, run_two_pass
 from ctxtool.cli.streams import IOOptions
-from ctxtool.core.tokens import Thresholds, thresholds
+from ctxtool.core.sizing.tokens import Thresholds, thresholds
 from ctxtool.storage.store import ToolResultStore, store_for_entries
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -14,8 +14,7 @@ from ctxtool.cli import database, messages
 from ctxtool.cli.options import ReportOptions, report_options
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
-from ctxtool.core.convert import ConvertReport, to_anthropic, to_openai
-from ctxtool.formats.opencode.view import is_message, iter_api_messages
+from ctxtool.core.messages.convert import ConvertReport, to_anthropic, to_openai
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entries, max_line_bytes,
@@ -23,6 +22,7 @@ from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entrie
 from ctxtool.formats.opencode.export import (
     dumps_export, entries_from_export, export_document, is_export, loads_document,
 )
+from ctxtool.formats.opencode.view import is_message, iter_api_messages
 from ctxtool.storage import opencode_db, opencode_tree
 from ctxtool.types import ANTHROPIC, FORMATS, OPENCODE
 

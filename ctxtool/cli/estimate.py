@@ -11,10 +11,10 @@ import click
 from ctxtool.cli.options import io_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.cli.timeline_render import render_html, render_svg, render_text
-from ctxtool.core.estimate import (
+from ctxtool.core.sizing.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
 )
-from ctxtool.core.timeline import Timeline, TimelineBuilder, observe
+from ctxtool.core.sizing.timeline import Timeline, TimelineBuilder, observe
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries

@@ -11,8 +11,8 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, io_options, report_options
 from ctxtool.cli.spool import spooled_input
 from ctxtool.cli.streams import IOOptions, check_stdin, open_output
-from ctxtool.core.convert import to_anthropic, to_openai
-from ctxtool.core.filter_compacted import FilterReport, View, filter_compacted, plan_cut
+from ctxtool.core.messages.convert import to_anthropic, to_openai
+from ctxtool.core.messages.filter_compacted import FilterReport, View, filter_compacted, plan_cut
 from ctxtool.errors import UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries

@@ -17,11 +17,11 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, no
                                  report_options)
 from ctxtool.cli.spool import FileSource
 from ctxtool.cli.streams import IOOptions, run_transform
-from ctxtool.core.clock import parse_duration, parse_now
-from ctxtool.types import OPENCODE
-from ctxtool.core.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
+from ctxtool.clock import parse_duration, parse_now
+from ctxtool.core.clearing.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
                                        STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
                                        MicrocompactReport, default_strategy, microcompact)
+from ctxtool.types import OPENCODE
 
 DISABLE_ENV = "DISABLE_MICROCOMPACT"
 

@@ -20,7 +20,7 @@ from ctxtool.cli import database, messages
 from ctxtool.cli.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions
-from ctxtool.core.clock import parse_duration
+from ctxtool.clock import parse_duration
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.storage.atomic import write_bytes_atomic

@@ -17,11 +17,11 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, no
 from ctxtool.cli.spool import spooled_inputs, staged_output
 from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
                                  open_output)
-from ctxtool.core.clock import parse_now
-from ctxtool.core.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
+from ctxtool.clock import parse_now
+from ctxtool.core.clearing.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
                                   OPENCODE_MAX_BYTES, STYLES, PersistOptions, PersistReport,
                                   auto_max_chars, measure_context, persist)
-from ctxtool.core.tokens import thresholds
+from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import ExitCode, StoreError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries

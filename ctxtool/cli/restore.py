@@ -11,7 +11,7 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, re
                                  store_options)
 from ctxtool.cli.persist import output_for, units
 from ctxtool.cli.streams import IOOptions, read_transcript
-from ctxtool.core.restore import RestoreReport, restore
+from ctxtool.core.clearing.restore import RestoreReport, restore
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.storage.store import STORE_ENV, ToolResultStore

@@ -19,10 +19,10 @@ from typing import BinaryIO
 
 from ctxtool import __version__
 from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, tail_report
+from ctxtool.clock import parse_timestamp
+from ctxtool.core.sizing.session_tail import in_chain
+from ctxtool.core.sizing.sessions import SessionInfo, read_head, session_info, title_of
 from ctxtool.formats.claude_code.chain import is_compact_boundary
-from ctxtool.core.clock import parse_timestamp
-from ctxtool.core.session_tail import in_chain
-from ctxtool.core.sessions import SessionInfo, read_head, session_info, title_of
 from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
 from ctxtool.storage.session_dirs import claude_session_files
 from ctxtool.storage.tail import complete_length, iter_head_lines, lines_containing

@@ -12,8 +12,8 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import now_option
 from ctxtool.cli.session_files import list_sessions
 from ctxtool.cli.streams import open_output
-from ctxtool.core.clock import parse_duration, parse_now, parse_timestamp
-from ctxtool.core.sessions import SessionInfo, one_line
+from ctxtool.clock import parse_duration, parse_now, parse_timestamp
+from ctxtool.core.sizing.sessions import SessionInfo, one_line
 from ctxtool.errors import UsageError
 from ctxtool.formats.jsonl import dumps_json
 

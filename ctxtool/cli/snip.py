@@ -12,8 +12,8 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, no
                                  report_options)
 from ctxtool.cli.spool import FileSource
 from ctxtool.cli.streams import IOOptions
-from ctxtool.core.clock import parse_now
-from ctxtool.core.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WRITE_TOOLS, SnipOptions,
+from ctxtool.clock import parse_now
+from ctxtool.core.clearing.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WRITE_TOOLS, SnipOptions,
                                SnipReport, snip)
 
 

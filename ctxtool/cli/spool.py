@@ -3,7 +3,7 @@
 :func:`spooled_input` (:func:`spooled_inputs` for several) makes any input re-readable: a file
 is opened again, seekable stdin (``< file``) is rewound, and a pipe is copied once to an anonymous
 temp file. The :class:`FileSource` it yields is the transcript such a command's core reads
-twice (a :class:`ctxtool.core.twopass.LazySource`): the first pass parses every line and notes
+twice (a :class:`ctxtool.core.clearing.twopass.LazySource`): the first pass parses every line and notes
 where each starts (16 bytes a line); the second parses only the lines the core asks for and
 copies the bytes between them in big blocks, so it costs about as much as a copy.
 

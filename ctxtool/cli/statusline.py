@@ -2,7 +2,7 @@
 
 Claude Code runs the statusline command on every message: it must stay instant whatever the
 transcript's size, so only the transcript's last lines are read (back to the last API call;
-see ``core/session_tail.py``) and nothing heavy is imported (not even the input layer of the
+see ``core/sizing/session_tail.py``) and nothing heavy is imported (not even the input layer of the
 other commands, ``cli/streams.py``).
 """
 
@@ -16,9 +16,9 @@ import click
 import orjson
 
 from ctxtool.cli.tail_read import TailOptions, head_chain, tail_report
-from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS
-from ctxtool.core.status import StatusInput, read_status_input, status_fields
-from ctxtool.core.tokens import thresholds
+from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
+from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
+from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import InputError, StoreError, UsageError
 
 DEFAULT_FORMAT = "{model} {bar} {tokens}/{window} ({percent}%) · {to_compact} to compact{marker}"

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 
 from ctxtool.cli import database, live, messages
-from ctxtool.cli.live import LiveOptions
+from ctxtool.cli.live import READ_BUFFER, LiveOptions
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
@@ -24,9 +24,6 @@ from ctxtool.storage.paths import claude_config_dir
 from ctxtool.types import Entry
 
 STDIN_NAME = "<stdin>"
-# Transcript lines are long (tool results of 10-500 KB): with the default 8 KB buffer, reading a
-# line costs a third of parsing it; with 4 MB most lines come out of the buffer in one piece.
-READ_BUFFER = 4 << 20
 _stdin: tuple[object, BinaryIO] | None = None  # (the sys.stdin.buffer wrapped, its wrapper)
 
 

@@ -16,16 +16,17 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, no
 from ctxtool.cli.progress import progress
 from ctxtool.cli.spool import FileSource, run_two_pass, source_format, spooled_inputs
 from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
-from ctxtool.core.clock import parse_now
-from ctxtool.core.summarize import Compaction, SummarizeOptions, compact, reads_twice
-from ctxtool.core.summary_model import call_max_tokens
-from ctxtool.formats.opencode.session import is_older_session
-from ctxtool.formats.opencode.rule import session_version, usable_tokens
-from ctxtool.core.tokens import DEFAULT_WINDOW, thresholds
+from ctxtool.clock import parse_now
+from ctxtool.core.sizing.tokens import DEFAULT_WINDOW, thresholds
+from ctxtool.core.summarizing.backend import make_summarizer
+from ctxtool.core.summarizing.model import call_max_tokens
+from ctxtool.core.summarizing.summarize import Compaction, SummarizeOptions, compact, reads_twice
 from ctxtool.errors import StoreError, UsageError
-from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend, make_summarizer
-from ctxtool.llm.base import Summarizer
+from ctxtool.formats.opencode.rule import session_version, usable_tokens
+from ctxtool.formats.opencode.session import is_older_session
+from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend
 from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
+from ctxtool.llm.base import Summarizer
 from ctxtool.storage.store import store_for_entries
 from ctxtool.types import OPENCODE
 

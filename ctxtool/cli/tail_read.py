@@ -1,4 +1,4 @@
-"""Reading a transcript's last lines into ``estimate``'s figure (see core/session_tail.py).
+"""Reading a transcript's last lines into ``estimate``'s figure (see core/sizing/session_tail.py).
 
 Kept apart from the session listing so ``ctxtool statusline``, which runs on every message of a
 Claude Code session, imports only this.
@@ -11,8 +11,8 @@ from typing import BinaryIO, NamedTuple
 
 import orjson
 
-from ctxtool.core.estimate import EstimateReport
-from ctxtool.core.session_tail import estimate_tail, first_chain, last_timestamp, split_tail
+from ctxtool.core.sizing.estimate import EstimateReport
+from ctxtool.core.sizing.session_tail import estimate_tail, first_chain, last_timestamp, split_tail
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed
 
 HEAD_BYTES = 64 << 10

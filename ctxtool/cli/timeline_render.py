@@ -1,4 +1,4 @@
-"""Drawing a :class:`ctxtool.core.timeline.Timeline`: Unicode for a terminal, SVG or HTML for a
+"""Drawing a :class:`ctxtool.core.sizing.timeline.Timeline`: Unicode for a terminal, SVG or HTML for a
 browser. Our own few lines rather than a plotting library: the picture is one curve, three
 horizontal lines and a mark per compaction, and a self-contained SVG needs nothing more.
 """
@@ -9,8 +9,8 @@ import html
 import math
 from collections.abc import Sequence
 
-from ctxtool.core.status import human
-from ctxtool.core.timeline import Mark, Timeline
+from ctxtool.core.sizing.status import human
+from ctxtool.core.sizing.timeline import Mark, Timeline
 
 LEVELS = " ▁▂▃▄▅▆▇█"
 ROWS, MAX_COLUMNS = 12, 96

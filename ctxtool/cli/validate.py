@@ -10,7 +10,7 @@ import orjson
 from ctxtool.cli import messages
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
-from ctxtool.core.validate import ERROR, WARNING, Problem, validate
+from ctxtool.core.validating.validate import ERROR, WARNING, Problem, validate
 from ctxtool.errors import ExitCode, InputError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.validate import entry_checker

@@ -1,6 +1,6 @@
 """Checks of one entry on its own: its line framing and the JSON Schema of its format.
 
-:func:`entry_checker` builds the ``check_entry`` callable that :func:`ctxtool.core.validate.validate`
+:func:`entry_checker` builds the ``check_entry`` callable that :func:`ctxtool.core.validating.validate.validate`
 calls for every entry; the cross-entry rules live there. Only ``ctxtool validate`` uses this
 module: jsonschema is imported the first time a checker is built, and each schema is compiled once
 per process (importing this module loads neither jsonschema nor click).

@@ -1,4 +1,5 @@
-"""Summarizer and token-counter backends: offline (default) and Anthropic (opt-in, lazy).
+"""Model backends: which one runs (offline by default, Anthropic when a key is set) and the
+Anthropic calls (opt-in, lazy); the summarizers over them live in ``core/summarizing``.
 
 Importing this package never imports the ``anthropic`` SDK; the Anthropic backend imports it
 the first time it makes a client.
@@ -10,7 +11,6 @@ import os
 from collections.abc import Mapping
 
 from ctxtool.errors import UsageError
-from ctxtool.llm.base import Summarizer
 
 BACKENDS = ("auto", "offline", "anthropic")
 LLM_ENV = "CTXTOOL_LLM"
@@ -30,21 +30,4 @@ def choose_backend(choice: str | None, env: Mapping[str, str] | None = None) -> 
     return value
 
 
-def make_summarizer(backend: str, *, model: str | None = None, env: Mapping[str, str] | None = None,
-                    timeout: float | None = None, window: int | None = None,
-                    max_tokens: int = 16_000) -> Summarizer:
-    """The summarizer for a backend chosen by :func:`choose_backend`."""
-    if backend == "offline":
-        from ctxtool.llm.offline import OfflineSummarizer
-
-        return OfflineSummarizer()
-    from ctxtool.core.tokens import thresholds
-    from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, AnthropicSummarizer
-
-    name = model or DEFAULT_MODEL
-    return AnthropicSummarizer(model=name, env=env, timeout=timeout or DEFAULT_TIMEOUT,
-                               window=window or thresholds(model=name).window,
-                               max_tokens=max_tokens)
-
-
-__all__ = ["BACKENDS", "LLM_ENV", "choose_backend", "make_summarizer"]
+__all__ = ["BACKENDS", "LLM_ENV", "choose_backend"]

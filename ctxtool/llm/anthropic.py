@@ -10,7 +10,7 @@
 * Rate limits (429), server errors (5xx), overload (529), timeouts and dropped connections are
   retried by the SDK itself, with its exponential backoff and ``retry-after`` handling; ctxtool
   only sets ``max_retries`` so that three failed attempts in a row stop the run (the circuit
-  breaker; see ``core/summary_model.py`` for the failures the SDK does not see).
+  breaker; see ``core/summarizing/model.py`` for the failures the SDK does not see).
 * Context overflows become :class:`ctxtool.llm.base.PromptTooLong`, which the core recovers from.
 * 401/403 and anything else become one-line :class:`ctxtool.errors.LLMError` (exit 5).
 """
@@ -24,9 +24,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from ctxtool.core.summary_model import BREAKER_LIMIT, summarize_with_model
 from ctxtool.errors import LLMError
-from ctxtool.llm.base import Completion, Progress, PromptTooLong, SummaryRequest, SummaryResult, no_progress
+from ctxtool.llm.base import BREAKER_LIMIT, Completion, PromptTooLong
 from ctxtool.llm.deadline import deadline_transport
 from ctxtool.llm.reply import KEY_ENVS, completion, input_tokens, one_line
 
@@ -117,18 +116,16 @@ def map_error(exc: Exception, *, env: Mapping[str, str], attempts: int) -> LLMEr
     return LLMError(f"Anthropic SDK error: {message}")
 
 
-class AnthropicSummarizer:
-    """Summaries by a Claude model (see ``core/summary_model.py`` for chunking and recovery)."""
+class AnthropicModel:
+    """One Claude model's calls (:meth:`complete`); ``core/summarizing/model.py`` chunks a
+    summary over them and recovers from overflows."""
 
     name = "anthropic"
 
     def __init__(self, *, model: str = DEFAULT_MODEL, env: Mapping[str, str] | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, window: int = 200_000,
-                 max_tokens: int = 16_000) -> None:
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
         self.env = os.environ if env is None else env
         self.model = model
-        self.window = window
-        self.max_tokens = max_tokens
         self.client = make_client(env=self.env, timeout=timeout)
 
     def complete(self, *, system: str, prompt: str, max_tokens: int) -> Completion:
@@ -144,11 +141,6 @@ class AnthropicSummarizer:
         except anthropic.AnthropicError as exc:
             raise LLMError(f"Anthropic SDK error: {one_line(str(exc), self.env)}") from None
         return completion(raw.http_response.content, self.env)
-
-    def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
-        return summarize_with_model(request, self.complete, backend=self.name, model=self.model,
-                                    window=self.window, max_tokens=self.max_tokens,
-                                    progress=progress)
 
 
 def count_tokens(messages: list[dict[str, Any]], *, system: str | None, model: str,

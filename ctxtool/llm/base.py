@@ -1,9 +1,10 @@
 """What a summarizer backend is given, what it returns, and the protocols backends implement.
 
-The core prepares a :class:`SummaryRequest` from a transcript (``ctxtool.core.summary_input``)
+The core prepares a :class:`SummaryRequest` from a transcript (``ctxtool.core.summarizing.request``)
 and hands it to a :class:`Summarizer`; it never knows which backend runs. Backends:
-``ctxtool.llm.offline`` (deterministic, no network, the default) and ``ctxtool.llm.anthropic``
-(the Messages API through the official SDK, imported only when used).
+``ctxtool.core.summarizing.offline`` (deterministic, no network, the default) and a model behind
+a :class:`Complete` function (``ctxtool.core.summarizing.model`` chunks and recovers; the calls
+are ``ctxtool.llm.anthropic``'s, through the official SDK, imported only when used).
 
 This module imports nothing but the standard library and :mod:`ctxtool.errors`, so the core can
 depend on these types without pulling in any backend.
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ctxtool.errors import LLMError
+
+BREAKER_LIMIT = 3  # consecutive failed model calls before giving up (a run's circuit breaker)
 
 # --- what a turn is --------------------------------------------------------------------------------
 

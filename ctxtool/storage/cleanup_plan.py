@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from ctxtool.core.retention import (LIVE_WINDOW, Activity, combine, decide, line_facts,
-                                    reference_key, session_activity)
 from ctxtool.errors import InputError
 from ctxtool.formats.jsonl import bounded_lines, iter_entries
 from ctxtool.storage.cleanup_tree import CATEGORIES, Part, Tree, Unit, measure, scan
+from ctxtool.storage.retention import (LIVE_WINDOW, Activity, combine, decide, line_facts,
+                                    reference_key, session_activity)
 from ctxtool.storage.safe_fs import describe, open_nofollow
 from ctxtool.storage.store import LINES
 

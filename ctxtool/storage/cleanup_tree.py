@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ctxtool.core.retention import Activity
 from ctxtool.errors import UsageError
 from ctxtool.storage import marker
+from ctxtool.storage.retention import Activity
 from ctxtool.storage.safe_fs import describe
 
 CLAUDE_CATEGORIES = ("projects", "file-history", "todos", "plans", "debug", "shell-snapshots",

@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.core.blocks import iter_tool_results, iter_tool_uses
-from ctxtool.core.mcboundary import is_own_boundary
-from ctxtool.core.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
-from ctxtool.core.snip import SnipReport, snip
+from ctxtool.core.clearing.boundary import is_own_boundary
+from ctxtool.core.clearing.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
+from ctxtool.core.clearing.snip import SnipReport, snip
+from ctxtool.core.messages.blocks import iter_tool_results, iter_tool_uses
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from tests.conftest import corpus_files, corpus_params

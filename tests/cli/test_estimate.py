@@ -17,7 +17,7 @@ import pytest
 
 from ctxtool.cli import cli
 from ctxtool.cli.estimate import GRID_COLUMNS, GRID_ROWS
-from ctxtool.core.estimate import estimate
+from ctxtool.core.sizing.estimate import estimate
 from ctxtool.errors import ExitCode
 from tests.conftest import FIXTURES, ROOT, corpus_params, run_ctxtool
 from tests.estimate_builders import compact_boundary, compact_summary, session, tool_result

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.core.filter_compacted import SUMMARY_MARKER
+from ctxtool.core.messages.filter_compacted import SUMMARY_MARKER
 from ctxtool.errors import ExitCode
 from tests.api_message_rules import anthropic_problems, openai_problems
 from tests.conftest import FIXTURES, ctxtool_executable, run_ctxtool

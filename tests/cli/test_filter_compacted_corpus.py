@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxtool.core.convert import to_anthropic, to_openai
-from ctxtool.core.filter_compacted import CLEARED, filter_compacted, plan_cut
+from ctxtool.core.messages.convert import to_anthropic, to_openai
+from ctxtool.core.messages.filter_compacted import CLEARED, filter_compacted, plan_cut
 from ctxtool.errors import InputError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, iter_entries, write_entries

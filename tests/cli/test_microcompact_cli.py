@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.core.tokens import estimate_text_tokens
+from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.storage.paths import project_slug
 from tests.clearing_helpers import Session, text_with_tokens
 from tests.conftest import run_ctxtool

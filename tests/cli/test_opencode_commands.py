@@ -12,9 +12,9 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
+from ctxtool.errors import ExitCode
 from ctxtool.formats.opencode.session import CONTINUE_TEXT
 from ctxtool.formats.opencode.truncate import HINT_TAIL
-from ctxtool.errors import ExitCode
 from tests.conftest import CORPUS, ROOT, run_ctxtool
 from tests.opencode_sessions import (EXPORT, NOW, NOW_MS, fixture_entries, jsonl, lines,
                                      persist_session, prune_session, snip_session, tools_of,

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
-from ctxtool.core.restore import placeholder_path
+from ctxtool.core.clearing.restore import placeholder_path
 from ctxtool.storage.paths import project_slug
 from tests.conftest import corpus_params, ctxtool_executable, run_ctxtool
 from tests.persist_fixtures import (CWD, SESSION, anthropic_results, big_text, cc_results,

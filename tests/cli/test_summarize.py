@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from ctxtool.cli import cli
-from ctxtool.core.summary_prompt import HEADINGS, missing_headings
+from ctxtool.core.summarizing.prompt import HEADINGS, missing_headings
 from ctxtool.errors import ExitCode
 from tests.conftest import ROOT, run_ctxtool
 from tests.summarize_builder import coding_session

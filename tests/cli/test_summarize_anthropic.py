@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.core.summary_model import call_max_tokens
-from ctxtool.core.summary_prompt import HEADINGS, continuation_text
+from ctxtool.core.summarizing.model import call_max_tokens
+from ctxtool.core.summarizing.prompt import HEADINGS, continuation_text
 from ctxtool.errors import ExitCode, LLMError
 from ctxtool.llm.anthropic import count_tokens
 from tests.conftest import run_ctxtool

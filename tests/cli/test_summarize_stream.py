@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
-from ctxtool.core.summarize import SummarizeOptions, compact
+from ctxtool.core.summarizing.offline import OfflineSummarizer
+from ctxtool.core.summarizing.summarize import SummarizeOptions, compact
 from ctxtool.errors import CtxtoolError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries, iter_lines_out
-from ctxtool.llm.offline import OfflineSummarizer
 from ctxtool.types import CLAUDE_CODE
 from tests.conftest import ROOT, corpus_params, run_ctxtool
 from tests.summarize_builder import Session, coding_session, text_block

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from ctxtool.core import tokens
-from ctxtool.core.tokens import cjk_count, estimate_text_tokens, text_features
+from ctxtool.core.sizing import tokens
+from ctxtool.core.sizing.tokens import cjk_count, estimate_text_tokens, text_features
 from ctxtool.formats.jsonl import exact_entry, iter_entries, loads_json
 
 CJK = re.compile("[\u3000-\uffff]")  # CJK symbols, kana, ideographs, hangul, full-width forms

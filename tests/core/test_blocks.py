@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from ctxtool.core.blocks import (
+from ctxtool.core.messages.blocks import (
     block_text, content_blocks, has_image, iter_tool_results, iter_tool_uses, pair_tools, role_of,
     tool_result_text, with_tool_result_content,
 )

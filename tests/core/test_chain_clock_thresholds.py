@@ -6,10 +6,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid, relink
-from ctxtool.core.clock import parse_duration, parse_now, parse_timestamp
-from ctxtool.core.tokens import context_window, thresholds
+from ctxtool.clock import parse_duration, parse_now, parse_timestamp
+from ctxtool.core.sizing.tokens import context_window, thresholds
 from ctxtool.errors import UsageError
+from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid, relink
 
 
 def test_relink_follows_chains_of_dropped_entries() -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.mcboundary import is_own_boundary
-from ctxtool.core.meter import ContextMeter
-from ctxtool.core.persist import PersistOptions, PersistReport, persist
-from ctxtool.core.restore import restore
-from ctxtool.core.snip import SnipReport, snip
+from ctxtool.core.clearing.boundary import is_own_boundary
+from ctxtool.core.clearing.persist import PersistOptions, PersistReport, persist
+from ctxtool.core.clearing.restore import restore
+from ctxtool.core.clearing.snip import SnipReport, snip
+from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.types import CLAUDE_CODE
 from tests.clearing_helpers import MemoryStore, Session, text_with_tokens
 

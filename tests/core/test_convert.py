@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core.convert import (
+from ctxtool.core.messages.convert import (
     INTERRUPTED, NOT_INCLUDED, ConvertReport, merge_streamed, to_anthropic, to_openai,
 )
 from tests.api_message_rules import anthropic_problems, openai_problems

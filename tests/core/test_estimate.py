@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from ctxtool.core.estimate import (
+from ctxtool.core.sizing.estimate import (
     ContextMeter, annotate, api_view, entry_breakdown, estimate, tool_target,
 )
-from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, usage_of
-from ctxtool.core.tokens import IMAGE_TOKENS, estimate_entry_tokens
+from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
+from ctxtool.core.sizing.tokens import IMAGE_TOKENS, estimate_entry_tokens
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.types import CLAUDE_CODE, Entry

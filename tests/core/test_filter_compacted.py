@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ctxtool.core.filter_compacted import (
+from ctxtool.core.messages.filter_compacted import (
     CLEARED, SUMMARY_MARKER, FilterReport, filter_compacted, is_summary_message, plan_cut,
 )
 from tests.opencode_builders import assistant as oc_assistant

@@ -9,12 +9,12 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxtool.core.clearing import CLEARED
-from ctxtool.core.mcboundary import NO_FINAL_NEWLINE, is_own_boundary
-from ctxtool.core.microcompact import (MicrocompactOptions, MicrocompactReport, microcompact,
+from ctxtool.core.clearing.boundary import NO_FINAL_NEWLINE, is_own_boundary
+from ctxtool.core.clearing.microcompact import (MicrocompactOptions, MicrocompactReport, microcompact,
                                        placeholder_tokens)
-from ctxtool.core.restore import restore
-from ctxtool.core.tokens import estimate_text_tokens, thresholds
+from ctxtool.core.clearing.replace import CLEARED
+from ctxtool.core.clearing.restore import restore
+from ctxtool.core.sizing.tokens import estimate_text_tokens, thresholds
 from ctxtool.errors import UsageError
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.storage.store import ToolResultStore

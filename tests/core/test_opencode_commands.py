@@ -8,19 +8,19 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ctxtool.core.estimate import estimate
-from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter
-from ctxtool.core.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
-from ctxtool.formats.opencode.session import filter_compacted_opencode
+from ctxtool.core.clearing.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
+from ctxtool.core.clearing.persist import PersistOptions, PersistReport, persist
+from ctxtool.core.clearing.restore import restore
+from ctxtool.core.clearing.snip import SnipOptions, SnipReport, for_opencode, snip
+from ctxtool.core.sizing.estimate import estimate
+from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter
+from ctxtool.core.sizing.tokens import estimate_block_tokens, estimate_entry_tokens
+from ctxtool.errors import UsageError
 from ctxtool.formats.opencode.context import context_entries, last_step_split
+from ctxtool.formats.opencode.session import filter_compacted_opencode
 from ctxtool.formats.opencode.truncate import (HINT_HEAD, HINT_TAIL, over_limits, persisted_path,
                                             truncated_output)
 from ctxtool.formats.opencode.view import CLEARED, is_message, message_blocks
-from ctxtool.core.persist import PersistOptions, PersistReport, persist
-from ctxtool.core.restore import restore
-from ctxtool.core.snip import SnipOptions, SnipReport, for_opencode, snip
-from ctxtool.core.tokens import estimate_block_tokens, estimate_entry_tokens
-from ctxtool.errors import UsageError
 from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import OPENCODE
 from tests.opencode_builders import SESSION, assistant, compaction, mid, text, tool, user

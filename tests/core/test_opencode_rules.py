@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
+from ctxtool.formats.opencode.export import entries_from_export, loads_document
 from ctxtool.formats.opencode.session import (
     CONTINUE_TEXT, PRUNE_MINIMUM, PRUNE_PROTECT, append_compaction, compaction_messages,
     estimate_opencode, filter_compacted_opencode, is_older_session, max_output_tokens, new_id, overflow,
     prune_marks, token_count, usage_anchor,
 )
 from ctxtool.formats.opencode.view import is_message
-from ctxtool.formats.opencode.export import entries_from_export, loads_document
 from tests.conftest import CORPUS
 from tests.opencode_builders import (
     FIXTURE, ZERO, assistant, compaction, ids, mid, tool, user,

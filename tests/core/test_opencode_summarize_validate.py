@@ -7,14 +7,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ctxtool.core.filter_compacted import plan_cut
-from ctxtool.formats.opencode.session import CONTINUE_TEXT, filter_compacted_opencode
-from ctxtool.core.summarize import SummarizeOptions, compact
-from ctxtool.core.summary_input import build_request
-from ctxtool.core.validate import validate
+from ctxtool.core.messages.filter_compacted import plan_cut
+from ctxtool.core.summarizing.offline import OfflineSummarizer
+from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.summarize import SummarizeOptions, compact
+from ctxtool.core.validating.validate import validate
 from ctxtool.errors import UsageError
+from ctxtool.formats.opencode.session import CONTINUE_TEXT, filter_compacted_opencode
 from ctxtool.llm.base import CONTEXT, PROMPT
-from ctxtool.llm.offline import OfflineSummarizer
 from ctxtool.types import OPENCODE
 from tests.opencode_builders import SESSION, assistant, compaction, ids, mid, text, tool, user
 from tests.opencode_sessions import HEADER, file_tool, fixture_entries

@@ -1,4 +1,4 @@
-"""OpenCode messages through the common block view (core/blocks.py, fmt == "opencode")."""
+"""OpenCode messages through the common block view (core/messages/blocks.py, fmt == "opencode")."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-from ctxtool.core.blocks import (
+from ctxtool.core.messages.blocks import (
     api_message, block_text, content_blocks, iter_tool_results, iter_tool_uses, pair_tools,
     role_of, with_message_content, with_tool_result_content,
 )
-from ctxtool.formats.opencode.view import CLEARED, INTERRUPTED, iter_api_messages
-from ctxtool.core.tokens import estimate_entry_tokens
+from ctxtool.core.sizing.tokens import estimate_entry_tokens
 from ctxtool.formats.opencode.export import entries_from_export, loads_document
+from ctxtool.formats.opencode.view import CLEARED, INTERRUPTED, iter_api_messages
 from tests.opencode_builders import FIXTURE, assistant, compaction, text, tool, user
 
 OC = "opencode"

@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core.persist import (PersistOptions, PersistReport, auto_max_chars, choose,
+from ctxtool.core.clearing.persist import (PersistOptions, PersistReport, auto_max_chars, choose,
                                   format_size, measure_context, persist, persisted_output,
                                   preview, truncate_text)
-from ctxtool.core.restore import placeholder_path
+from ctxtool.core.clearing.restore import placeholder_path
 from ctxtool.errors import StoreError
 from ctxtool.storage.store import ToolResultStore
 from tests.persist_fixtures import (SESSION, anthropic_results, as_entries, big_text, cc_results,

@@ -8,12 +8,12 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxtool.core.clearing import microcompact_placeholder, snip_placeholder
-from ctxtool.core.persist import PersistOptions, persist, persisted_output
-from ctxtool.formats.opencode.truncate import truncated_output
-from ctxtool.core.restore import (RestoreReport, looks_like_placeholder, placeholder_path,
+from ctxtool.core.clearing.persist import PersistOptions, persist, persisted_output
+from ctxtool.core.clearing.replace import microcompact_placeholder, snip_placeholder
+from ctxtool.core.clearing.restore import (RestoreReport, looks_like_placeholder, placeholder_path,
                                   restore)
 from ctxtool.formats.jsonl import iter_entries, iter_lines_out
+from ctxtool.formats.opencode.truncate import truncated_output
 from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import Entry
 from tests.persist_fixtures import SESSION, as_entries, big_text, cc_results, result_contents
@@ -213,8 +213,8 @@ def test_a_session_claude_code_continued_after_microcompact_keeps_its_chain(tmp_
     drops the boundary and re-points that entry at the boundary's parent."""
     from datetime import datetime, timezone
 
-    from ctxtool.core.microcompact import MicrocompactOptions, microcompact
-    from ctxtool.core.validate import validate
+    from ctxtool.core.clearing.microcompact import MicrocompactOptions, microcompact
+    from ctxtool.core.validating.validate import validate
     from tests.clearing_helpers import Session
 
     session = Session()

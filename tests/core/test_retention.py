@@ -7,10 +7,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ctxtool.core.retention import (LIVE_WINDOW, Activity, combine, decide, format_age,
+from ctxtool.formats.jsonl import iter_entries
+from ctxtool.storage.retention import (LIVE_WINDOW, Activity, combine, decide, format_age,
                                     line_facts, period_from_settings, reference_keys,
                                     session_activity)
-from ctxtool.formats.jsonl import iter_entries
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ctxtool.core.clock import parse_timestamp
-from ctxtool.core.retention import line_facts, reference_keys, session_activity
+from ctxtool.clock import parse_timestamp
 from ctxtool.formats.jsonl import iter_entries
+from ctxtool.storage.retention import line_facts, reference_keys, session_activity
 from tests.conftest import corpus_params
 
 

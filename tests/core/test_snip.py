@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from ctxtool.core.clearing import SNIPPED
-from ctxtool.core.restore import restore
-from ctxtool.core.snip import SnipOptions, SnipReport, snip
-from ctxtool.core.tokens import Thresholds
+from ctxtool.core.clearing.replace import SNIPPED
+from ctxtool.core.clearing.restore import restore
+from ctxtool.core.clearing.snip import SnipOptions, SnipReport, snip
+from ctxtool.core.sizing.tokens import Thresholds
 from ctxtool.errors import UsageError
 from ctxtool.types import CLAUDE_CODE, OPENAI
 from tests.clearing_helpers import MemoryStore, Session, result_contents, text_with_tokens

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxtool.core.file_state import collect_file_state, strip_line_numbers
-from ctxtool.core.filter_compacted import filter_compacted, plan_cut
-from ctxtool.core.summarize import SummarizeOptions, SummarizeReport, compact, summarize
-from ctxtool.core.validate import validate
+from ctxtool.core.messages.filter_compacted import filter_compacted, plan_cut
+from ctxtool.core.summarizing.file_state import collect_file_state, strip_line_numbers
+from ctxtool.core.summarizing.offline import OfflineSummarizer
+from ctxtool.core.summarizing.summarize import SummarizeOptions, SummarizeReport, compact, summarize
+from ctxtool.core.validating.validate import validate
 from ctxtool.errors import LLMError
 from ctxtool.formats.jsonl import iter_entries, write_entries
 from ctxtool.llm.base import SummaryRequest, SummaryResult
-from ctxtool.llm.offline import OfflineSummarizer
 from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE
 from tests.summarize_builder import Session, coding_session, text_block

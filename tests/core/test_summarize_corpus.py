@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from ctxtool.core.filter_compacted import filter_compacted, plan_cut
-from ctxtool.core.summarize import SummarizeOptions, compact
-from ctxtool.core.validate import validate
+from ctxtool.core.messages.filter_compacted import filter_compacted, plan_cut
+from ctxtool.core.summarizing.offline import OfflineSummarizer
+from ctxtool.core.summarizing.summarize import SummarizeOptions, compact
+from ctxtool.core.validating.validate import validate
 from ctxtool.errors import CtxtoolError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.formats.validate import entry_checker
-from ctxtool.llm.offline import OfflineSummarizer
 from ctxtool.types import CLAUDE_CODE
 from tests.conftest import corpus_params
 

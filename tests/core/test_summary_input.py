@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxtool.core.summary_input import (TOOL_RESULT_CHARS, build_request, classify_user_text,
+from ctxtool.core.summarizing.prompt import continuation_text
+from ctxtool.core.summarizing.request import (TOOL_RESULT_CHARS, build_request, classify_user_text,
                                         entry_turn, main_chain)
-from ctxtool.core.summary_prompt import continuation_text
 from ctxtool.llm.base import (ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, TOOL_RESULTS)
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI
 from tests.summarize_builder import Session, coding_session, text_block, tool_use

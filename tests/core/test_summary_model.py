@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from ctxtool.core.summary_input import build_request
-from ctxtool.core.summary_model import (BREAKER_LIMIT, MIN_MAX_TOKENS, call_max_tokens,
+from ctxtool.core.summarizing.model import (BREAKER_LIMIT, MIN_MAX_TOKENS, call_max_tokens,
                                         summarize_with_model)
-from ctxtool.core.summary_prompt import HEADINGS, continuation_text, extract_summary
+from ctxtool.core.summarizing.prompt import HEADINGS, continuation_text, extract_summary
+from ctxtool.core.summarizing.request import build_request
 from ctxtool.errors import LLMError
 from ctxtool.llm.base import BadReply, Completion, PromptTooLong, SummaryRequest
 from ctxtool.types import CLAUDE_CODE

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ctxtool.core.summary_input import build_request
-from ctxtool.core.summary_offline import offline_summary
-from ctxtool.core.summary_prompt import HEADINGS, continuation_text, missing_headings, split_sections
-from ctxtool.core.summary_tools import error_gist
-from ctxtool.core.tokens import estimate_text_tokens
+from ctxtool.core.sizing.tokens import estimate_text_tokens
+from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.prompt import HEADINGS, continuation_text, missing_headings, split_sections
+from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.tools import error_gist
 from ctxtool.types import CLAUDE_CODE
 from tests.summarize_builder import Session, coding_session, text_block
 

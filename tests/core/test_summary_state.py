@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxtool.core.summary_input import build_request
-from ctxtool.core.summary_offline import offline_summary
-from ctxtool.core.summary_prompt import HEADINGS, continuation_text, split_sections
-from ctxtool.core.tokens import estimate_text_tokens
+from ctxtool.core.sizing.tokens import estimate_text_tokens
+from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.prompt import HEADINGS, continuation_text, split_sections
+from ctxtool.core.summarizing.request import build_request
 from ctxtool.llm.base import QUEUED
 from ctxtool.types import CLAUDE_CODE
 from tests.summarize_builder import SESSION, Session, text_block, tool_use

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import ctxtool
-from ctxtool.core import tokens
-from ctxtool.core.tokens import (
+from ctxtool.core.sizing import tokens
+from ctxtool.core.sizing.tokens import (
     IMAGE_TOKENS, estimate_block_tokens, estimate_entry_tokens, estimate_json_tokens,
     estimate_text_tokens, text_features,
 )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ctxtool.core.validate import ERROR, WARNING, Problem, validate
+from ctxtool.core.validating.validate import ERROR, WARNING, Problem, validate
 from ctxtool.errors import InputError
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, Entry
 

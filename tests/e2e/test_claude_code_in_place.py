@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxtool.core.restore import placeholder_path
+from ctxtool.core.clearing.restore import placeholder_path
 from tests.conftest import run_ctxtool
 from tests.e2e.claude_code import ClaudeCode, Run
 from tests.e2e.fake_messages import FakeMessages, say, tool

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import orjson
 
-from ctxtool.core.filter_compacted import filter_compacted, plan_cut
-from ctxtool.core.restore import placeholder_path
+from ctxtool.core.clearing.restore import placeholder_path
+from ctxtool.core.messages.filter_compacted import filter_compacted, plan_cut
 from tests.conftest import FIXTURES, run_ctxtool
 
 FOLDER = FIXTURES / "claude-code-2.1.330"

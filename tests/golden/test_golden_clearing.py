@@ -27,9 +27,9 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.core.clearing import CLEARED, SNIPPED
-from ctxtool.core.tokens import estimate_text_tokens
-from ctxtool.core.twopass import CLEARED_INPUT_KEY
+from ctxtool.core.clearing.replace import CLEARED, SNIPPED
+from ctxtool.core.clearing.twopass import CLEARED_INPUT_KEY
+from ctxtool.core.sizing.tokens import estimate_text_tokens
 from tests.clearing_helpers import Session, text_with_tokens
 
 HERE = Path(__file__).parent

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ctxtool.core.blocks import iter_tool_results, iter_tool_uses
-from ctxtool.core.filter_compacted import filter_compacted, plan_cut
-from ctxtool.core.microcompact import MicrocompactOptions, microcompact
-from ctxtool.core.persist import PersistOptions, persist
-from ctxtool.core.restore import RestoreReport, restore
-from ctxtool.core.snip import SnipOptions, snip
-from ctxtool.core.summarize import SummarizeOptions, compact
+from ctxtool.core.clearing.microcompact import MicrocompactOptions, microcompact
+from ctxtool.core.clearing.persist import PersistOptions, persist
+from ctxtool.core.clearing.restore import RestoreReport, restore
+from ctxtool.core.clearing.snip import SnipOptions, snip
+from ctxtool.core.messages.blocks import iter_tool_results, iter_tool_uses
+from ctxtool.core.messages.filter_compacted import filter_compacted, plan_cut
+from ctxtool.core.summarizing.offline import OfflineSummarizer
+from ctxtool.core.summarizing.summarize import SummarizeOptions, compact
 from ctxtool.formats.jsonl import BOM, iter_entries, loads_json, write_entries
-from ctxtool.llm.offline import OfflineSummarizer
 from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import CLAUDE_CODE, Entry
 from tests.robustness.strategies import Transcript, transcripts

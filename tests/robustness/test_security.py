@@ -32,8 +32,8 @@ import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
-from ctxtool.formats.opencode.truncate import truncated_output
 from ctxtool.errors import ExitCode
+from ctxtool.formats.opencode.truncate import truncated_output
 from tests.conftest import ctxtool_executable, run_ctxtool
 from tests.robustness.strategies import (cc_entry, compact, jsonl, tool_result_message,
                                          tool_use_message)

@@ -32,9 +32,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from ctxtool.cli import cli
-from ctxtool.formats.opencode.truncate import truncated_output
 from ctxtool.errors import ExitCode
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.opencode.truncate import truncated_output
 from tests.conftest import run_ctxtool
 from tests.opencode_sessions import fixture_entries
 from tests.robustness.strategies import cc_entry, tool_result_message, tool_use_message

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core.estimate import EstimateReport, estimate
-from ctxtool.core.meter import DEFAULT_SYSTEM_TOKENS
+from ctxtool.core.sizing.estimate import EstimateReport, estimate
+from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.storage.paths import project_slug

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctxtool.cli.session_files import count_compactions, parse_lines, tail_report
-from ctxtool.core.sessions import read_head
+from ctxtool.core.sizing.sessions import read_head
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed, lines_containing
 from tests.conftest import corpus_params
 from tests.estimate_builders import (

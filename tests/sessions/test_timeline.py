@@ -9,9 +9,9 @@ import pytest
 
 from ctxtool.cli import cli
 from ctxtool.cli.timeline_render import columns_of, render_html, render_svg, render_text
-from ctxtool.core.estimate import estimate
-from ctxtool.core.timeline import TimelineBuilder, observe
-from ctxtool.core.tokens import thresholds
+from ctxtool.core.sizing.estimate import estimate
+from ctxtool.core.sizing.timeline import TimelineBuilder, observe
+from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import ExitCode
 from tests.conftest import CORPUS, run_ctxtool
 from tests.estimate_builders import (

@@ -1,6 +1,6 @@
 """How much of an OpenCode session is in the model's context now, measured the way OpenCode does.
 
-Three pieces used by the shared meter (:mod:`ctxtool.core.meter`) and the commands:
+Three pieces used by the shared meter (:mod:`ctxtool.core.sizing.meter`) and the commands:
 
 * :func:`context_entries` - the messages ``filterCompacted`` keeps, in file order (a command that
   must not count what a compaction took out of view scans only these);

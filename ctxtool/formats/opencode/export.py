@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from ctxtool.formats.opencode.view import SESSION_KEY, is_message, is_session_line, obj
 from ctxtool.errors import InputError
+from ctxtool.formats.opencode.view import SESSION_KEY, is_message, is_session_line, obj
 
 EXPORT_HINT = "expected the output of `opencode export <sessionID>`"
 

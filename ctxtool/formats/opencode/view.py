@@ -8,7 +8,7 @@ its ``tool_result`` (a part marked ``state.time.compacted`` shows
 ``[Tool execution was interrupted]``), reasoning becomes ``thinking``, and an assistant message
 that ended in an error (other than an abort that left content) is not shown at all.
 
-:mod:`ctxtool.core.blocks` uses this for ``fmt == "opencode"``; nothing here imports it.
+:mod:`ctxtool.core.messages.blocks` uses this for ``fmt == "opencode"``; nothing here imports it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,267 @@
+"""The second pass shared by ``snip`` and ``microcompact``: replace chosen tool results.
+
+Only ``tool_result`` content changes (and, when asked, the ``input`` of the matching
+``tool_use``); every other block, the entry order, ids and the uuid chain stay as they are, and an
+entry with nothing to clear is passed through as the same object (written back byte-identical).
+
+Before a content leaves the transcript it is saved to the injected store, and the placeholder
+names the saved file in a form ``restore`` recognizes. When a changed line's bytes were not
+orjson's compact form, the original bytes are kept too (``save_line``), so ``restore`` gives the
+input back byte for byte. Without a store (``--no-save``) the content is dropped: explicit loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ctxtool.core.clearing.restore import LineKeeper
+from ctxtool.core.clearing.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
+                                  result_tokens)
+from ctxtool.core.messages.blocks import api_message, with_message_content
+from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.formats.opencode.view import obj, output_text, parts_of, session_id, with_output_text
+from ctxtool.types import OPENAI, OPENCODE, Entry, ResultStore
+
+# Replacement texts exactly as Claude Code (and seed 001) write them.
+CLEARED = "[Old tool result content cleared]"
+SNIPPED = "[Content snipped - re-read if needed]"
+
+Placeholder = Callable[[str | None], str]  # saved path (None when not saved) -> text
+
+
+def microcompact_placeholder(path: str | None) -> str:
+    """Claude Code's microcompact replacement: the saved file, or the bare notice."""
+    if path is None:
+        return CLEARED
+    return f"<persisted-output>Tool result saved to: {path}\n\nUse Read to view</persisted-output>"
+
+
+def snip_placeholder(path: str | None) -> str:
+    return SNIPPED if path is None else f"{SNIPPED}\nTool result saved to: {path}"
+
+
+@dataclass
+class ToolStats:
+    cleared: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    inputs_cleared: int = 0
+
+
+@dataclass
+class ClearReport:
+    """What a clearing run did; filled while the second pass streams."""
+
+    entries: int = 0  # set from the first pass (the second may see blocks, not entries)
+    entries_changed: int = 0
+    results_cleared: int = 0
+    inputs_cleared: int = 0
+    tokens_before: int = 0  # of the cleared results
+    tokens_after: int = 0  # of their placeholders
+    files_saved: int = 0
+    lines_kept: int = 0  # original line bytes kept for an exact restore
+    per_tool: dict[str, ToolStats] = field(default_factory=dict)
+    cleared_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries, "entries_changed": self.entries_changed,
+            "results_cleared": self.results_cleared, "inputs_cleared": self.inputs_cleared,
+            "cleared_tokens_before": self.tokens_before, "cleared_tokens_after": self.tokens_after,
+            "files_saved": self.files_saved, "original_lines_kept": self.lines_kept,
+            "per_tool": {name: vars(stats) for name, stats in sorted(self.per_tool.items())},
+        }
+
+
+@dataclass
+class Clearing:
+    """Which results (and tool inputs) to clear, and how."""
+
+    results: Mapping[str, ToolRecord]  # tool_use_id -> record of a result to clear
+    placeholder: Placeholder
+    store: ResultStore | None = None  # None: --no-save, the content is dropped
+    inputs: frozenset[str] = frozenset()  # tool_use ids whose input is blanked too
+    report: ClearReport = field(default_factory=ClearReport)
+
+
+def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
+                 clearing: Clearing) -> Iterator[dict[str, Any]]:
+    """Second pass: each entry with its chosen tool results (and inputs) replaced. Streaming."""
+    report = clearing.report
+    for entry in entries:
+        if getattr(entry, "invalid", False):
+            yield entry
+            continue
+        new = _clear_entry(entry, fmt, clearing)
+        if new is not entry:
+            report.entries_changed += 1
+            _keep_original_line(entry, clearing)
+        yield new
+
+
+def _clear_entry(entry: dict[str, Any], fmt: str, clearing: Clearing) -> dict[str, Any]:
+    if fmt == OPENAI:
+        return _clear_openai(entry, clearing)
+    if fmt == OPENCODE:
+        return _clear_opencode(entry, clearing)
+    message = api_message(entry, fmt)
+    content = message.get("content") if message is not None else None
+    if not isinstance(content, list):
+        return entry
+    blocks: list[Any] | None = None
+    for i, block in enumerate(content):
+        replaced = _clear_block(block, entry, clearing) if isinstance(block, dict) else None
+        if replaced is not None:
+            blocks = blocks if blocks is not None else list(content)
+            blocks[i] = replaced
+    return entry if blocks is None else with_message_content(entry, fmt, blocks)
+
+
+def _clear_block(block: dict[str, Any], entry: dict[str, Any],
+                 clearing: Clearing) -> dict[str, Any] | None:
+    """The replacement of one block, or None when it stays."""
+    kind = block.get("type")
+    if kind == "tool_result":
+        tool_id = block.get("tool_use_id")
+        record = clearing.results.get(tool_id) if isinstance(tool_id, str) else None
+        if record is None or not is_clearable(block.get("content")):
+            return None
+        text = _replace_result(record, block.get("content"), entry, clearing)
+        return None if text is None else {**block, "content": text}
+    if kind == "tool_use" and block.get("id") in clearing.inputs:
+        tool_input = block.get("input")
+        if not isinstance(tool_input, Mapping) or not tool_input or is_cleared_input(tool_input):
+            return None
+        saved = dumps_json(tool_input).decode()
+        return {**block, "input": _replace_input(block["id"], str(block.get("name") or ""),
+                                                 saved, entry, clearing)}
+    return None
+
+
+def placeholder_cost(placeholder: Placeholder, store: ResultStore | None) -> int:
+    """Tokens of ``placeholder`` once the result is saved in ``store``: the file's path is
+    ``<root>/<session>/tool-results/<tool id>.txt`` (long ids assumed; 240 characters when the
+    root is unknown)."""
+    if store is None:
+        return result_tokens(placeholder(None))
+    root = getattr(store, "root", None)
+    return result_tokens(placeholder("x" * (len(str(root)) + 120 if root is not None else 240)))
+
+
+def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
+                    clearing: Clearing) -> str | None:
+    """The placeholder for a result, or None when it would not be smaller (left as it is,
+    nothing saved)."""
+    if record.tokens <= placeholder_cost(clearing.placeholder, clearing.store):
+        return None
+    path = _save(content, record.id, entry, clearing)
+    text = clearing.placeholder(path)
+    before, after = record.tokens, result_tokens(text)
+    if after >= before:
+        return None
+    stats = clearing.report.per_tool.setdefault(record.name or "?", ToolStats())
+    stats.cleared += 1
+    stats.tokens_before += before
+    stats.tokens_after += after
+    clearing.report.results_cleared += 1
+    clearing.report.cleared_ids.append(record.id)
+    clearing.report.tokens_before += before
+    clearing.report.tokens_after += after
+    return text
+
+
+def _replace_input(tool_id: str, name: str, saved: str, entry: dict[str, Any],
+                   clearing: Clearing) -> dict[str, Any]:
+    """The cleared input; ``saved`` (the input as JSON text) goes to ``<tool id>-input.txt``."""
+    path = _save(saved, f"{tool_id}-input", entry, clearing)
+    clearing.report.inputs_cleared += 1
+    clearing.report.per_tool.setdefault(name or "?", ToolStats()).inputs_cleared += 1
+    return cleared_input(path)
+
+
+def _save(content: Any, key: str, entry: dict[str, Any], clearing: Clearing) -> str | None:
+    if clearing.store is None:
+        return None
+    path = clearing.store.save(content, tool_use_id=key, session_id=_session(entry))
+    clearing.report.files_saved += 1
+    return path
+
+
+def _session(entry: dict[str, Any]) -> str | None:
+    session = entry.get("sessionId")
+    return session if isinstance(session, str) else session_id(entry)
+
+
+def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
+    """Keep the exact bytes of a changed line that orjson would not write the same way."""
+    store = clearing.store
+    raw = entry.raw if isinstance(entry, Entry) else None
+    if raw is None or not isinstance(store, LineKeeper):
+        return
+    canonical = dumps_json(entry)
+    if raw != canonical + b"\n":
+        store.save_line(raw, canonical=canonical, session_id=_session(entry))
+        clearing.report.lines_kept += 1
+
+
+def _clear_opencode(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
+    """OpenCode: a tool part's result text (``state.output``, or the error) becomes the
+    placeholder; its input, attachments and times stay. Parts OpenCode already shows as cleared
+    (``state.time.compacted``) are left alone."""
+    new = entry
+    for part in parts_of(entry):
+        call_id = part.get("callID")
+        record = clearing.results.get(call_id) if isinstance(call_id, str) else None
+        text = output_text(part) if record is not None else None
+        state = obj(part.get("state"))
+        if record is None or text is None or not is_clearable(text) \
+                or obj(state.get("time")).get("compacted"):
+            continue
+        replaced = _replace_result(record, text, entry, clearing)
+        if replaced is not None:
+            new = with_output_text(new, record.id, replaced)
+    return new
+
+
+def _clear_openai(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
+    """OpenAI chat: a ``role: "tool"`` message is the result; ``tool_calls`` hold the inputs."""
+    if entry.get("role") == "tool":
+        tool_id = entry.get("tool_call_id")
+        record = clearing.results.get(tool_id) if isinstance(tool_id, str) else None
+        if record is None or not is_clearable(entry.get("content")):
+            return entry
+        text = _replace_result(record, entry["content"], entry, clearing)
+        return entry if text is None else {**entry, "content": text}
+    calls = entry.get("tool_calls")
+    if not clearing.inputs or not isinstance(calls, list):
+        return entry
+    new_calls = [_clear_openai_call(call, entry, clearing) for call in calls]
+    if all(new is old for new, old in zip(new_calls, calls)):
+        return entry
+    return {**entry, "tool_calls": new_calls}
+
+
+def _clear_openai_call(call: Any, entry: dict[str, Any], clearing: Clearing) -> Any:
+    if not isinstance(call, dict) or call.get("id") not in clearing.inputs:
+        return call
+    function = call.get("function")
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    try:
+        parsed = loads_json(arguments.encode("utf-8")) if isinstance(arguments, str) else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict) or not parsed or is_cleared_input(parsed):
+        return call
+    assert isinstance(function, dict) and isinstance(arguments, str)
+    # the arguments string itself is saved, so restore puts back its exact spelling
+    replaced = _replace_input(call["id"], str(function.get("name") or ""), arguments, entry,
+                              clearing)
+    return {**call, "function": {**function, "arguments": dumps_json(replaced).decode()}}
+
+
+__all__ = ["CLEARED", "SNIPPED", "ClearReport", "Clearing", "Placeholder", "ToolStats",
+           "iter_cleared", "microcompact_placeholder", "placeholder_cost", "snip_placeholder"]

@@ -1,0 +1,310 @@
+"""Look-ahead without buffering: a first pass that records only what a decision needs.
+
+``snip`` and ``microcompact`` must know things that come late in a transcript before they touch an
+early entry (which results are the newest, the total of their tokens, whether a file is read
+again). Instead of holding every entry, they read the transcript twice:
+
+1. :func:`scan_tools` reads every entry once and keeps, per tool call, a small
+   :class:`ToolRecord` (id, tool name, sizes, the file it read, where its lines are) - never the
+   content itself;
+2. the caller decides which results to clear from those records, then streams the entries a
+   second time and changes only those (see :mod:`ctxtool.core.clearing.replace`).
+
+A transcript read twice is an :class:`Iterable` that can be iterated more than once: a list, or a
+:class:`LazySource` (the CLI's spooled files), which can also skip parsing the lines the second
+pass leaves alone. A one-shot iterator is buffered into a list by :func:`reiterable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ctxtool.clock import parse_timestamp
+from ctxtool.core.messages.blocks import api_message, content_blocks, role_of
+from ctxtool.core.sizing.meter import ContextMeter
+from ctxtool.core.sizing.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.opencode.truncate import persisted_path
+from ctxtool.types import OPENCODE, Entry
+
+LineKey = tuple[str, int]  # (source, lineno) of an entry read from input
+Limits = Callable[[str | None], Thresholds]  # the model a transcript names -> its thresholds
+
+# Fields copied from the last entry onto an entry ctxtool appends, as Claude Code writes them.
+ENVELOPE_KEYS = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
+
+# How the placeholders of snip, microcompact, persist and Claude Code itself begin: such a result
+# is already cleared, so it is neither counted nor cleared again (what makes the commands
+# idempotent). Claude Code tests ``includes("<persisted-output>")``; a prefix test is as good for
+# real placeholders and does not mistake a file that mentions the tag for a cleared result.
+CLEARED_PREFIXES = ("<persisted-output>", "[Old tool result content cleared]",
+                    "[Content snipped - re-read if needed]")
+
+# Tool input keys naming the file a tool read or changed (Claude Code and common agent tools).
+PATH_KEYS = ("file_path", "notebook_path", "filePath", "path")  # filePath: OpenCode's tools
+
+
+@runtime_checkable
+class LazySource(Protocol):
+    """A transcript that can be read twice; the second read may leave most lines unparsed."""
+
+    def __iter__(self) -> Iterator[Entry]: ...
+
+    def iter_parsing(self, lines: Collection[LineKey]) -> Iterator[Entry]:
+        """Every entry again, parsing only the lines in ``lines``; the other bytes come back as
+        opaque entries (``invalid=True``: raw bytes of lines, or blocks of them) that transforms
+        pass through and writers copy."""
+        ...
+
+
+def reiterable(entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    """``entries`` when it can be iterated twice, else the entries buffered into a list."""
+    return list(entries) if iter(entries) is entries else entries
+
+
+def second_pass(entries: Iterable[dict[str, Any]],
+                lines: Collection[LineKey]) -> Iterator[dict[str, Any]]:
+    """Iterate ``entries`` again, letting a :class:`LazySource` skip lines outside ``lines``."""
+    if isinstance(entries, LazySource):
+        return entries.iter_parsing(lines)
+    return iter(entries)
+
+
+def default_limits(model: str | None) -> Thresholds:
+    """Thresholds for the transcript's model, with no environment overrides."""
+    return thresholds(model=model)
+
+
+def line_key(entry: dict[str, Any]) -> LineKey | None:
+    return (entry.source, entry.lineno) if isinstance(entry, Entry) and entry.lineno else None
+
+
+def is_cleared(content: Any) -> bool:
+    """True when a tool result's content is already a placeholder (or a persisted preview)."""
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        content = content[0].get("text")
+    if not isinstance(content, str):
+        return False
+    # persist --style opencode leaves OpenCode's truncation text, naming the saved file
+    return content.startswith(CLEARED_PREFIXES) or persisted_path(content) is not None
+
+
+def is_clearable(content: Any) -> bool:
+    """A result worth clearing: non-empty text or blocks that are not a placeholder already."""
+    return isinstance(content, (str, list)) and bool(content) and not is_cleared(content)
+
+
+# --- the records ----------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class ToolRecord:
+    """What the first pass remembers about one tool call (its content is never kept)."""
+
+    id: str
+    name: str = ""
+    use_seq: int = -1  # position among tool uses (-1: no tool_use seen)
+    result_seq: int = -1  # position among tool results (-1: no result seen)
+    tokens: int = 0  # estimated tokens of the result content
+    clearable: bool = False  # non-empty content that is not a placeholder yet
+    cleared: bool = False  # already a placeholder
+    epoch: int = 0  # compact boundaries seen before the call (only the last epoch is in context)
+    turn: int = 0  # real user messages seen (in its epoch) before the result
+    path: str | None = None  # the file the tool read or changed
+    span: tuple[int, float] | None = None  # lines [start, end) a read covered
+    digest: tuple[int, int] | None = None  # identity of the content (only when asked for)
+    input_clearable: bool = False  # the tool_use has a non-empty input
+    lines: tuple[LineKey, ...] = ()  # where its tool_use and tool_result(s) are
+
+
+@dataclass
+class ToolScan:
+    """The first pass over a transcript: tool records plus the few facts about the whole."""
+
+    fmt: str
+    records: dict[str, ToolRecord] = field(default_factory=dict)
+    entries: int = 0
+    uses: int = 0
+    results: int = 0
+    epoch: int = 0  # compact boundaries seen; records of this epoch are in context
+    turns: int = 0  # real user messages in the current epoch
+    last_uuid: str | None = None
+    last_entry: dict[str, Any] | None = None  # the last entry with a uuid (one entry held)
+    last_assistant_stamp: Any = None  # timestamp of the last assistant entry, as written
+    model: str | None = None
+    context_tokens: int | None = None  # measured only when a meter was given
+
+    @property
+    def last_assistant_time(self) -> datetime | None:
+        return parse_timestamp(self.last_assistant_stamp)
+
+    @property
+    def envelope(self) -> dict[str, Any]:
+        """The fields an appended entry copies from the last one (session, cwd, version...)."""
+        last = self.last_entry or {}
+        return {k: last[k] for k in ENVELOPE_KEYS if k in last}
+
+    def in_context(self) -> list[ToolRecord]:
+        """Results after the last compaction (earlier ones are not in the model's context), in
+        result order: oldest first."""
+        current = [r for r in self.records.values() if r.epoch == self.epoch and r.result_seq >= 0]
+        return sorted(current, key=lambda r: r.result_seq)
+
+    def by_use(self) -> list[ToolRecord]:
+        """Tool calls after the last compaction in tool_use order (Claude Code's order)."""
+        current = [r for r in self.records.values() if r.epoch == self.epoch and r.use_seq >= 0]
+        return sorted(current, key=lambda r: r.use_seq)
+
+
+def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMeter | None = None,
+               digests: bool = False) -> ToolScan:
+    """First pass: one :class:`ToolRecord` per tool call. Streaming; keeps no entry."""
+    scan = ToolScan(fmt)
+    for entry in entries:
+        scan.entries += 1
+        if getattr(entry, "invalid", False):
+            continue
+        if meter is not None:
+            meter.add(entry)
+        blocks = content_blocks(entry, fmt)
+        _note_entry(scan, entry, blocks)
+        where = line_key(entry)
+        for block in blocks:
+            kind = block.get("type")
+            if kind == "tool_use" and isinstance(block.get("id"), str):
+                _note_use(scan, block, where)
+            elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                _note_result(scan, block, where, digests)
+    if meter is not None:
+        scan.context_tokens = meter.context_tokens
+    return scan
+
+
+def _note_entry(scan: ToolScan, entry: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
+    if isinstance(entry.get("uuid"), str):
+        scan.last_uuid = entry["uuid"]
+        scan.last_entry = entry
+    if is_compact_boundary(entry):
+        scan.epoch += 1
+        scan.turns = 0
+        return
+    role = role_of(entry, scan.fmt)
+    if role == "assistant":
+        message = api_message(entry, scan.fmt) or {}
+        stamp = entry.get("timestamp")
+        if scan.fmt == OPENCODE:  # the message info: epoch milliseconds and modelID
+            times = message.get("time")
+            stamp = (times.get("completed") or times.get("created")) \
+                if isinstance(times, dict) else None
+        if stamp is not None:
+            scan.last_assistant_stamp = stamp
+        model = message.get("modelID" if scan.fmt == OPENCODE else "model")
+        if isinstance(model, str) and model != "<synthetic>":
+            scan.model = model
+    elif role == "user" and _is_user_turn(entry, blocks):
+        scan.turns += 1
+
+
+def _is_user_turn(entry: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:
+    """A message the user typed (not only tool results, not a meta line or a summary)."""
+    if entry.get("isMeta") is True or is_compact_summary(entry):
+        return False
+    return any(b.get("type") != "tool_result" for b in blocks)
+
+
+def _record(scan: ToolScan, tool_id: str, where: LineKey | None) -> ToolRecord:
+    record = scan.records.get(tool_id)
+    if record is None:
+        record = scan.records[tool_id] = ToolRecord(tool_id, epoch=scan.epoch)
+    if where is not None and where not in record.lines:
+        record.lines += (where,)
+    return record
+
+
+def _note_use(scan: ToolScan, block: dict[str, Any], where: LineKey | None) -> None:
+    record = _record(scan, block["id"], where)
+    record.name = str(block.get("name") or "")
+    record.use_seq, scan.uses = scan.uses, scan.uses + 1
+    record.epoch = scan.epoch
+    tool_input = block.get("input")
+    if isinstance(tool_input, Mapping):
+        record.input_clearable = bool(tool_input) and not is_cleared_input(tool_input)
+        record.path, record.span = _target(tool_input)
+
+
+def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
+                 digests: bool) -> None:
+    record = _record(scan, block["tool_use_id"], where)
+    content = block.get("content")
+    record.result_seq, scan.results = scan.results, scan.results + 1
+    record.epoch = scan.epoch
+    record.turn = scan.turns
+    record.tokens = result_tokens(content)
+    record.cleared = is_cleared(content)
+    record.clearable = is_clearable(content)
+    if digests and record.clearable:
+        record.digest = _digest(content)
+
+
+def result_tokens(content: Any) -> int:
+    """Tokens of a tool result's content, as Claude Code's microcompact counts them: the text
+    (text blocks of a list), 2000 per image, nothing for the block around it (it stays)."""
+    if isinstance(content, str):
+        return estimate_text_tokens(content)
+    if not isinstance(content, list):
+        return 0
+    total = 0
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "image":
+            total += IMAGE_TOKENS
+        elif isinstance(block, dict) and block.get("type") == "text":
+            total += estimate_text_tokens(str(block.get("text", "")))
+    return total
+
+
+def _digest(content: Any) -> tuple[int, int]:
+    """Identity of a result's content within one run: its length and Python's own hash (no
+    encoding or copying of the text; both must match, and only equal results compare)."""
+    data: str | bytes = content if isinstance(content, str) else dumps_json(content)
+    return len(data), hash(data)
+
+
+def _target(tool_input: Mapping[str, Any]) -> tuple[str | None, tuple[int, float] | None]:
+    """The file a tool input names and the lines [start, end) a read of it covers."""
+    path = next((tool_input[k] for k in PATH_KEYS if isinstance(tool_input.get(k), str)), None)
+    if path is None:
+        return None, None
+    offset, limit = tool_input.get("offset"), tool_input.get("limit")
+    start = offset if isinstance(offset, int) and offset > 1 else 1
+    end: float = start + limit if isinstance(limit, int) and limit > 0 else float("inf")
+    return path, (start, end)
+
+
+# --- cleared tool inputs (--clear-tool-inputs) ----------------------------------------------------
+
+CLEARED_INPUT_KEY = "ctxtool_cleared_input"
+
+
+def cleared_input(path: str | None) -> dict[str, Any]:
+    """What a cleared tool_use input becomes: the saved file's path, or ``{}`` when not saved."""
+    return {CLEARED_INPUT_KEY: path} if path else {}
+
+
+def is_cleared_input(tool_input: Any) -> bool:
+    return isinstance(tool_input, Mapping) and set(tool_input) == {CLEARED_INPUT_KEY}
+
+
+def cleared_input_path(tool_input: Any) -> str | None:
+    """The saved file a cleared tool input names, or None."""
+    if is_cleared_input(tool_input) and isinstance(tool_input[CLEARED_INPUT_KEY], str):
+        return tool_input[CLEARED_INPUT_KEY]  # type: ignore[no-any-return]
+    return None
+
+
+__all__ = ["CLEARED_INPUT_KEY", "LazySource", "Limits", "LineKey", "ToolRecord", "ToolScan",
+           "cleared_input", "cleared_input_path", "default_limits", "is_clearable", "is_cleared",
+           "is_cleared_input", "line_key", "reiterable", "result_tokens", "scan_tools",
+           "second_pass"]

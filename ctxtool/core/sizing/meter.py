@@ -1,0 +1,304 @@
+"""How full the context window is, measured in one pass over a transcript.
+
+:class:`ContextMeter` is the single rule every command uses to size "the context now":
+
+* the **usage anchor** - the last real assistant API call's prompt (``input_tokens +
+  cache_creation_input_tokens + cache_read_input_tokens``) plus what it produced - is taken as
+  exact, and the heuristic estimate of every entry after it is added;
+* without any usage (other formats, hand-made transcripts, or right after a compaction) it is
+  the heuristic estimate of every entry plus a figure for the system prompt and tool
+  definitions that a transcript never records: ``system_tokens`` when given, else what the
+  session's own calls showed (its first call, minus the estimate of the messages it was sent),
+  else :data:`DEFAULT_SYSTEM_TOKENS`;
+* a compact boundary starts over, with the messages it keeps by reference
+  (``compactMetadata.preservedMessages`` / ``preservedSegment``, which sit before it in the
+  file; Claude Code splices them in after the summary) counted again;
+* a ``microcompact_boundary`` subtracts the ``microcompactMetadata.tokensSaved`` it records
+  from the anchor taken before it (that API call still saw the full tool results; Claude Code
+  keeps them in the file and clears them in memory).
+
+Streamed responses are written as several assistant lines sharing ``message.id`` (and
+``requestId``): they form one API call, with the largest usage snapshot kept. Recent Claude Code
+versions record ``output_tokens`` from the first stream event only (1-10 tokens), so the call's
+output is the larger of the recorded count and the estimate of its content. Lines from
+``model: "<synthetic>"`` (local error notices) are never an anchor. Entries of a side chain
+(``isSidechain`` different from the first entry's) are not part of this context and are skipped.
+
+OpenCode sessions follow OpenCode (:mod:`ctxtool.formats.opencode.context`): the anchor is the last
+finished assistant message's ``tokens`` (input + cache write + cache read + output; never a
+summary's), the results of its last step's tool calls are counted after it, and a finished
+summary answering a compaction request restarts the context with that request, the retained tail
+and the summary (one int per message is remembered for that).
+
+Recorded usage describes the transcript as the API saw it. A transform that shrinks content
+before the last call without saying so (no boundary with ``tokensSaved``) leaves the anchor
+stale; ``use_usage=False`` then estimates every entry instead.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, NamedTuple
+
+from ctxtool.core.sizing.tokens import estimate_block_tokens, estimate_entry_tokens
+from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.formats.opencode.context import CompactionTracker, last_step_split, opencode_usage
+from ctxtool.types import CLAUDE_CODE, OPENCODE
+
+# Claude Code's system prompt plus its built-in tool definitions (and CLAUDE.md, MCP tools...):
+# the first API call of a session minus the estimate of the messages before it, median over 28
+# corpus sessions (13.6K-44K; Claude Code 1.0 ~15K, 2.1 ~26K). Override with --system-tokens.
+DEFAULT_SYSTEM_TOKENS = 24_000
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+# Entries remembered for a boundary that keeps messages by reference: Claude Code keeps the last
+# few messages before it, far fewer than this.
+_RECENT_ENTRIES = 20_000
+
+
+class Usage(NamedTuple):
+    """One API call's usage, de-duplicated over its streamed lines. (A named tuple: one is
+    built for every assistant line, and a tuple costs a fraction of a frozen dataclass.)"""
+
+    key: tuple[str, str]
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def merged(self, other: Usage) -> Usage:
+        """The largest snapshot of each counter (streamed lines repeat or grow them)."""
+        if (other.input_tokens <= self.input_tokens
+                and other.cache_creation_input_tokens <= self.cache_creation_input_tokens
+                and other.cache_read_input_tokens <= self.cache_read_input_tokens
+                and other.output_tokens <= self.output_tokens):
+            return self  # a repeated snapshot (the common case): nothing to build
+        return Usage(self.key, max(self.input_tokens, other.input_tokens),
+                     max(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
+                     max(self.cache_read_input_tokens, other.cache_read_input_tokens),
+                     max(self.output_tokens, other.output_tokens))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message_id": self.key[0], "request_id": self.key[1] or None,
+                "input_tokens": self.input_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens,
+                "output_tokens": self.output_tokens, "prompt_tokens": self.prompt_tokens}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
+    """The usage recorded on a Claude Code assistant line or a finished OpenCode assistant
+    message (``info.tokens``), or None (no usage, synthetic, other formats)."""
+    if fmt != CLAUDE_CODE:
+        if fmt == OPENCODE:
+            recorded = opencode_usage(entry)
+            return None if recorded is None else Usage((recorded[0], ""), *recorded[1:])
+        return None
+    if entry.get("type") != "assistant":
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict) or message.get("model") == SYNTHETIC_MODEL:
+        return None
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    try:  # C calls only in the common case: this runs for every assistant line
+        counts = _COUNTERS(usage)
+        valid = _ONLY_INTS(map(type, counts)) and min(counts) >= 0
+    except KeyError:
+        valid = False
+    if not valid:  # missing, negative or odd counters
+        counts = tuple(_int(usage.get(name)) for name in _COUNTER_NAMES)
+    if counts[0] + counts[1] + counts[2] <= 0:
+        return None
+    key = (str(message.get("id") or ""), str(entry.get("requestId") or ""))
+    return _new_tuple(Usage, (key, *counts))  # as Usage(key, *counts), without a Python call
+
+
+_new_tuple = tuple.__new__
+_COUNTER_NAMES = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                  "output_tokens")
+_COUNTERS = operator.itemgetter(*_COUNTER_NAMES)
+_ONLY_INTS = frozenset({int}).issuperset
+
+
+def tokens_saved(entry: dict[str, Any]) -> int:
+    meta = entry.get("microcompactMetadata")
+    return _int(meta.get("tokensSaved")) if isinstance(meta, dict) else 0
+
+
+class ContextMeter:
+    """Running size of the model's context over a stream of entries, in one pass.
+
+    Feed every entry in file order with :meth:`add`; read :attr:`context_tokens` at any time.
+    Memory is constant: nothing is buffered.
+
+        meter = ContextMeter(fmt)
+        for entry in entries:
+            meter.add(entry)
+            if meter.context_tokens > limits.warning: ...
+    """
+
+    def __init__(self, fmt: str, *, system_tokens: int | None = None,
+                 use_usage: bool = True) -> None:
+        self.fmt = fmt
+        self.given_system = system_tokens  # None: what the session shows, else the default
+        self.observed_system: int | None = None
+        self.observing = True  # False once the first call was seen (or the caller decided)
+        self.dropped_before = 0  # cumulativeDroppedTokens of the last compact boundary seen
+        self._recent: dict[str, tuple[Any, int]] = {}  # uuid -> (parentUuid, tokens), bounded
+        self.use_usage = use_usage  # False: estimate everything (content changed after the calls)
+        self.anchor: Usage | None = None
+        self.anchor_content = 0  # estimate of the anchor call's own output blocks
+        self.saved = 0  # tokensSaved of microcompact boundaries after the anchor
+        self.since_anchor = 0  # estimate of the entries after the anchor (or the boundary)
+        self._chain: bool | None = None  # isSidechain value of the context being measured
+        self.peak_prompt = 0  # the largest prompt a call recorded (read even when not used)
+        # OpenCode: a finished summary answering a compaction request restarts the context
+        self._opencode = CompactionTracker() if fmt == OPENCODE else None
+
+    @property
+    def system_tokens(self) -> int:
+        """The system prompt and tools figure used when no usage anchors the count."""
+        if self.given_system is not None:
+            return self.given_system
+        return DEFAULT_SYSTEM_TOKENS if self.observed_system is None else self.observed_system
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the model would see if it were called now (system prompt included)."""
+        return self.base_tokens + self.since_anchor
+
+    @property
+    def base_tokens(self) -> int:
+        """The part not estimated entry by entry: the anchor, or the assumed system prompt."""
+        if self.anchor is None:
+            return self.system_tokens
+        output = max(self.anchor.output_tokens, self.anchor_content)
+        return max(0, self.anchor.prompt_tokens + output - self.saved)
+
+    @property
+    def anchored(self) -> bool:
+        return self.anchor is not None
+
+    def in_context(self, entry: dict[str, Any]) -> bool:
+        """False for entries of another chain (side chains mixed into a main transcript)."""
+        flag = entry.get("isSidechain")
+        if flag is not True and flag is not False:  # not a bool (isinstance costs more)
+            return True
+        if self._chain is None:
+            self._chain = flag
+        return flag == self._chain
+
+    def follow_chain(self, flag: bool | None) -> None:
+        """Measure the chain whose ``isSidechain`` is ``flag`` (the first entry's, when the
+        entries fed start later in the file)."""
+        self._chain = flag
+
+    def reset(self) -> None:
+        """Start over, as after a compaction: only what follows counts."""
+        self.anchor, self.anchor_content, self.saved, self.since_anchor = None, 0, 0, 0
+
+    def add(self, entry: dict[str, Any], *, tokens: int | None = None) -> int:
+        """Account for one entry; returns its estimated tokens (0 when it is not in context).
+
+        ``tokens`` passes the entry's estimate when the caller computed it already."""
+        if getattr(entry, "invalid", False) or not self.in_context(entry):
+            return 0
+        return self.account(entry, tokens)
+
+    def account(self, entry: dict[str, Any], tokens: int | None = None) -> int:
+        """:meth:`add` for an entry already known to be valid and in context."""
+        if entry.get("type") == "system":  # the boundaries are system entries
+            if is_compact_boundary(entry):
+                meta = entry.get("compactMetadata")
+                dropped = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
+                self.dropped_before = dropped if isinstance(dropped, int) and dropped > 0 else 0
+                kept = self._preserved_tokens(entry)
+                self.reset()
+                self.since_anchor = kept
+                return 0
+            if is_microcompact_boundary(entry):
+                if self.anchor is not None:
+                    self.saved += tokens_saved(entry)
+                return 0
+        if tokens is None:
+            tokens = estimate_entry_tokens(entry, self.fmt)
+        uuid = entry.get("uuid")
+        if uuid.__class__ is str:
+            self._remember(uuid, entry.get("parentUuid"), tokens)
+        usage = usage_of(entry, self.fmt)
+        if usage is not None:
+            if usage.prompt_tokens > self.peak_prompt:
+                self.peak_prompt = usage.prompt_tokens
+            if not self.use_usage:
+                usage = None
+        if self._opencode is not None and "info" in entry:
+            restart = self._opencode.note(entry, tokens)
+            if restart is not None:
+                self.reset()
+                self.since_anchor = restart
+                return tokens
+        if usage is None:
+            self.since_anchor += tokens
+        elif self.anchor is not None and usage.key == self.anchor.key:
+            self.anchor = self.anchor.merged(usage)
+            self.anchor_content += tokens
+        elif self._opencode is not None:
+            # its tokens are its last step's call: that step's tool results came after it.
+            # OpenCode records the final output count, so no estimate of it is needed
+            self._observe_system(usage)
+            self.anchor = usage
+            self.anchor_content = 0
+            self.since_anchor = last_step_split(entry, estimate_block_tokens)[1]
+            self.saved = 0
+        else:
+            self._observe_system(usage)
+            self.anchor, self.anchor_content = usage, tokens
+            self.saved = self.since_anchor = 0
+        return tokens
+
+    def _observe_system(self, usage: Usage) -> None:
+        """The session's first call was sent the system prompt, the tools and the messages
+        counted so far: the difference is the session's own system figure."""
+        if self.observing and self.anchor is None and usage.prompt_tokens > self.since_anchor:
+            self.observed_system = usage.prompt_tokens - self.since_anchor
+            self.observing = False  # the first call is the cleanest: the fewest messages
+
+    def _remember(self, uuid: str, parent: Any, tokens: int) -> None:
+        """Keep the newest entries' tokens, for a boundary that keeps them by reference."""
+        recent = self._recent
+        recent[uuid] = (parent, tokens)
+        if len(recent) > _RECENT_ENTRIES:
+            del recent[next(iter(recent))]
+
+    def _preserved_tokens(self, boundary: dict[str, Any]) -> int:
+        """Estimated tokens of the messages a boundary keeps (see the module docstring)."""
+        meta = boundary.get("compactMetadata")
+        if not isinstance(meta, dict):
+            return 0
+        listed, segment = meta.get("preservedMessages"), meta.get("preservedSegment")
+        uuids = listed.get("allUuids") or listed.get("uuids") if isinstance(listed, dict) else None
+        if not isinstance(uuids, list) and isinstance(segment, dict):
+            uuids, current = [], segment.get("tailUuid")
+            while isinstance(current, str) and current in self._recent and current not in uuids:
+                uuids.append(current)
+                if current == segment.get("headUuid"):
+                    break
+                current = self._recent[current][0]
+        if not isinstance(uuids, list):
+            return 0
+        recent = self._recent
+        return sum(recent[u][1] for u in set(uuids) if isinstance(u, str) and u in recent)
+
+
+__all__ = ["DEFAULT_SYSTEM_TOKENS", "ContextMeter", "Usage", "tokens_saved", "usage_of"]

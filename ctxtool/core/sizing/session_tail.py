@@ -1,0 +1,132 @@
+"""The context of a transcript from its last lines only: the figure ``estimate`` gives, at a cost
+that does not grow with the file.
+
+``estimate`` sizes the context as the last API call's usage plus an estimate of everything after
+it (:class:`ctxtool.core.sizing.meter.ContextMeter`). Nothing before that call changes the result,
+except through the meter's state, which that call resets. So the entries are walked backwards
+from the end until the first line of the last call (a call is streamed as several lines sharing
+``message.id``: the walk goes on until a line of another call) or a compact boundary (which
+resets the meter too), and only that tail is run forwards through the same :class:`Estimator`.
+
+What the tail cannot see, passed in by the caller: the side-chain flag of the first entry (read
+from the head of the file) and the number of compact boundaries (counted by a byte search). One
+difference remains: a session whose earlier calls went past 200K tokens while the last one did
+not gets the 1M window from ``estimate`` (which sees the earlier peak) but not from the tail;
+pass ``context_window`` when it is known (the statusline JSON gives it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from ctxtool.core.messages.blocks import role_and_blocks
+from ctxtool.core.sizing.estimate import EstimateReport, Estimator
+from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
+from ctxtool.formats.claude_code.chain import is_compact_boundary
+from ctxtool.types import CLAUDE_CODE
+
+T = TypeVar("T")
+
+
+def in_chain(entry: Mapping[str, Any], chain: bool | None) -> bool:
+    """The meter's side-chain rule with the first entry's flag known in advance."""
+    flag = entry.get("isSidechain")
+    return chain is None or not isinstance(flag, bool) or flag == chain
+
+
+def _always(_: Any) -> bool:
+    return True
+
+
+def first_chain(entries: Iterable[Mapping[str, Any]]) -> bool | None:
+    """The ``isSidechain`` flag of the first entry that has one: the chain ``estimate``
+    measures (pulls entries only until it is found)."""
+    for entry in entries:
+        flag = entry.get("isSidechain")
+        if isinstance(flag, bool):
+            return flag
+    return None
+
+
+def split_tail(reversed_items: Iterable[T], *, parse: Callable[[T], dict[str, Any] | None],
+               chain: bool | None, fmt: str = CLAUDE_CODE,
+               may_stop: Callable[[T], bool] = _always) -> list[dict[str, Any]]:
+    """The entries from the last call's first line (or the last compact boundary) to the end,
+    in file order, from ``reversed_items`` (last first, pulled only as far as needed; the
+    first line of an earlier call is pulled and dropped). ``parse`` makes an item an entry
+    (None: not one, passed over). ``may_stop`` says cheaply whether an item could be a call
+    or a boundary; items it rules out are parsed only if they end up in the tail."""
+    kept: list[Any] = []  # last first: entries, or items not parsed yet
+    first_of_call = None  # index in kept of the earliest line of the last call seen so far
+    anchor: tuple[str, str] | None = None
+    for item in reversed_items:
+        if not may_stop(item):
+            kept.append(item)
+            continue
+        entry = parse(item)
+        if entry is None or getattr(entry, "invalid", False) or not in_chain(entry, chain):
+            continue  # the Estimator would skip it as estimate does
+        if is_compact_boundary(entry):
+            kept.append(entry)
+            first_of_call = None
+            break
+        usage = usage_of(entry, fmt)
+        if usage is not None:
+            if anchor is None:
+                anchor = usage.key
+            elif usage.key != anchor:
+                break
+            first_of_call = len(kept)
+        kept.append(entry)
+    if first_of_call is not None:  # what precedes the call's first line changes nothing
+        del kept[first_of_call + 1:]
+    tail = [e if isinstance(e, dict) else parse(e) for e in reversed(kept)]
+    return [e for e in tail if e is not None]
+
+
+def _named_model(entry: dict[str, Any], fmt: str) -> bool:
+    """Would :meth:`Estimator.note_model` look at this entry (an assistant message with
+    content)?"""
+    role, blocks = role_and_blocks(entry, fmt)
+    return role == "assistant" and bool(blocks)
+
+
+def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
+                  parse: Callable[[T], dict[str, Any] | None], chain: bool | None,
+                  compactions: int, fmt: str = CLAUDE_CODE, source: str | None = None,
+                  model: str | None = None, context_window: int | None = None,
+                  system_tokens: int = DEFAULT_SYSTEM_TOKENS,
+                  env: Mapping[str, str] | None = None,
+                  named: Callable[[T], bool] = _always) -> EstimateReport:
+    """:func:`ctxtool.core.sizing.estimate.estimate` of a whole transcript from its ``tail`` (see
+    :func:`split_tail`). ``before``: the items before the tail, last first, searched for the
+    model only when no assistant message in the tail names one (``named``: a cheap test that
+    an item could). ``compactions``: the number of compact boundaries in the file. The
+    breakdown covers the tail only; the context total is the full figure."""
+    state = Estimator(fmt, system_tokens=system_tokens, top=0)
+    state.meter.follow_chain(chain)
+    for entry in tail:
+        state.add(entry)
+    if state.model is None:  # no assistant after the boundary: the model named before it
+        for item in before:
+            earlier = parse(item) if named(item) else None
+            if earlier is not None and not getattr(earlier, "invalid", False) \
+                    and in_chain(earlier, chain) and _named_model(earlier, fmt):
+                state.note_model(earlier)
+                if state.model is not None:
+                    break
+    state.boundaries = compactions
+    return state.report(source=source, model=model, context_window=context_window, env=env)
+
+
+def last_timestamp(entries: Iterable[Mapping[str, Any]]) -> str | None:
+    """The ``timestamp`` of the last entry that has one."""
+    for entry in reversed(list(entries)):
+        stamp = entry.get("timestamp")
+        if isinstance(stamp, str) and stamp:
+            return stamp
+    return None
+
+
+__all__ = ["estimate_tail", "first_chain", "in_chain", "last_timestamp", "split_tail"]

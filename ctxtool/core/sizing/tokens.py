@@ -1,0 +1,255 @@
+"""Token estimation, context windows and thresholds.
+
+:func:`estimate_text_tokens` is a content-aware heuristic for Claude's tokenizer, calibrated by
+``scripts/token_accuracy.py`` against real usage deltas in Claude Code transcripts (the prompt
+growth between two consecutive API calls of a tool loop). One flat chars-per-token constant is
+wrong for someone: English prose comes out near 5 characters per token, source code near 3, JSON
+and line-numbered file listings 2-2.5, CJK text about 1 token per character. So the text is
+counted by character class (letters, capitals, digits, newlines, runs of punctuation, CJK, other
+non-ASCII) and each count weighted. Counting uses ``bytes.translate``/``bytes.count`` (C loops,
+no per-character Python), and texts longer than :data:`SAMPLE_LIMIT` are measured on evenly
+spaced windows and scaled, so the cost per text is bounded: ``estimate`` keeps up with 1 GB
+transcripts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ctxtool.core.messages.blocks import block_text, content_blocks, tool_result_text
+
+IMAGE_TOKENS = 2000
+
+# Weights per counted feature, fitted on the corpus by `scripts/token_accuracy.py --fit`
+# (weighted least squares over tool-loop steps, 1/3 of the files held out). Order = FEATURES.
+# Spaces cost nothing extra (a space joins the word after it); a newline carries the
+# indentation after it; a run of punctuation is about one token whatever its length.
+FEATURES = ("letters", "capitals", "digits", "newlines", "punctuation_runs", "other_non_ascii")
+WEIGHTS = (0.237, 0.158, 0.92, 1.005, 1.257, 0.456)
+# CJK ideographs, kana, hangul, full-width forms: about one token per character, often more
+# (chars/4 undercounts them 3-4x). Not in the corpus, so set from published measurements.
+CJK_TOKENS_PER_CHAR = 1.1
+
+# Longer texts are measured on SAMPLE_WINDOWS evenly spaced windows of SAMPLE_WIDTH characters
+# and scaled: the cost per text stays bounded, the estimate moves by about 1% (measured).
+SAMPLE_LIMIT = 2048
+SAMPLE_WINDOWS = 4
+SAMPLE_WIDTH = 512
+
+
+# Each text is counted on its UTF-8 bytes, translated to one class code per byte and counted
+# with C loops (``bytes.translate``/``bytes.count``, no per-character Python). A character is
+# counted at its first byte (continuation bytes are blank); a first byte from E3 to EF starts a
+# character from U+3000 to U+FFFF: CJK symbols, kana, ideographs, hangul, full-width forms (and
+# the rare symbols sharing those blocks), about one token each. Punctuation has the only odd
+# code: translated once more to "p" (odd) and "x" (even), a run of punctuation starts at each
+# "xp" (and at a "p" in front).
+_PUNCT, _BLANK, _LOWER, _UPPER, _DIGIT, _NEWLINE, _OTHER, _CJK = 1, 0, 2, 4, 6, 8, 10, 12
+
+
+def _class_table() -> bytes:
+    table = bytearray([_PUNCT] * 256)
+    classes = {b" \t\r\x0b\x0c": _BLANK, b"\n": _NEWLINE, b"abcdefghijklmnopqrstuvwxyz": _LOWER,
+               b"ABCDEFGHIJKLMNOPQRSTUVWXYZ": _UPPER, b"0123456789": _DIGIT,
+               bytes(range(0x80, 0xC0)): _BLANK, bytes(range(0xC0, 0x100)): _OTHER,
+               bytes(range(0xE3, 0xF0)): _CJK}
+    for chars, code in classes.items():
+        for byte in chars:
+            table[byte] = code
+    return bytes(table)
+
+
+_CLASSES = _class_table()
+_LOWER_B, _UPPER_B, _DIGIT_B, _NEWLINE_B, _OTHER_B, _CJK_B = (
+    bytes([code]) for code in (_LOWER, _UPPER, _DIGIT, _NEWLINE, _OTHER, _CJK))
+_RUN_MARKS = bytes(b"xp"[code & 1] for code in range(256))
+_NOT_CJK_START = bytes(b for b in range(256) if _CLASSES[b] != _CJK)
+
+
+def cjk_count(text: str) -> int:
+    """How many characters of ``text`` lie in U+3000-U+FFFF (CJK, kana, hangul, full-width)."""
+    return len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CJK_START))
+
+
+def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
+    """letters, capitals, digits, newlines, punctuation runs, other non-ASCII, CJK, and the
+    scale from the (sampled) text measured to the whole text."""
+    n = len(text)
+    if n > SAMPLE_LIMIT:
+        step = (n - SAMPLE_WIDTH) // (SAMPLE_WINDOWS - 1)
+        text = "".join([text[i * step:i * step + SAMPLE_WIDTH] for i in range(SAMPLE_WINDOWS)])
+    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
+    other = cjk = 0
+    if not text.isascii():
+        other, cjk = classes.count(_OTHER_B), classes.count(_CJK_B)
+    upper = classes.count(_UPPER_B)
+    marks = classes.translate(_RUN_MARKS)
+    runs = marks.count(b"xp") + marks.startswith(b"p")
+    return (classes.count(_LOWER_B) + upper, upper, classes.count(_DIGIT_B),
+            classes.count(_NEWLINE_B), runs, other, cjk, n / len(text))
+
+
+def text_features(text: str) -> tuple[tuple[float, ...], float]:
+    """(counts in FEATURES order, CJK characters) of ``text``; long texts sampled and scaled."""
+    if not text:
+        return (0.0,) * len(FEATURES), 0.0
+    *counts, cjk, scale = _counts(text)
+    return tuple(c * scale for c in counts), cjk * scale
+
+
+# Short texts repeat a lot (tool names, input keys, paths, commands): their estimates are
+# remembered, so a transcript pays for each distinct one once.
+SHORT_TEXT = 100
+_SHORT_CACHE: dict[str, int] = {}
+_SHORT_CACHE_SIZE = 50_000
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Estimated tokens of ``text`` as Claude's tokenizer would count it (0 for "")."""
+    if len(text) > SHORT_TEXT:
+        return _text_tokens(text)
+    tokens = _SHORT_CACHE.get(text)
+    if tokens is None:
+        if len(_SHORT_CACHE) >= _SHORT_CACHE_SIZE:
+            _SHORT_CACHE.clear()
+        tokens = _SHORT_CACHE[text] = _text_tokens(text) if text else 0
+    return tokens
+
+
+def _text_tokens(text: str) -> int:
+    letters, capitals, digits, newlines, runs, other, cjk, scale = _counts(text)
+    w_letter, w_capital, w_digit, w_newline, w_run, w_other = WEIGHTS
+    tokens = (w_letter * letters + w_capital * capitals + w_digit * digits
+              + w_newline * newlines + w_run * runs + w_other * other
+              + CJK_TOKENS_PER_CHAR * cjk) * scale
+    return max(1, round(tokens))
+
+
+# --- blocks and entries ---------------------------------------------------------------------------
+
+# What a block costs beyond its text, fitted with the weights (scripts/token_accuracy.py): a tool
+# call's ids and framing, and the reminders Claude Code adds around tool results, come out at
+# about 80 tokens per result (the fit puts nothing on the tool_use side); thinking passed back
+# costs more than its visible (summarized) text. MESSAGE_OVERHEAD is the role framing.
+TOOL_USE_OVERHEAD = 0
+TOOL_RESULT_OVERHEAD = 81
+THINKING_FACTOR = 1.7
+MESSAGE_OVERHEAD = 4
+
+
+def estimate_json_tokens(value: Any) -> int:
+    """Estimated tokens of a JSON value (a tool_use input): strings are counted as the text
+    they hold, so an escaped newline costs what a newline costs, plus keys and punctuation."""
+    if isinstance(value, str):
+        return estimate_text_tokens(value) + 1
+    total = 1  # loops rather than sum() over generators: this runs for every tool input
+    if isinstance(value, dict):
+        for key, item in value.items():
+            total += estimate_text_tokens(str(key)) + 2 + estimate_json_tokens(item)
+        return total
+    if isinstance(value, list):
+        for item in value:
+            total += estimate_json_tokens(item) + 1
+        return total
+    return 1 if value is None or isinstance(value, bool) else estimate_text_tokens(str(value))
+
+
+def estimate_block_tokens(block: dict[str, Any]) -> int:
+    """Estimated tokens of one Anthropic-shaped content block as the model sees it."""
+    kind = block.get("type")
+    if kind == "text":
+        return estimate_text_tokens(str(block.get("text", "")))
+    if kind == "image":
+        return IMAGE_TOKENS
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            return TOOL_RESULT_OVERHEAD + sum(
+                estimate_block_tokens(b) if isinstance(b, dict)
+                else estimate_text_tokens(str(b)) for b in content)
+        return TOOL_RESULT_OVERHEAD + estimate_text_tokens(tool_result_text(content))
+    if kind in ("tool_use", "server_tool_use"):
+        return (TOOL_USE_OVERHEAD + estimate_text_tokens(str(block.get("name") or ""))
+                + estimate_json_tokens(block.get("input")))
+    if kind == "thinking":
+        return round(THINKING_FACTOR * estimate_text_tokens(block_text(block)))
+    return estimate_text_tokens(block_text(block))
+
+
+def estimate_entry_tokens(entry: dict[str, Any], fmt: str) -> int:
+    """Estimated tokens of an entry's message content (0 for entries the model never sees)."""
+    blocks = content_blocks(entry, fmt)
+    if not blocks:
+        return 0
+    return MESSAGE_OVERHEAD + sum(estimate_block_tokens(b) for b in blocks)
+
+
+# --- context windows and thresholds ----------------------------------------------------------------
+# Claude Code v2.1.19 (seeds/000): effective = window - min(max_output, 20000); auto-compact =
+# effective - 13000; warning = auto-compact - 20000; blocking = window - 3000.
+
+DEFAULT_WINDOW = 200_000
+LONG_WINDOW = 1_000_000
+DEFAULT_MAX_OUTPUT = 32_000
+SUMMARY_OUTPUT_RESERVE = 20_000
+AUTOCOMPACT_BUFFER = 13_000
+WARNING_BUFFER = 20_000
+BLOCKING_BUFFER = 3_000
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Token counts at which Claude Code warns, auto-compacts and blocks, for one model."""
+
+    window: int
+    max_output: int
+    effective: int
+    auto_compact: int
+    warning: int
+    blocking: int
+    auto_compact_enabled: bool = True
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return {"window": self.window, "max_output": self.max_output, "effective": self.effective,
+                "auto_compact": self.auto_compact, "warning": self.warning,
+                "blocking": self.blocking, "auto_compact_enabled": self.auto_compact_enabled}
+
+
+def context_window(model: str | None, override: int | None = None) -> int:
+    """200K by default; 1M for models named with a ``[1m]`` suffix (Claude Code's convention)."""
+    if override:
+        return override
+    if model and re.search(r"\[1m\]\s*$", model, re.IGNORECASE):
+        return LONG_WINDOW
+    return DEFAULT_WINDOW
+
+
+def _env_int(env: Mapping[str, str], name: str) -> int | None:
+    value = env.get(name, "").strip()
+    try:
+        return int(float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def thresholds(*, model: str | None = None, context_window_override: int | None = None,
+               max_output: int | None = None, env: Mapping[str, str] | None = None) -> Thresholds:
+    """Thresholds for a model, honouring the Claude Code environment variables:
+    ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``, ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (percent of the
+    effective window), ``CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE`` and ``DISABLE_AUTO_COMPACT``."""
+    env = env or {}
+    window = context_window(model, context_window_override)
+    out = max_output or _env_int(env, "CLAUDE_CODE_MAX_OUTPUT_TOKENS") or DEFAULT_MAX_OUTPUT
+    effective = window - min(out, SUMMARY_OUTPUT_RESERVE)
+    auto = effective - AUTOCOMPACT_BUFFER
+    pct = _env_int(env, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+    if pct is not None and 0 < pct <= 100:
+        auto = min(auto, effective * pct // 100)
+    blocking = _env_int(env, "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE") or window - BLOCKING_BUFFER
+    enabled = env.get("DISABLE_AUTO_COMPACT", "").strip().lower() not in ("1", "true", "yes")
+    return Thresholds(window=window, max_output=out, effective=effective, auto_compact=auto,
+                      warning=auto - WARNING_BUFFER, blocking=blocking,
+                      auto_compact_enabled=enabled)

@@ -1,0 +1,375 @@
+"""What the offline summary is made from, gathered turn by turn in bounded memory.
+
+:class:`Facts` reads the turns of a conversation once, in order, and keeps only what the nine
+sections use: every user message (each capped, start and end kept), the last few requests with
+what was done for them, the latest tool calls and failures, the files touched by any tool, the
+names the conversation is about (:mod:`ctxtool.core.summarizing.names`), the todo list, and the
+evidence of what is settled - the assistant's statements that something is done, tests run after
+the last edit, commits and pushes. Nothing grows with the length of the session but the list of
+user messages, so a very long session is summarized in the memory its messages take.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxtool.core.clearing.persist import truncate_text
+from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WEIGHT_MENTIONED,
+                                        WEIGHT_GLIMPSED, WEIGHT_SEEN, WEIGHT_USER, NameRanking, backticked,
+                                        definitions_in, identifiers_in, paths_in, test_names_in,
+                                        whole_words)
+from ctxtool.core.summarizing.tools import BOOKKEEPING, ToolCall, TodoList
+from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
+
+MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
+SAID_CHARS = 4000  # an assistant text kept for the sections
+GLIMPSE_CHARS = 600  # of any tool output, scanned for names in passing
+RECENT_CALLS = 8
+RECENT_FAILURES = 20
+RECENT_ROUNDS = 15
+DONE_STATEMENTS = 300
+READ_TOOLS = ("Read",)
+EDIT_TOOLS = ("Edit", "MultiEdit", "NotebookEdit")
+WRITE_TOOLS = ("Write",)
+SEARCH_TOOLS = ("Grep", "Glob", "LS")
+SUBAGENT_TOOLS = ("Task", "Agent")
+_DONE = re.compile(r"\b(?:done|fixed|completed?|committed|merged|pushed|passe[sd]|passing|resolved|"
+                   r"implemented|added|created|removed|updated|finished|verified|works|succeeded)\b",
+                   re.IGNORECASE)
+_ENV = r"(?:\w+=\S*\s+)*(?:(?:uv|poetry|pipenv|pdm|hatch)\s+run\s+|python3?\s+-m\s+|npx\s+|bunx\s+)?"
+_TEST = re.compile(_ENV + r"(?:pytest|py\.test|tox|nox|go test|cargo test|mix test|jest|vitest|rspec|"
+                   r"(?:npm|pnpm|yarn|bun)(?: run)? test\w*|make (?:test|check)\w*|mise run test\w*|"
+                   r"unittest|phpunit|ctest|gradle\w* test|mvn test)\b")
+_COMMIT = re.compile(_ENV + r"git\s+(?:-C\s+\S+\s+)?commit\b")
+_PUSH = re.compile(_ENV + r"(?:git\s+(?:-C\s+\S+\s+)?push\b|gh\s+pr\s+(?:create|merge)\b)")
+
+
+@dataclass
+class Message:
+    """One user message as the summary lists it."""
+
+    kind: str
+    text: str
+    position: int  # index of its turn
+
+
+@dataclass
+class Round:
+    """One user request and what followed until the next one."""
+
+    prompt: str
+    tools: Counter[str] = field(default_factory=Counter)
+    said: str = ""  # the assistant's last text in the round
+
+
+@dataclass
+class FileTouch:
+    """A file the session touched, by any tool."""
+
+    path: str
+    reads: int = 0
+    edits: int = 0
+    writes: int = 0
+    failed: int = 0
+    mentions: float = 0.0  # searches, shell commands, subagents, the conversation
+    last: int = 0
+    last_edit: dict[str, Any] | None = None
+
+    @property
+    def worked_on(self) -> bool:
+        return self.reads + self.edits + self.writes > 0
+
+
+@dataclass
+class Failure:
+    call: ToolCall
+    said_after: str = ""  # the first assistant text after the failed result
+    same: ToolCall | None = None  # the next call on the same target
+    next: ToolCall | None = None  # the next call at all
+
+
+class Facts:
+    """See the module docstring; feed turns with :meth:`add`, then read the attributes."""
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.compacted_at = 0  # position of the last earlier compaction (0: none)
+        self.chars = 0  # the conversation's size as summarized (tool results already cut)
+        self.messages: list[Message] = []
+        self.rounds: deque[Round] = deque(maxlen=RECENT_ROUNDS)
+        self.round_count = 0
+        self.tools: Counter[str] = Counter()
+        self.commands: Counter[str] = Counter()
+        self.calls = 0
+        self.recent: deque[ToolCall] = deque(maxlen=RECENT_CALLS)
+        self.open_calls: dict[str, ToolCall] = {}
+        self.failures: deque[Failure] = deque(maxlen=RECENT_FAILURES)
+        self.failure_count = 0
+        self.files: dict[str, FileTouch] = {}
+        self.by_name: dict[str, list[str]] = {}  # file name -> paths in files, for mentions
+        self.glimpsed: set[str] = set()  # files whose content was scanned since they changed
+        self.names = NameRanking()
+        self.todos = TodoList()
+        self.todo_at = -1  # position of the last todo-list change
+        self.done: deque[tuple[int, str]] = deque(maxlen=DONE_STATEMENTS)
+        self.last_said = ""
+        self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
+        self.last_user = -1  # position of the latest user message
+        self.answered_at = -1  # position of the assistant text that last ended a turn
+        self.last_edit_call = -1  # order of the latest successful edit or write
+        self.last_test: ToolCall | None = None
+        self.last_commit: ToolCall | None = None
+        self.last_push: ToolCall | None = None
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def add(self, turn: Turn) -> None:
+        self.position += 1
+        if turn.is_user_message:
+            self._user(turn)
+        elif turn.kind == ASSISTANT:
+            for block in turn.blocks:
+                self._assistant_block(block)
+        elif turn.kind == TOOL_RESULTS:
+            for block in turn.blocks:
+                if block.get("type") == "tool_result":
+                    self._result(block)
+        elif turn.kind == INTERRUPT:
+            self.last_event = "interrupt"
+
+    def _user(self, turn: Turn) -> None:
+        text = truncate_text(turn.text.replace("\r\n", "\n").replace("\r", "\n"), MESSAGE_CHARS)
+        self.chars += len(text)
+        self.messages.append(Message(turn.kind, text, self.position))
+        self.names.add(identifiers_in(text), WEIGHT_USER, self.position)
+        self._touch_paths(paths_in(text), WEIGHT_USER)
+        if turn.kind != QUEUED or self.last_event in ("text", "interrupt", ""):
+            self.rounds.append(Round(text))
+            self.round_count += 1
+        self.last_user = self.position
+        self.last_event = "user"
+
+    def _assistant_block(self, block: dict[str, Any]) -> None:
+        kind = block.get("type")
+        if kind == "text":
+            text = str(block.get("text") or "").strip()
+            if not text:
+                return
+            self.chars += len(text)
+            self.last_said = text[:SAID_CHARS]
+            if self.rounds:
+                self.rounds[-1].said = self.last_said
+            self.last_event = "text"
+            self.answered_at = self.position
+            self._mentions(text, WEIGHT_DISCUSSED)
+            for failure in self.failures:
+                if not failure.said_after and failure.call.result_turn >= 0:
+                    failure.said_after = self.last_said
+            for line in text.splitlines():
+                if _DONE.search(line):
+                    self.done.append((self.position, line.strip()[:400]))
+        elif kind == "thinking":
+            self.names.add(backticked(str(block.get("thinking") or "")), WEIGHT_MENTIONED,
+                           self.position)
+        elif kind == "tool_use":
+            self._call(block)
+
+    def _mentions(self, text: str, weight: float) -> None:
+        """Names in a text: ``weight`` for those in backticks, WEIGHT_MENTIONED for the rest."""
+        self.names.add(identifiers_in(text), WEIGHT_MENTIONED, self.position)
+        if "`" in text:
+            self.names.add(backticked(text), weight - WEIGHT_MENTIONED, self.position)
+        self._touch_paths(paths_in(text), WEIGHT_MENTIONED)
+
+    def _call(self, block: dict[str, Any]) -> None:
+        value = block.get("input")
+        data: dict[str, Any] = value if isinstance(value, dict) else {}
+        call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
+                        turn=self.position)
+        self.calls += 1
+        self.tools[call.name] += 1
+        self.chars += len(str(data)) // 4  # inputs count, but less than what was said
+        if self.rounds:
+            self.rounds[-1].tools[call.name] += 1
+        self.recent.append(call)
+        self.open_calls[call.id] = call
+        if len(self.open_calls) > 1000:  # calls never answered: forget the oldest
+            self.open_calls.pop(next(iter(self.open_calls)))
+        self.last_event = "tool_use"
+        for failure in self.failures:
+            if call.name in BOOKKEEPING:
+                break
+            failure.next = failure.next or call
+            if failure.same is None and call.target and call.target == failure.call.target:
+                failure.same = call
+        self._call_facts(call, data)
+
+    def _call_facts(self, call: ToolCall, data: dict[str, Any]) -> None:
+        name, position = call.name, self.position
+        path = data.get("notebook_path") if name == "NotebookEdit" else data.get("file_path")
+        if isinstance(path, str) and path and name in READ_TOOLS + EDIT_TOOLS + WRITE_TOOLS:
+            touch = self._file(path)
+            if name in READ_TOOLS:
+                touch.reads += 1
+            else:
+                touch.edits += name in EDIT_TOOLS
+                touch.writes += name in WRITE_TOOLS
+                touch.last_edit = dict(data, tool=name)
+                self.glimpsed.discard(path)
+                for key in ("new_string", "content", "new_source"):
+                    self.names.add(definitions_in(str(data.get(key) or "")), WEIGHT_DEFINED, position)
+                for edit in data.get("edits") or () if name == "MultiEdit" else ():
+                    if isinstance(edit, dict):
+                        self.names.add(definitions_in(str(edit.get("new_string") or "")),
+                                       WEIGHT_DEFINED, position)
+        elif name in SEARCH_TOOLS or name == "Bash":
+            words = " ".join(str(data.get(k) or "") for k in ("pattern", "path", "command", "glob"))
+            self.names.add(identifiers_in(words), WEIGHT_DISCUSSED, position)
+            self._touch_paths(paths_in(words), WEIGHT_DISCUSSED)
+            if name == "Bash":
+                self._shell(call, str(data.get("command") or ""))
+        elif name in SUBAGENT_TOOLS:
+            self._mentions(str(data.get("prompt") or ""), WEIGHT_MENTIONED)
+        if self.todos.apply_call(call):
+            self.todo_at = position
+
+    def _shell(self, call: ToolCall, command: str) -> None:
+        word = command_word(command)
+        if word:
+            self.commands[word] += 1
+        # what the command runs, not the text it carries (a commit message, a heredoc)
+        runs = [part.strip() for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+        if any(_TEST.match(part) for part in runs):
+            self.last_test = call
+        if any(_COMMIT.match(part) for part in runs):
+            self.last_commit = call
+        if any(_PUSH.match(part) for part in runs):
+            self.last_push = call
+
+    def _result(self, block: dict[str, Any]) -> None:
+        call = self.open_calls.pop(str(block.get("tool_use_id")), None)
+        text = whole_words(str(block.get("content") or ""))
+        self.chars += len(text)
+        self.last_event = "tool_result"
+        if call is None:
+            return
+        call.has_result, call.is_error, call.result = True, bool(block.get("is_error")), text
+        call.result_turn = self.position
+        target = call.input.get("file_path") if isinstance(call.input, dict) else None
+        if call.is_error:
+            self.failure_count += 1
+            self.failures.append(Failure(call))
+            if isinstance(target, str) and target in self.files:
+                self.files[target].failed += 1
+        elif call.name in EDIT_TOOLS + WRITE_TOOLS:
+            self.last_edit_call = call.order
+        if call.name in SEARCH_TOOLS:
+            self._touch_paths(paths_in(text), WEIGHT_MENTIONED)
+        elif call.name == "Bash":
+            self._touch_paths(paths_in(text[:2 * GLIMPSE_CHARS]), WEIGHT_SEEN)
+        elif call.name in SUBAGENT_TOOLS:
+            self._mentions(text, WEIGHT_MENTIONED)
+        elif call.name == "Read":
+            self.names.add(definitions_in(text), WEIGHT_SEEN, self.position)
+        if call.name != "Read" or self._fresh_read(call):
+            self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
+        if call.name == "Bash" or call.is_error:
+            self.names.add(test_names_in(text), WEIGHT_DISCUSSED, self.position)
+        if self.todos.apply_result(call):
+            self.todo_at = self.position
+        if not call.is_error and call.name not in ("Read",) + SEARCH_TOOLS:
+            call.result = text[:600]  # the rest is never shown
+        else:
+            call.result = text[:3000]
+
+    def _fresh_read(self, call: ToolCall) -> bool:
+        """The first read of a file since it last changed (reading it again shows the same)."""
+        path = call.target
+        if not path or path in self.glimpsed:
+            return False
+        self.glimpsed.add(path)
+        return True
+
+    def _file(self, path: str) -> FileTouch:
+        touch = self.files.get(path)
+        if touch is None:
+            touch = self.files[path] = FileTouch(path)
+            self.by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        touch.last = self.position
+        return touch
+
+    def _touch_paths(self, paths: list[str], weight: float) -> None:
+        for path in paths:
+            known = self.files.get(path) or next(
+                (self.files[p] for p in self.by_name.get(path.rsplit("/", 1)[-1], ())
+                 if p.endswith("/" + path) and p in self.files), None)
+            touch = known or self._file(path)
+            touch.mentions += weight
+            touch.last = self.position
+        if len(self.files) > 20_000:  # keep the files worked on and the most mentioned
+            ranked = sorted(self.files.values(), key=lambda t: (t.worked_on, t.mentions),
+                            reverse=True)
+            self.files = {t.path: t for t in ranked[:10_000]}
+            self.by_name = {}
+            for kept in self.files:
+                self.by_name.setdefault(kept.rsplit("/", 1)[-1], []).append(kept)
+
+    # --- reading back ----------------------------------------------------------------------------
+
+    @property
+    def latest_request(self) -> Message | None:
+        """The user's latest typed words (a bare slash command only when nothing was typed)."""
+        typed = [m for m in self.messages if m.kind != "command"]
+        found = typed or self.messages
+        return found[-1] if found else None
+
+    @property
+    def latest_answered(self) -> bool:
+        """The assistant ended its turn with text after the latest user message."""
+        return self.last_event == "text" and self.answered_at > self.last_user
+
+    def settled(self, item: str, since: int) -> str | None:
+        """A statement after position ``since`` saying ``item`` is done, or None."""
+        words = _words(item)
+        if len(words) < 2:
+            return None
+        for position, line in reversed(self.done):
+            if position <= since:
+                break
+            if len(words & _words(line)) >= max(2, 0.6 * len(words)):
+                return line
+        return None
+
+
+_WORD = re.compile(r"[A-Za-z_][\w.]{2,}")
+_STOP = frozenset("the and for with that this from into should would have when then task tasks "
+                  "pending completed progress user also make sure all are was not but its".split())
+
+
+_IRREGULAR = {"wrote": "write", "written": "write", "built": "build", "made": "make", "ran": "run",
+              "done": "do", "did": "do", "found": "find", "gave": "give", "took": "take"}
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "Fix the tests" with "fixed the test"."""
+    word = _IRREGULAR.get(word, word)
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[:-len(suffix)]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w.lower().strip(".")) for w in _WORD.findall(text)} - _STOP
+
+
+def command_word(command: str) -> str:
+    """The program a shell command runs: ``cd app && FOO=1 pytest -q`` gives ``pytest``."""
+    for part in re.split(r"&&|\|\||;|\|", command):
+        words = [w for w in part.split() if "=" not in w and w != "sudo"]
+        if words and words[0] != "cd":
+            return words[0][:30]
+    return ""

@@ -1,0 +1,518 @@
+"""The offline summary: the same nine sections a model writes, extracted deterministically.
+
+No network and no model: the sections are built from what the transcript records
+(:class:`ctxtool.core.summarizing.facts.Facts`, gathered in one pass).
+
+1. Primary Request and Intent - the first user messages, the latest one, the focus asked for;
+2. Key Technical Concepts - working directory, branch, file types, tools and commands, and the
+   names the conversation is about (identifiers it defines, edits, searches for or discusses),
+   most central first;
+3. Files and Code Sections - every file read, edited or written, with counts and the latest edits,
+   then the files reached only through searches, shell commands, subagents or the conversation;
+4. Errors and fixes - the latest failed tool calls and what followed;
+5. Problem Solving - one line per recent request: the tools used and how it ended;
+6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
+   tool results, given as the reason for rejecting a tool call; a very long one keeps its start
+   and end;
+7. Pending Tasks - what is open at the cut: todo items nothing later settles, the latest request
+   when no reply ended it, queued messages not yet answered;
+8. Current Work - the assistant's last words, its latest tool calls, tests, commits and pushes
+   since the last edit;
+9. Optional Next Step - what follows from the latest request and the work in progress (nothing
+   new when the last request was answered).
+
+Size: a model's summary grows slowly with the history, so the target is a share of the history
+(:data:`BASE_TOKENS` plus :data:`SHARE` of it), never above ``max_summary_tokens``. Detail is
+given up section by section until the summary fits (:data:`DETAIL`); then only very long user
+messages are cut, keeping their start and end (:data:`SQUEEZE`); shorter caps only keep the summary
+within the bound (:data:`BOUND_CAPS`), and when even short messages do not fit, the middle of the
+list is left out with a note saying how many - the bound holds whatever the input size.
+
+An earlier compaction summary is used only for what the transcript does not hold (a transcript
+that starts with one): its user messages come first, its sections are merged flat (never nested
+again), and its pending items stay only when nothing later settles them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ctxtool.core.clearing.persist import truncate_text
+from ctxtool.core.sizing.tokens import estimate_text_tokens
+from ctxtool.core.summarizing.facts import Facts, Message
+from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
+from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
+from ctxtool.llm.base import QUEUED, Progress, SummaryRequest, SummaryResult, Turn, no_progress
+
+# detail factors for the sections other than the user messages, most detail first: the first
+# that fits the target wins (user messages up to MESSAGE_CAP characters each)
+DETAIL = (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.0)
+MESSAGE_CAP = 2000
+# when the messages alone outgrow the target: very long ones are cut (start and end kept) to
+# reach it, down to SQUEEZE's last cap; below that only to keep within the bound (BOUND_CAPS)
+SQUEEZE = ((0.1, 1500), (0.05, 1000), (0.0, 600))
+BOUND_CAPS = (400, 250, 150, 80)
+BASE_TOKENS = 1200  # target size: this much...
+SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summarized)
+NAME_TOKENS = 16  # one name listed per this many tokens of the target (at full detail)
+PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many
+PRIOR_MARK = "From the earlier summary"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters at a line or word boundary, marked ``[…]``."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[:max(0, limit)]
+    cut = max(head.rfind("\n"), head.rfind(" "))
+    if cut > limit // 2:
+        head = head[:cut]
+    return head.rstrip() + " […]"
+
+
+def indent(text: str, prefix: str = "   ") -> str:
+    return "\n".join(prefix + line if line.strip() else line for line in text.splitlines())
+
+
+def first_line(text: str, limit: int) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return clip(line, limit)
+
+
+def first_sentence(text: str, limit: int) -> str:
+    line = first_line(text, 10 * limit)
+    sentence = re.split(r"(?<=[.!?:])\s+", line, maxsplit=1)[0]
+    return clip(sentence, limit)
+
+
+class View:
+    """The facts and the request, with the earlier summary's sections when they are needed."""
+
+    def __init__(self, request: SummaryRequest, facts: Facts) -> None:
+        self.request = request
+        self.facts = facts
+        prior = request.prior_summaries[0] if request.prior_summaries else ""
+        self.prior = (split_sections(summary_body(prior)) or {}) if request.history_missing else {}
+        self.prior_text = summary_body(prior) if request.history_missing and not self.prior else ""
+        self.cwd = (request.cwd or "").rstrip("/")
+        self.target = target_tokens(facts, request.max_summary_tokens)
+
+    def merged(self, title: str, limit: int) -> str:
+        """This section of the earlier summary, flattened (its own carried-over parts and
+        headings left out), as a paragraph to merge in ('' if none)."""
+        body = self.prior.get(title, "").strip()
+        if not body or limit <= 0:
+            return ""
+        lines = [ln.strip() for ln in body.splitlines()
+                 if ln.strip() and not ln.strip().startswith(PRIOR_MARK)]
+        return f"{PRIOR_MARK}:\n" + indent(clip("\n".join(lines), limit))
+
+    def show(self, path: str) -> str:
+        """A path relative to the working directory when it is inside it."""
+        if self.cwd and path.startswith(self.cwd + "/"):
+            return path[len(self.cwd) + 1:]
+        return path
+
+
+# --- sections --------------------------------------------------------------------------------------
+
+def primary_request(v: View, f: float) -> str:
+    typed = [m for m in v.facts.messages if m.kind != "command"] or v.facts.messages
+    lines: list[str] = []
+    if typed:
+        lines.append("The session started with the user asking:")
+        for message in typed[:3] if f > 0.2 else typed[:1]:
+            lines.append(indent("- " + clip(message.text, max(150, int(1200 * f)))))
+        latest = v.facts.latest_request
+        if latest is not None and latest is not typed[0]:
+            lines.append("Latest request: " + clip(latest.text, max(150, int(800 * f))))
+    if v.request.instructions:
+        lines.append("Focus asked for this summary: " + clip(v.request.instructions, 1000))
+    merged = v.merged(HEADINGS[0], int(1500 * f))
+    return "\n".join(lines + ([merged] if merged else [])) or "None recorded."
+
+
+def key_concepts(v: View, f: float) -> str:
+    facts, lines = v.facts, []
+    if v.request.cwd:
+        branch = f" (git branch {v.request.git_branch})" if v.request.git_branch else ""
+        lines.append(f"- Working directory: {v.request.cwd}{branch}")
+    kinds = Counter(_extension(p) for p, t in facts.files.items() if t.worked_on and _extension(p))
+    if kinds:
+        lines.append("- File types: " + ", ".join(f"{ext} ({n})" for ext, n in kinds.most_common(6)))
+    if facts.tools:
+        lines.append("- Tools used: " + ", ".join(f"{n} x{c}" for n, c in facts.tools.most_common(10)))
+    if facts.commands:
+        lines.append("- Commands run: " + ", ".join(f"{w} x{n}" for w, n in facts.commands.most_common(8)))
+    names = _names(facts, max(12, int(v.target / NAME_TOKENS * (0.6 + 0.4 * f))))
+    if names:
+        lines.append("- Names in play (most central first): " + ", ".join(names))
+    merged = v.merged(HEADINGS[1], int(1000 * f))
+    return "\n".join(lines + ([merged] if merged else [])) or "None recorded."
+
+
+def _names(facts: Facts, count: int) -> list[str]:
+    """The ``count`` most central names, leaving out one already inside a listed longer name
+    (``Otel`` when ``Otel.setup`` is there)."""
+    chosen: list[str] = []
+    for name in facts.names.top(2 * count, facts.position, facts.compacted_at):
+        if len(chosen) >= count:
+            break
+        if not any(name in longer for longer in chosen):
+            chosen = [c for c in chosen if c not in name] + [name]
+    return chosen
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return "." + name.rsplit(".", 1)[1].lower() if "." in name.strip(".") else ""
+
+
+def files_and_code(v: View, f: float) -> str:
+    touched = sorted(v.facts.files.values(), key=lambda t: t.last, reverse=True)
+    worked = [t for t in touched if t.worked_on]
+    lines: list[str] = []
+    shown = worked[:max(25, int(60 * f))]
+    snippets = int(4 * f)
+    for touch in shown:
+        counts = [f"{label} x{n}" for label, n in (("read", touch.reads), ("edited", touch.edits),
+                                                    ("written", touch.writes)) if n]
+        failed = f", {touch.failed} failed" if touch.failed else ""
+        lines.append(f"- {touch.path} ({', '.join(counts)}{failed})")
+        if touch.last_edit is not None and snippets > 0:
+            lines.append(indent(_edit_snippet(touch.last_edit, int(700 * f)), "     "))
+            snippets -= 1
+    if len(worked) > len(shown):
+        rest = worked[len(shown):]
+        names = ", ".join(v.show(t.path) for t in rest[:max(20, int(100 * f))])
+        more = len(rest) - max(20, int(100 * f))
+        lines.append(f"- Also read or changed earlier: {names}" + (f" and {more} more" if more > 0 else ""))
+    known = [t.path for t in worked]
+    others = sorted((t for t in touched if not t.worked_on and not any(
+                        k == t.path or k.endswith("/" + t.path) for k in known)),
+                    key=lambda t: t.mentions * (1 + t.last / max(1, v.facts.position)),
+                    reverse=True)
+    listed = others[:max(10, int(v.target / PATH_TOKENS * (0.4 + 0.6 * f)))]
+    if listed:
+        lines.append("- Also referenced (searches, shell, subagents, the conversation): "
+                     + ", ".join(v.show(t.path) for t in listed))
+    merged = v.merged(HEADINGS[2], int(1500 * f))
+    return "\n".join(lines + ([merged] if merged else [])) or "No files were read or changed."
+
+
+def _edit_snippet(edit: dict[str, object], limit: int) -> str:
+    tool = edit.get("tool")
+    if tool == "Write":
+        return "Latest write, beginning:\n" + _code(str(edit.get("content") or ""), limit)
+    edits = edit.get("edits")
+    if tool == "MultiEdit" and isinstance(edits, list) and edits:
+        last = edits[-1]
+        edit = last if isinstance(last, dict) else {}
+    if tool == "NotebookEdit":
+        return "Latest edit (notebook cell):\n" + _code(str(edit.get("new_source") or ""), limit)
+    old = first_line(str(edit.get("old_string") or ""), 100)
+    return f"Latest edit, replacing \"{old}\" with:\n" + _code(str(edit.get("new_string") or ""), limit)
+
+
+def _code(text: str, limit: int) -> str:
+    """Whole lines of code up to ``limit`` characters, and how many lines were left out."""
+    lines = text.strip("\n").splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if kept and used + len(line) > limit:
+            break
+        kept.append(line if len(line) <= limit else clip(line, limit))
+        used += len(line) + 1
+    more = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n({more} more lines)" if more else "")
+
+
+def errors_and_fixes(v: View, f: float) -> str:
+    facts, lines = v.facts, []
+    shown = list(facts.failures)[-max(2, int(12 * f)):]
+    if facts.failure_count > len(shown):
+        lines.append(f"- {facts.failure_count - len(shown)} {'earlier ' if shown else ''}"
+                     "tool calls failed.")
+    for failure in shown:
+        call = failure.call
+        lines.append(f"- {describe_call(call, 100)} failed: {error_gist(call.result, max(80, int(240 * f)))}")
+        if failure.said_after and f >= 0.35:
+            lines.append(f"  The assistant then said: {first_sentence(failure.said_after, int(300 * f))}")
+        lines.append(f"  Then: {_what_followed(failure.same or failure.next)}")
+    merged = v.merged(HEADINGS[3], int(1000 * f))
+    return "\n".join(lines + ([merged] if merged else [])) or "No tool call failed."
+
+
+def _what_followed(nxt: ToolCall | None) -> str:
+    if nxt is None:
+        return "nothing; the session stopped here."
+    outcome = "failed again" if nxt.is_error else "succeeded" if nxt.has_result else "no result yet"
+    return f"{describe_call(nxt, 100)} {outcome}."
+
+
+def problem_solving(v: View, f: float) -> str:
+    facts, lines = v.facts, []
+    shown = list(facts.rounds)[-max(3, int(10 * f)):]
+    if facts.round_count > len(shown):
+        lines.append(f"- {facts.round_count - len(shown)} {'earlier ' if shown else ''}requests handled.")
+    for r in shown:
+        used = ", ".join(f"{n} x{c}" for n, c in r.tools.most_common(4)) or "no tools"
+        ended = f" Ended with: {first_sentence(r.said, max(80, int(220 * f)))}" if r.said else ""
+        lines.append(f"- \"{first_line(r.prompt, max(60, int(120 * f)))}\": {used}.{ended}")
+    merged = v.merged(HEADINGS[4], int(1000 * f))
+    if merged:
+        lines.append(merged)
+    elif v.prior_text and f > 0:
+        lines.append(f"{PRIOR_MARK}:\n" + indent(clip(v.prior_text, int(3000 * f))))
+    return "\n".join(lines) or "None recorded."
+
+
+def message_lines(v: View, cap: int) -> list[str]:
+    """Every user message as a list item, the earlier summary's first (each cut to ``cap``)."""
+    lines = [_earlier_line(line, cap) for line in _earlier_messages(v)]
+    for message in v.facts.messages:
+        mark = "(typed while the assistant was working) " if message.kind == QUEUED else ""
+        text = truncate_text(message.text, cap).strip()
+        lines.append("- " + mark + "\n  ".join(text.splitlines()))
+    return lines
+
+
+def _earlier_line(line: str, cap: int) -> str:
+    return "- " + truncate_text(re.sub(r"^[-*\u2022]\s*", "", line.strip()), cap)
+
+
+def _earlier_messages(v: View) -> list[str]:
+    """Items of the earlier summary's user-message list (a transcript that starts from it holds
+    none of them), without the lists it had carried over itself."""
+    body = v.prior.get(HEADINGS[5], "")
+    known = [_squash(m.text) for m in v.facts.messages]
+    return [ln for ln in body.splitlines()
+            if re.match(r"^\s*[-*\u2022]\s+\S", ln) and PRIOR_MARK not in ln
+            and not any(_squash(ln)[:60] in k for k in known)]  # quoted here in full anyway
+
+
+def _squash(text: str) -> str:
+    """Text without list markers, quotes and spacing, for matching a quoted message."""
+    return re.sub(r"[\s\"'`*\-\u201c\u201d]+", "", text)
+
+
+def all_user_messages(lines: list[str]) -> str:
+    return "\n".join(lines) or "None."
+
+
+def elide(lines: list[str], keep: int) -> list[str]:
+    """The first and last messages, ``keep`` in all, with a note for those left out."""
+    if len(lines) <= keep:
+        return lines
+    head = max(1, keep // 4)
+    tail = max(1, keep - head)
+    left = len(lines) - head - tail
+    return [*lines[:head], f"- [{left} more user messages here are left out to fit the size "
+                           "bound; the transcript holds them]", *lines[-tail:]]
+
+
+def pending_tasks(v: View, f: float) -> str:
+    facts, lines = v.facts, []
+    todos = facts.todos.items
+    open_items = [(s, c) for s, c in todos if s != "completed"]
+    done = [c for s, c in todos if s == "completed"]
+    settled: list[str] = []
+    for status, content in open_items:
+        if facts.settled(content, facts.todo_at):
+            settled.append(content)
+        else:
+            lines.append(f"- [{status}] {clip(content, 300)}")
+    for item in _earlier_pending(v):
+        if facts.settled(item, 0) is None:
+            lines.append(f"- [from the earlier summary] {clip(item, 300)}")
+    latest = facts.latest_request
+    if latest is not None and not facts.latest_answered:
+        lines.append("- [in_progress] The user's latest request, not finished when the history "
+                     f"ends: \"{clip(latest.text, max(150, int(600 * f)))}\"")
+    for message in _unanswered_queued(facts, latest):
+        lines.append(f"- [pending] Queued by the user, not yet answered: \"{clip(message.text, 300)}\"")
+    if settled:
+        lines.append("- Done since the todo list was last updated (the session says so): "
+                     + "; ".join(clip(c, 100) for c in settled))
+    if done and f > 0:
+        lines.append(f"- Completed ({len(done)}): " + "; ".join(clip(c, 80) for c in done[-max(1, int(8 * f)):]))
+    if not lines:
+        return "None: the last request was answered and no todo item is open."
+    return "\n".join(lines)
+
+
+def _earlier_pending(v: View) -> list[str]:
+    body = v.prior.get(HEADINGS[6], "")
+    items = [re.sub(r"^\s*[-*\u2022]\s*(\[\w+\]\s*)?", "", ln).strip() for ln in body.splitlines()
+             if re.match(r"^\s*[-*\u2022]\s+\S", ln) and PRIOR_MARK not in ln]
+    return [i for i in items if i and not i.lower().startswith(("none", "completed"))]
+
+
+def _unanswered_queued(facts: Facts, latest: Message | None) -> list[Message]:
+    """Queued messages after the assistant's last reply, other than the latest request."""
+    return [m for m in facts.messages if m.kind == QUEUED and m.position > facts.answered_at
+            and m is not latest]
+
+
+def current_work(v: View, f: float) -> str:
+    facts, lines = v.facts, []
+    if facts.last_said:
+        lines.append("Last thing the assistant said:\n"
+                     + indent(clip(facts.last_said, max(200, int(1200 * f)))))
+    recent = list(facts.recent)[-max(1, int(6 * f)):]
+    if recent:
+        lines.append("Latest tool calls:")
+        for call in recent:
+            status = "error" if call.is_error else "ok" if call.has_result else "no result"
+            lines.append(f"- {describe_call(call, 140)} ({status})")
+    lines.extend(_state_lines(facts))
+    return "\n".join(lines) or "Nothing in progress."
+
+
+def _state_lines(facts: Facts) -> list[str]:
+    """Tests, commits and pushes: the evidence of where the work stands."""
+    lines = []
+    test = facts.last_test
+    if test is not None:
+        after = "after the last edit" if test.order > facts.last_edit_call else \
+            "before the last edit (not rerun since)"
+        outcome = "failed" if test.is_error else "passed" if test.has_result else "had no result yet"
+        lines.append(f"- Last test run, {after}: {describe_call(test, 120)} {outcome}.")
+    for label, call in (("commit", facts.last_commit), ("push or pull request", facts.last_push)):
+        if call is not None:
+            outcome = "failed" if call.is_error else "done" if call.has_result else "no result yet"
+            later = " (files changed after it)" if call.order < facts.last_edit_call else ""
+            lines.append(f"- Last {label}: {describe_call(call, 120)} {outcome}{later}.")
+    return lines
+
+
+def next_step(v: View, f: float) -> str:
+    facts, lines = v.facts, []
+    latest = facts.latest_request
+    active = [c for s, c in facts.todos.items if s == "in_progress"
+              and not facts.settled(c, facts.todo_at)]
+    queued = _unanswered_queued(facts, latest)
+    if latest is not None and not facts.latest_answered:
+        lines.append("Continue the user's latest request, verbatim: \""
+                     + clip(latest.text, max(150, int(800 * f))) + "\"")
+        if active:
+            lines.append(f"The task in progress: {clip(active[0], 300)}")
+        if facts.recent:
+            call = facts.recent[-1]
+            lines.append(f"The last tool call: {describe_call(call, 140)}"
+                         + (" (no result yet)" if not call.has_result else ""))
+    elif queued:
+        lines.append(f"Answer the user's queued message: \"{clip(queued[0].text, 400)}\"")
+    elif latest is not None:
+        said = facts.last_said
+        if said.rstrip().endswith("?"):
+            question = re.split(r"(?<=[.!])\s+", said.strip())[-1]
+            lines.append(f"The assistant asked the user: \"{clip(question, 300)}\" - wait for the answer.")
+        else:
+            lines.append("The latest request was answered (\"" + clip(latest.text, max(100, int(300 * f)))
+                         + "\"); the assistant's last words: \"" + first_sentence(said, 200)
+                         + "\". Nothing further was asked for: wait for the user.")
+    return "\n".join(lines) or "None."
+
+
+# --- putting it together ---------------------------------------------------------------------------
+
+def render(v: View, f: float, messages: list[str]) -> str:
+    bodies = (primary_request(v, f), key_concepts(v, f), files_and_code(v, f),
+              errors_and_fixes(v, f), problem_solving(v, f), all_user_messages(messages),
+              pending_tasks(v, f), current_work(v, f), next_step(v, f))
+    return "\n\n".join(f"{n}. {title}:\n{indent(body)}"
+                       for n, (title, body) in enumerate(zip(HEADINGS, bodies), start=1))
+
+
+def target_tokens(facts: Facts, max_summary_tokens: int) -> int:
+    """The size to aim for: a share of the history, within the bound."""
+    return min(max_summary_tokens, BASE_TOKENS + int(SHARE * facts.chars / 4))
+
+
+class OfflineRun:
+    """The offline summary made as the turns come (:class:`ctxtool.llm.base.TurnSink`): the
+    facts are gathered from each turn and the turns are not kept."""
+
+    def __init__(self) -> None:
+        self.facts = Facts()
+
+    def add(self, turn: Turn) -> None:
+        self.facts.add(turn)
+
+    def compaction(self) -> None:
+        """An earlier compaction ends here (names not seen since count less)."""
+        self.facts.compacted_at = self.facts.position
+
+    def finish(self, request: SummaryRequest) -> str:
+        return summary_of(request, self.facts)
+
+
+def offline_summary(request: SummaryRequest) -> str:
+    """The nine-section summary of ``request`` (see the module docstring)."""
+    run = OfflineRun()
+    for index, turn in enumerate(request.turns):
+        if index == request.since:
+            run.compaction()
+        run.add(turn)
+    return run.finish(request)
+
+
+def summary_of(request: SummaryRequest, facts: Facts) -> str:
+    view = View(request, facts)
+    target = view.target
+    messages = message_lines(view, MESSAGE_CAP)
+    for f in DETAIL:
+        text = render(view, f, messages)
+        if estimate_text_tokens(text) <= target:
+            return text
+    # the user messages alone outgrow the target: very long ones give way
+    for f, cap in SQUEEZE:
+        messages = message_lines(view, cap)
+        text = render(view, f, messages)
+        if estimate_text_tokens(text) <= target:
+            return text
+    for cap in BOUND_CAPS:
+        if estimate_text_tokens(text) <= request.max_summary_tokens:
+            return text
+        messages = message_lines(view, cap)
+        text = render(view, 0.0, messages)
+    keep = len(messages)
+    while estimate_text_tokens(text) > request.max_summary_tokens and keep > 2:
+        keep = keep * 2 // 3
+        text = render(view, 0.0, elide(messages, keep))
+    return text
+
+
+class OfflineSummarizer:
+    """Extracts the nine sections from the transcript itself (see above).
+    Also a :class:`ctxtool.llm.base.StreamingSummarizer`: :meth:`begin` reads turns one by one."""
+
+    name = "offline"
+    model: str | None = None
+
+    def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
+        return SummaryResult(text=offline_summary(request), backend=self.name, chunks=1)
+
+    def begin(self) -> OfflineSink:
+        return OfflineSink(self.name)
+
+
+class OfflineSink:
+    """:class:`ctxtool.llm.base.TurnSink` over :class:`ctxtool.core.summarizing.offline.OfflineRun`."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.run = OfflineRun()
+
+    def add(self, turn: Turn) -> None:
+        self.run.add(turn)
+
+    def compaction(self) -> None:
+        self.run.compaction()
+
+    def finish(self, request: SummaryRequest) -> SummaryResult:
+        return SummaryResult(text=self.run.finish(request), backend=self.backend, chunks=1)

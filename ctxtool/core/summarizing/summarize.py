@@ -1,0 +1,445 @@
+"""``summarize``: replace a session's history by a nine-section summary, losing nothing.
+
+* Claude Code transcripts: every input entry is passed through unchanged, then a
+  ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text
+  and the restored files (``restore_files``). The kept tail (``keep_last`` / ``keep_tokens``)
+  stays where it is and the boundary keeps it by reference (``preservedSegment``: Claude Code
+  splices it in after the summary when it loads the session) - the file Claude Code itself
+  would have after ``/compact``, and ``filter-compacted`` cuts it at the new boundary.
+* Anthropic / OpenAI message lists: OpenAI ``system``/``developer`` messages, the summary message
+  (its text starts with ``[ctxtool summary]``, the marker ``filter-compacted`` cuts at) and the
+  kept tail, unchanged. The full original list is saved in the store first and the summary names
+  the file, so nothing is lost.
+* OpenCode sessions: every line passed through, then what OpenCode's own compaction writes - a
+  user message with a ``compaction`` part, the ``summary: true`` assistant message, and for
+  ``auto`` runs the synthetic "continue" message (:mod:`ctxtool.core.summarizing.opencode`).
+
+The summary covers everything before the kept tail. When the result would not be smaller than
+the input (a short session, a long summary) the input is returned unchanged with a reason. A
+tail never starts between a ``tool_use`` and its result, nor inside one streamed response
+(assistant lines sharing ``message.id``).
+Buffers the whole input: the summary must see all of it before anything is written - except a
+Claude Code transcript summarized offline from a re-readable source with nothing kept verbatim,
+which is read twice instead (:mod:`ctxtool.core.summarizing.stream`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from itertools import chain
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from ctxtool.core.clearing.twopass import LazySource
+from ctxtool.core.messages.blocks import iter_tool_results, iter_tool_uses, role_of
+from ctxtool.core.messages.filter_compacted import SUMMARY_MARKER  # the cut marker for message lists
+from ctxtool.core.sizing.meter import ContextMeter
+from ctxtool.core.sizing.tokens import estimate_entry_tokens, estimate_text_tokens
+from ctxtool.core.summarizing.file_state import collect_file_state
+from ctxtool.core.summarizing.opencode import opencode_output, plan_opencode
+from ctxtool.core.summarizing.output import (boundary_entry, common_fields, derived_uuid,
+                                         iso_timestamp, meta_user_entry, preserved_metadata,
+                                         preserved_segment, restored_files, set_post_tokens,
+                                         summary_entry, summary_message)
+from ctxtool.core.summarizing.prompt import continuation_text
+from ctxtool.core.summarizing.request import build_request, first_kept, main_chain, summary_text_of
+from ctxtool.core.summarizing.stream import scan, streams
+from ctxtool.errors import LLMError
+from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid
+from ctxtool.formats.jsonl import iter_lines_out
+from ctxtool.llm.base import (Progress, StreamingSummarizer, Summarizer, SummaryRequest,
+                              SummaryResult, no_progress)
+from ctxtool.types import CLAUDE_CODE, OPENAI, OPENCODE
+
+
+class TranscriptStore(Protocol):
+    """Where a whole original transcript is saved before a message list is compacted."""
+
+    def save_transcript(self, data: bytes, *, name: str, session_id: str | None) -> str:
+        ...
+
+
+@dataclass(frozen=True)
+class SummarizeOptions:
+    keep_last: int = 0  # messages kept verbatim after the summary
+    keep_tokens: int = 0  # ...or at least this many tokens of the newest messages
+    restore_files: int = 0  # re-attach the latest content of this many recent files
+    instructions: str | None = None  # custom focus, like `/compact <instructions>`
+    max_summary_tokens: int = 8000
+    auto: bool = False  # compact only when the context is at or over auto_compact_at
+    auto_compact_at: int | None = None
+    transcript_path: str | None = None  # named in the summary (Claude Code transcripts)
+    passthrough_on_error: bool = False  # on LLMError, output the input unchanged
+    now: datetime | None = None
+
+
+@dataclass
+class SummarizeReport:
+    backend: str = ""
+    model: str | None = None
+    compacted: bool = False
+    reason: str | None = None  # why nothing was compacted
+    error: str | None = None  # the LLM error passed through with passthrough_on_error
+    entries_in: int = 0
+    entries_out: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    summary_tokens: int = 0
+    calls: int = 0
+    chunks: int = 0
+    dropped: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    kept_messages: int = 0
+    restored_files: list[str] = field(default_factory=list)
+    transcript_saved: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Compaction:
+    entries: list[dict[str, Any]] | Iterator[dict[str, Any]]  # an iterator when streamed
+    summary: str | None  # the nine sections, None when nothing was compacted
+    report: SummarizeReport
+
+
+# --- where the kept tail starts ---------------------------------------------------------------------
+
+def _message_groups(items: Sequence[dict[str, Any]], fmt: str, indices: Iterable[int]) -> list[list[int]]:
+    """Message entries as groups: one API message each (streamed assistant lines together)."""
+    groups: list[list[int]] = []
+    last_key: str | None = None
+    for index in indices:
+        entry = items[index]
+        role = role_of(entry, fmt)
+        if role not in ("user", "assistant", "tool") or summary_text_of(entry, fmt) is not None:
+            continue
+        message = entry.get("message") if fmt == CLAUDE_CODE else None
+        key = message.get("id") if isinstance(message, dict) and role == "assistant" else None
+        if groups and isinstance(key, str) and key == last_key:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+        last_key = key if isinstance(key, str) else None
+    return groups
+
+
+def _tail_group(items: Sequence[dict[str, Any]], fmt: str, groups: list[list[int]],
+                keep_last: int, keep_tokens: int) -> int:
+    """Index of the first kept group (len(groups) when nothing is kept)."""
+    start = first_kept(len(groups), keep_last, keep_tokens,
+                       lambda k: sum(estimate_entry_tokens(items[i], fmt) for i in groups[k]))
+    return _keep_pairs(items, fmt, groups, start)
+
+
+def _keep_pairs(items: Sequence[dict[str, Any]], fmt: str, groups: list[list[int]], start: int) -> int:
+    """Move ``start`` back until every tool result in the tail has its tool_use in the tail."""
+    def uses(k: int) -> set[str]:
+        return {u.id for i in groups[k] for u in iter_tool_uses(items[i], fmt)}
+
+    while 0 < start < len(groups):
+        kept = set().union(*(uses(k) for k in range(start, len(groups))))
+        wanted = {r.tool_use_id for k in range(start, len(groups)) for i in groups[k]
+                  for r in iter_tool_results(items[i], fmt)} - kept
+        earlier = [k for k in range(start) if uses(k) & wanted]
+        if not earlier:
+            break
+        start = min(earlier)
+    return start
+
+
+# --- the run ----------------------------------------------------------------------------------------
+
+def _digest(items: Sequence[dict[str, Any]]) -> str:
+    sha = hashlib.sha256()
+    for chunk in iter_lines_out(items):
+        sha.update(chunk)
+    return sha.hexdigest()
+
+
+def _context_tokens(entries: Iterable[dict[str, Any]], fmt: str) -> int:
+    meter = ContextMeter(fmt)
+    for entry in entries:
+        meter.add(entry)
+    return meter.context_tokens
+
+
+def _last_cut(items: Sequence[dict[str, Any]], fmt: str, main: list[int]) -> int:
+    """Index of the last compaction (boundary, or prior summary in a message list), else -1."""
+    found = -1
+    for index in main:
+        entry = items[index]
+        if (fmt == CLAUDE_CODE and is_compact_boundary(entry)) or summary_text_of(entry, fmt) is not None:
+            found = index
+    return found
+
+
+@dataclass
+class _Plan:
+    """What will be summarized and what kept: the request, the cut index and the kept tail."""
+
+    request: SummaryRequest
+    cut: int
+    tail: list[dict[str, Any]]
+    kept_messages: int
+    reason: str | None = None  # why there is nothing to summarize
+
+
+def _plan(items: list[dict[str, Any]], fmt: str, options: SummarizeOptions) -> _Plan:
+    if fmt == OPENCODE:
+        found = plan_opencode(items, keep_last=options.keep_last, keep_tokens=options.keep_tokens,
+                              restore_files=options.restore_files,
+                              instructions=options.instructions,
+                              max_summary_tokens=options.max_summary_tokens)
+        return _Plan(found.request, len(items), found.tail, len(found.tail), found.reason)
+    main = main_chain(items, fmt)
+    since = _last_cut(items, fmt, main)
+    groups = _message_groups(items, fmt, (i for i in main if i > since))
+    first_kept = _tail_group(items, fmt, groups, options.keep_last, options.keep_tokens)
+    cut = groups[first_kept][0] if first_kept < len(groups) else len(items)
+    request = build_request(items[:cut], fmt, instructions=options.instructions,
+                            max_summary_tokens=options.max_summary_tokens)
+    tail = [items[i] for group in groups[first_kept:] for i in group]
+    plan = _Plan(request, cut, tail, len(groups) - first_kept)
+    if not request.recent_turns:
+        plan.reason = "nothing to summarize: " + (
+            "the kept tail holds every message" if groups and first_kept == 0
+            else "no messages since the last compaction" if groups or request.turns
+            else "no messages")
+    return plan
+
+
+def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,
+            options: SummarizeOptions = SummarizeOptions(), store: TranscriptStore | None = None,
+            progress: Progress = no_progress) -> Compaction:
+    """Summarize ``entries``; see the module docstring. Raises LLMError when the summarizer fails
+    (unless ``passthrough_on_error``), StoreError when the original cannot be saved.
+
+    A Claude Code transcript given as a source that can be read twice (a LazySource), summarized
+    by a backend that reads turns one at a time, with nothing kept verbatim or restored, is not
+    held: :func:`_compact_stream` reads it twice (``entries`` of the result is then an iterator
+    over the second read)."""
+    if isinstance(entries, LazySource) and reads_twice(fmt, summarizer, options):
+        return _compact_stream(entries, summarizer=summarizer, options=options)
+    items = list(entries)
+    report = SummarizeReport(backend=summarizer.name, model=summarizer.model, entries_in=len(items))
+    report.tokens_before = _context_tokens(items, fmt)
+    unchanged = Compaction(items, None, report)
+    threshold = options.auto_compact_at
+    if options.auto and (threshold is None or report.tokens_before < threshold):
+        limit = "auto-compact is off" if threshold is None else str(threshold)
+        report.reason = f"context {report.tokens_before} tokens is below the auto-compact threshold ({limit})"
+        return _finish(unchanged, fmt)
+    plan = _plan(items, fmt, options)
+    if plan.reason:
+        report.reason = plan.reason
+        return _finish(unchanged, fmt)
+    try:
+        result = summarizer.summarize(plan.request, progress=progress)
+    except LLMError as exc:
+        if not options.passthrough_on_error:
+            raise
+        report.error = exc.format()
+        return _finish(unchanged, fmt)
+    _record(report, result)
+    report.kept_messages = plan.kept_messages
+    build = (_claude_code_output if fmt == CLAUDE_CODE else _opencode_output if fmt == OPENCODE
+             else _message_list_output)
+    output = build(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
+    after = _context_tokens(output, fmt)
+    if after >= report.tokens_before:  # a summary must never cost more than it replaces
+        report.reason = _not_smaller(report.tokens_before, after)
+        report.restored_files, report.transcript_saved = [], None
+        return _finish(unchanged, fmt)
+    report.compacted = True
+    return _finish(Compaction(output, result.text, report), fmt)
+
+
+def _not_smaller(before: int, after: int) -> str:
+    return f"the summary would not make the context smaller ({before} -> {after} tokens)"
+
+
+def reads_twice(fmt: str, summarizer: Summarizer, options: SummarizeOptions) -> bool:
+    """Whether :func:`compact` of a re-readable source reads it twice instead of holding it
+    (then every entry it writes comes from the second read, none is re-serialized)."""
+    keeps = bool(options.keep_last or options.keep_tokens or options.restore_files)
+    return streams(fmt, summarizer, keeps_messages=keeps)
+
+
+def _record(report: SummarizeReport, result: SummaryResult) -> None:
+    for key in ("calls", "chunks", "dropped", "input_tokens", "output_tokens"):
+        setattr(report, key, getattr(result, key))
+    report.notes = list(result.notes)
+    report.summary_tokens = estimate_text_tokens(result.text)
+
+
+def _finish(compaction: Compaction, fmt: str) -> Compaction:
+    assert isinstance(compaction.entries, list)
+    compaction.report.entries_out = len(compaction.entries)
+    compaction.report.tokens_after = _context_tokens(compaction.entries, fmt)
+    return compaction
+
+
+def _compact_stream(source: LazySource, *, summarizer: Summarizer,
+                    options: SummarizeOptions) -> Compaction:
+    """:func:`compact` of a Claude Code transcript read twice, never held: the first read
+    (:func:`ctxtool.core.summarizing.stream.scan`) makes the summary, the second copies the input
+    and the new entries follow. Same output and report as the buffered way."""
+    assert isinstance(summarizer, StreamingSummarizer)
+    found = scan(source, summarizer, instructions=options.instructions,
+                 max_summary_tokens=options.max_summary_tokens)
+    if not found.messages:  # a subagent's own transcript: nothing but a side chain
+        found = scan(source, summarizer, instructions=options.instructions,
+                     max_summary_tokens=options.max_summary_tokens, sidechains=True)
+    report = SummarizeReport(backend=summarizer.name, model=summarizer.model,
+                             entries_in=found.count, tokens_before=found.meter.context_tokens)
+    report.entries_out, report.tokens_after = report.entries_in, report.tokens_before
+    unchanged = Compaction(source.iter_parsing(()), None, report)
+    threshold = options.auto_compact_at
+    if options.auto and (threshold is None or report.tokens_before < threshold):
+        limit = "auto-compact is off" if threshold is None else str(threshold)
+        report.reason = f"context {report.tokens_before} tokens is below the auto-compact threshold ({limit})"
+        return unchanged
+    if not found.builder.has_recent_turns:
+        report.reason = "nothing to summarize: " + (
+            "no messages since the last compaction" if found.builder.count else "no messages")
+        return unchanged
+    try:
+        result = found.sink.finish(found.builder.request())
+    except LLMError as exc:
+        if not options.passthrough_on_error:
+            raise
+        report.error = exc.format()
+        return unchanged
+    _record(report, result)
+    added = claude_code_added(digest=found.digest, logical_parent=found.last_uuid,
+                              template=found.template, summary=result.text, options=options,
+                              report=report, restore=[])
+    dropped_before = found.meter.dropped_before
+    for entry in added:
+        found.meter.add(entry)
+    after = found.meter.context_tokens
+    if after >= report.tokens_before:  # a summary must never cost more than it replaces
+        report.reason = _not_smaller(report.tokens_before, after)
+        return Compaction(source.iter_parsing(()), None, report)
+    set_post_tokens(added[0], after, dropped_before)
+    report.entries_out, report.tokens_after = found.count + len(added), after
+    report.compacted = True
+    return Compaction(chain(source.iter_parsing(()), added), result.text, report)
+
+
+def _claude_code_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                        tail: list[dict[str, Any]], fmt: str, summary: str,
+                        options: SummarizeOptions, report: SummarizeReport,
+                        store: TranscriptStore | None) -> list[dict[str, Any]]:
+    """The input, then the boundary and summary; the kept tail stays where it is, kept by
+    reference (``preservedSegment``) as Claude Code's own ``/compact`` does, so no message is
+    written twice (copies sharing a ``message.id`` are merged back by Claude Code)."""
+    main = [items[i] for i in main_chain(items, fmt)]
+    template = next((e for e in reversed(main) if isinstance(e.get("sessionId"), str)), None)
+    logical = last_uuid(main)
+    segment = preserved_segment(main, tail, logical)
+    if tail and not segment:
+        report.notes.append("the kept messages are not on the chain of the last entry: "
+                            "none kept after the summary")
+        report.kept_messages = 0
+    listed = {e.get("uuid") for e in tail}
+    added = claude_code_added(digest=_digest(items), logical_parent=logical,
+                              template=template, summary=summary, options=options, report=report,
+                              restore=_restore(head, fmt, options.restore_files),
+                              segment=segment, kept=[u for u in segment if u in listed])
+    set_post_tokens(added[0], _context_tokens([*items, *added], fmt), _dropped_so_far(main))
+    return [*items, *added]
+
+
+def claude_code_added(*, digest: str, logical_parent: str | None, template: dict[str, Any] | None,
+                      summary: str, options: SummarizeOptions, report: SummarizeReport,
+                      restore: list[tuple[Any, str]], segment: Sequence[str] = (),
+                      kept: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The entries appended to a Claude Code transcript: the boundary (keeping ``segment`` by
+    reference, ``kept`` its messages), the summary and restored files (for the buffered and the
+    streamed way alike; the caller records ``postTokens`` with :func:`set_post_tokens`)."""
+    common = common_fields(template)
+    stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
+    anchor = derived_uuid(digest, "summary")
+    text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto,
+                             kept=bool(segment))
+    boundary = boundary_entry(common=common, logical_parent=logical_parent, digest=digest,
+                              timestamp=stamp, trigger="auto" if options.auto else "manual",
+                              pre_tokens=report.tokens_before,
+                              preserved=preserved_metadata(segment, kept, anchor))
+    added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
+                                     timestamp=stamp, text=text)]
+    for record, note in restore:
+        added.append(meta_user_entry(common=common, parent=added[-1]["uuid"], digest=digest,
+                                     what=f"restore:{record.path}", timestamp=stamp, text=note))
+        report.restored_files.append(record.path)
+    return added
+
+
+def _dropped_so_far(main: Sequence[dict[str, Any]]) -> int:
+    """``cumulativeDroppedTokens`` of the last earlier boundary (0 when there is none)."""
+    for entry in reversed(main):
+        if is_compact_boundary(entry):
+            meta = entry.get("compactMetadata")
+            value = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
+            return value if isinstance(value, int) and value > 0 else 0
+    return 0
+
+
+def _opencode_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                     tail: list[dict[str, Any]], fmt: str, summary: str,
+                     options: SummarizeOptions, report: SummarizeReport,
+                     store: TranscriptStore | None) -> list[dict[str, Any]]:
+    """What OpenCode writes (:mod:`ctxtool.core.summarizing.opencode`): every line is kept, so
+    no store is needed."""
+    return opencode_output(items, tail, summary, auto=options.auto, now=options.now,
+                           backend=report.backend, model=report.model,
+                           input_tokens=report.input_tokens, output_tokens=report.output_tokens)
+
+
+def _restore(head: Sequence[dict[str, Any]], fmt: str, count: int) -> list[tuple[Any, str]]:
+    if count <= 0:
+        return []
+    state = collect_file_state([head[i] for i in main_chain(head, fmt)], fmt)
+    return restored_files(state.recent(len(state.files)), count)
+
+
+def _message_list_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                         tail: list[dict[str, Any]], fmt: str, summary: str,
+                         options: SummarizeOptions, report: SummarizeReport,
+                         store: TranscriptStore | None) -> list[dict[str, Any]]:
+    digest = _digest(items)
+    if store is not None:
+        data = b"".join(iter_lines_out(items))  # the input's own bytes
+        report.transcript_saved = store.save_transcript(data, name=f"transcript-{digest[:16]}",
+                                                        session_id=None)
+    else:
+        report.notes.append("no store given: the original list was not saved")
+    text = SUMMARY_MARKER + " " + continuation_text(summary, transcript_path=report.transcript_saved,
+                                                    auto=options.auto)
+    message = summary_message(text)
+    notes = _restore(head, fmt, options.restore_files)
+    if notes:
+        message["content"] = [{"type": "text", "text": text}] + [
+            {"type": "text", "text": note} for _, note in notes]
+        report.restored_files = [record.path for record, _ in notes]
+    lead = [e for e in head if fmt == OPENAI and e.get("role") in ("system", "developer")]
+    return [*lead, message, *tail]
+
+
+def summarize(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,
+              options: SummarizeOptions = SummarizeOptions(), store: TranscriptStore | None = None,
+              progress: Progress = no_progress,
+              report: SummarizeReport | None = None) -> Iterator[dict[str, Any]]:
+    """The compacted transcript, entry by entry (see :func:`compact`); ``report`` is filled in."""
+    done = compact(entries, fmt=fmt, summarizer=summarizer, options=options, store=store,
+                   progress=progress)
+    if report is not None:
+        report.__dict__.update(done.report.__dict__)
+    yield from done.entries

@@ -1,0 +1,2 @@
+"""Checking a transcript the way its agent would read it (``validate``). Imports only
+``core.messages``."""
