@@ -25,6 +25,13 @@ that does not depend on the corpus being there:
       system (hooks, durations, ...)   2.1% /  0.5% /   600 B
       other (attachment, queue, ...)   1.9% /  0.5% /   500 B
 
+    non-ASCII      11% of the lines, 46% of the bytes (large results with a box-drawing
+                   character or an accent here and there; short lines are mostly ASCII)
+
+The text is cut from an ASCII pool (gen_transcript.py's code and log lines without its CJK
+ones: orjson parses an all-ASCII string several times faster, so the mix matters to every
+ratio), and a non-ASCII snippet goes into 9% of the short texts and half of those over 4 KB.
+
 One tool call is the unit: its tool_use line, its result, and around them the other kinds in
 the ratios above (so per call: 1.17 hook progress lines, 0.52 text, 0.43 bash progress...).
 
@@ -41,9 +48,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-import orjson
-
-from gen_transcript import FILES, PROMPTS, Generator, parse_size
+import gen_transcript
+from gen_transcript import CODE_LINES, FILES, LOG_LINES, PROMPTS, Generator, parse_size
 
 # tool_result line sizes (bytes) at these quantiles of the corpus; sampled log-linearly between
 RESULT_QUANTILES = [(0.0, 250), (0.10, 704), (0.25, 1_051), (0.50, 2_660), (0.75, 8_856),
@@ -54,10 +60,32 @@ PER_CALL = {"hook_progress": 1.17, "text": 0.52, "bash_progress": 0.43, "thinkin
             "other": 0.10}
 ENVELOPE = 560  # bytes of a line's keys besides its content (uuid, session, cwd, ...)
 LONG_PROMPT = 0.08  # prompts that are a pasted log or file (the corpus's 12 KB mean)
+NON_ASCII = ("── ✓ passed → ", "café naïve ", "  # 中文注释 ", "⏺ Read(src/app.py) ")
+SHORT_NON_ASCII, LONG_NON_ASCII = 0.09, 0.5  # shares of texts under / over 4 KB given one
 
 
 class RealShaped(Generator):
     """Entries of one session with the corpus's line-size and kind mix."""
+
+    def _pool(self, size: int) -> str:
+        code = [line for line in CODE_LINES if line.isascii()]
+        logs = [line for line in LOG_LINES if line.isascii()]
+        lines: list[str] = []
+        total = 0
+        while total < size:
+            line = self.rng.choice(code if self.rng.random() < 0.6 else logs)
+            if self.rng.random() < 0.3:
+                line += f" #{self.rng.randrange(10**6)}"
+            lines.append(line)
+            total += len(line) + 1
+        return "\n".join(lines)
+
+    def text(self, size: int) -> str:
+        text = super().text(size)
+        if self.rng.random() < (LONG_NON_ASCII if size > 4_000 else SHORT_NON_ASCII):
+            at = self.rng.randrange(len(text) + 1)
+            text = text[:at] + self.rng.choice(NON_ASCII) + text[at:]
+        return text
 
     def result_line_size(self) -> int:
         roll = self.rng.random()
@@ -93,7 +121,9 @@ class RealShaped(Generator):
         entry["requestId"] = f"req_011{self._uuid().hex[:21]}"
         usage = {"input_tokens": self.rng.randint(1, 9), "cache_creation_input_tokens": 800,
                  "cache_read_input_tokens": context, "output_tokens": self.rng.randint(1, 90),
-                 "service_tier": "standard"}
+                 "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+                 "service_tier": "standard", "cache_creation": {
+                     "ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 800}}
         entry["message"] = {"model": "claude-sonnet-4-5-20250929", "id": message_id,
                             "type": "message", "role": "assistant", "content": [block],
                             "stop_reason": None, "stop_sequence": None, "usage": usage}
@@ -121,6 +151,9 @@ class RealShaped(Generator):
         entry = self._base("attachment")
         entry["attachment"] = {"type": "todo_reminder", "content": [], "itemCount": 0}
         return entry
+
+    def turn(self, context: int) -> tuple[list[dict[str, Any]], int]:
+        return list(self.call(context)), min(context + self.rng.randint(200, 3_000), 170_000)
 
     def call(self, context: int) -> Iterator[dict[str, Any]]:
         """One tool call with the lines that come around it in a real session."""
@@ -163,19 +196,7 @@ class RealShaped(Generator):
 
 def generate(out: BinaryIO, size: int, seed: int) -> int:
     """Write entries until ``size`` bytes are written; returns the bytes written."""
-    gen = RealShaped(seed)
-    written, context, next_compact = 0, 20_000, size * 0.4
-    while written < size:
-        entries = list(gen.call(context))
-        context = min(context + gen.rng.randint(200, 3_000), 170_000)
-        if written >= next_compact:
-            entries.extend(gen.compaction(context))
-            context, next_compact = 20_000, next_compact + size * 0.4
-        for entry in entries:
-            line = orjson.dumps(entry) + b"\n"
-            out.write(line)
-            written += len(line)
-    return written
+    return gen_transcript.generate(out, size, seed, RealShaped(seed))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -160,6 +160,14 @@ class Generator:
         entry["toolUseResult"] = extra
         return entry
 
+    def turn(self, context: int) -> tuple[list[dict[str, Any]], int]:
+        """A prompt and the tool calls that answer it; the context size after them."""
+        entries: list[dict[str, Any]] = [self.prompt()]
+        for _ in range(self.rng.randint(1, 6)):
+            entries.extend(self.assistant_turn(context))
+            context = min(context + self.rng.randint(500, 6_000), 170_000)
+        return entries, context
+
     def compaction(self, pre_tokens: int) -> Iterator[dict[str, Any]]:
         boundary = self._base("system")
         boundary.update({"parentUuid": None, "logicalParentUuid": boundary["parentUuid"],
@@ -181,10 +189,7 @@ def generate(out: BinaryIO, size: int, seed: int, gen: Generator | None = None) 
     gen = gen or Generator(seed)
     written, context, next_compact = 0, 20_000, size * 0.4
     while written < size:
-        entries: list[dict[str, Any]] = [gen.prompt()]
-        for _ in range(gen.rng.randint(1, 6)):
-            entries.extend(gen.assistant_turn(context))
-            context = min(context + gen.rng.randint(500, 6_000), 170_000)
+        entries, context = gen.turn(context)
         if written >= next_compact:
             entries.extend(gen.compaction(context))
             context, next_compact = 20_000, next_compact + size * 0.4
