@@ -18,6 +18,7 @@ import click
 from ctxtool import __version__
 from ctxtool.cli import messages
 from ctxtool.errors import CtxtoolError, ExitCode
+from ctxtool.storage import durable
 from ctxtool.types import Entry
 
 # name -> "module:function"; a command appears once its module exists.
@@ -51,6 +52,9 @@ class CtxtoolGroup(click.Group):
         return command if isinstance(command, click.Command) else None
 
     def invoke(self, ctx: click.Context) -> Any:
+        # files a store wrote for an earlier command in this process (tests, a library
+        # caller) are not this command's to sync before its output replaces anything
+        durable.discard()
         try:
             return super().invoke(ctx)
         except CtxtoolError as exc:

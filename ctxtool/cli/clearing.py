@@ -69,8 +69,9 @@ class ClearingSettings:
                           env=os.environ)
 
     def store(self, fmt: str, source: FileSource) -> ToolResultStore | None:
-        """The store for one unit (None with --no-save). Like persist, saved files are fsynced
-        only when the output is a file (-o, --in-place) that points at them once replaced."""
+        """The store for one unit (None with --no-save). Like persist, saved files are made durable
+        (in one batch, storage/durable.py) only when the output is a file (-o, --in-place)
+        that points at them once replaced."""
         if self.no_save:
             return None
         store, _ = store_for_entries(self.store_dir, iter(source), fmt=fmt, env=os.environ,

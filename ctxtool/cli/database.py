@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from ctxtool.cli import messages
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import iter_entries, write_entries
-from ctxtool.storage import opencode_db
+from ctxtool.storage import durable, opencode_db
 
 _session: str | None = None
 _in_place = False
@@ -72,7 +72,9 @@ def _write_back(path: str, db: Path, expected: list[dict[str, Any]]) -> Iterator
     buffer = io.BytesIO()
     yield buffer
     entries = iter_entries(buffer.getvalue().splitlines(keepends=True), path)
+    durable.flush()  # the store files the rows point at first (storage/durable.py)
     result = opencode_db.write_session(db, entries, expected=expected, source=path)
+    durable.crash_point("after-replace")
     if not result.updated and not result.inserted:
         messages.info(f"{db}: session {result.session_id}: nothing changed")
         return

@@ -35,6 +35,7 @@ from typing import BinaryIO
 
 from ctxtool.cli import messages
 from ctxtool.errors import StoreError, UsageError
+from ctxtool.storage import durable
 from ctxtool.storage.atomic import temp_file
 from ctxtool.storage.retention import LIVE_WINDOW, format_age
 
@@ -117,7 +118,9 @@ class LiveFile:
                 if self.options.backup:
                     self._backup(self.real + self.options.backup)
                 self._check_unchanged()
+                durable.flush()  # the store files it points at first (storage/durable.py)
                 os.replace(tmp, self.real)
+                durable.crash_point("after-replace")
         except OSError as exc:
             raise StoreError(f"cannot write: {exc.strerror or exc}", source=self.path) from exc
         self._drain()

@@ -153,8 +153,8 @@ def _persist_unit(io: IOOptions, target: str | None, base: PersistOptions, *, au
         if not base.truncate:
             store, entries = store_for_entries(store_dir, entries, fmt=fmt, env=os.environ,
                                                notice=messages.warn)
-            # fsync saved files when the transcript itself is replaced durably (-o or
-            # --in-place); on stdout the input still holds everything
+            # saved files on disk (one batch, storage/durable.py) before the transcript itself
+            # is replaced (-o or --in-place); on stdout the input still holds everything
             store.durable = target not in (None, "-")
         with output_for(target, hold=strict, inputs=io.paths) as out:
             write_entries(persist(entries, fmt=fmt, store=store, options=options, report=run,

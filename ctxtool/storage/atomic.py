@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ctxtool.errors import StoreError
+from ctxtool.storage import durable
 
 
 STALE_AFTER = 3600.0  # seconds: a temp file this old belongs to no running command
@@ -94,7 +95,9 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None) -> I
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode if mode is not None else _mode_for(target))
+        durable.flush()  # the store files it may point at: on disk before it replaces anything
         os.replace(tmp, target)
+        durable.crash_point("after-replace")
 
 
 def _mode_for(target: Path) -> int:

@@ -161,11 +161,11 @@ def open_regular(folder: Folder, name: str) -> int | None:
     return fd
 
 
-def create_exclusive(folder: Folder, name: str, data: bytes, *, durable: bool) -> bool:
+def create_exclusive(folder: Folder, name: str, data: bytes) -> bool:
     """Write ``data`` to a new file ``name`` in ``folder`` atomically, 0600: a temp file
     (``.ctxtool-XXXXXXXX.tmp``, the pattern :func:`ctxtool.storage.atomic.sweep_stale` removes
     when a killed run left one over an hour ago) hard-linked to its name. False when ``name``
-    exists."""
+    exists. Not fsynced: a durable caller defers that to one batch (storage/durable.py)."""
     sweep_stale(folder.path, prefix=TEMP_PREFIX)
     tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}.tmp"
     fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600,
@@ -175,8 +175,6 @@ def create_exclusive(folder: Folder, name: str, data: bytes, *, durable: bool) -
             handle.write(data)
             handle.flush()
             os.fchmod(handle.fileno(), 0o600)
-            if durable:
-                os.fsync(handle.fileno())
         return _link_or_rename(folder, tmp, name)
     finally:
         try:

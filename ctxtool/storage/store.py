@@ -37,7 +37,7 @@ import orjson
 
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
-from ctxtool.storage import marker
+from ctxtool.storage import durable, marker
 from ctxtool.storage.paths import claude_project_dir, safe_name
 from ctxtool.storage.safe_fs import Folder, create_exclusive, open_folder, open_regular
 from ctxtool.types import CLAUDE_CODE
@@ -76,7 +76,8 @@ class ToolResultStore:
                  durable: bool = True, relocate: bool = False) -> None:
         self.root = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
         self.notice = notice
-        self.durable = durable  # fsync each file before it gets its name
+        # on disk before the next replacement of a transcript (storage/durable.py: one batch)
+        self.durable = durable
         # load(): when a named file is missing, also look for <root>/<session>/tool-results/<name>
         # (a store that was moved or copied to another machine)
         self.relocate = relocate
@@ -218,11 +219,13 @@ class ToolResultStore:
             self.files_reused += int(same)
             return "same" if same else "differs"
         try:
-            created = create_exclusive(folder, name, data, durable=self.durable)
+            created = create_exclusive(folder, name, data)
         except OSError as exc:
             raise StoreError(f"cannot write: {exc.strerror or exc}", source=target) from exc
         if not created:
             return self._create_or_match(folder, name, data)  # lost a race: look again
+        if self.durable:
+            durable.defer(folder.path, name, str(self.root))
         self.files_written += 1
         self.bytes_written += len(data)
         return "created"
