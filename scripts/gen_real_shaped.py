@@ -67,18 +67,8 @@ SHORT_NON_ASCII, LONG_NON_ASCII = 0.09, 0.5  # shares of texts under / over 4 KB
 class RealShaped(Generator):
     """Entries of one session with the corpus's line-size and kind mix."""
 
-    def _pool(self, size: int) -> str:
-        code = [line for line in CODE_LINES if line.isascii()]
-        logs = [line for line in LOG_LINES if line.isascii()]
-        lines: list[str] = []
-        total = 0
-        while total < size:
-            line = self.rng.choice(code if self.rng.random() < 0.6 else logs)
-            if self.rng.random() < 0.3:
-                line += f" #{self.rng.randrange(10**6)}"
-            lines.append(line)
-            total += len(line) + 1
-        return "\n".join(lines)
+    CODE = [line for line in CODE_LINES if line.isascii()]
+    LOGS = [line for line in LOG_LINES if line.isascii()]
 
     def text(self, size: int) -> str:
         text = super().text(size)

@@ -50,7 +50,10 @@ LOG_LINES = [
 
 
 class Generator:
-    """Entries of one synthetic session; ``pool`` is a large text to cut results from."""
+    """Entries of one synthetic session; ``pool`` is a large text to cut results from, made of
+    lines of ``CODE`` and ``LOGS``."""
+
+    CODE, LOGS = CODE_LINES, LOG_LINES
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
@@ -69,7 +72,7 @@ class Generator:
         lines: list[str] = []
         total = 0
         while total < size:
-            source = CODE_LINES if self.rng.random() < 0.6 else LOG_LINES
+            source = self.CODE if self.rng.random() < 0.6 else self.LOGS
             line = self.rng.choice(source)
             if self.rng.random() < 0.3:
                 line += f" #{self.rng.randrange(10**6)}"
