@@ -5,7 +5,8 @@ One run generates a synthetic Claude Code transcript (``scripts/gen_transcript.p
 prompts, streamed assistant lines with usage, tool results from a few bytes to 500 KB, CJK text,
 repeated reads, compact boundaries) and runs, on that same file, a bare ``orjson.loads`` loop, an
 ``orjson.loads``/``orjson.dumps`` loop, ``jq -c .`` when jq is installed, and each ctxtool
-command. Every run is a child process reading the file and writing to /dev/null; its peak RSS
+command. Every run is a child process reading the file and writing to /dev/null, started from
+bytecode as an installed package is (the package is compiled first); its peak RSS
 comes from GNU time (else ``os.wait4``). Runs are interleaved (round 1 of everything, round 2...) so load from
 other processes hits them alike, and the fastest of ``--repeat`` is kept. Each command's time is
 compared with the loop that does the same kind of work: the parse loop for commands that only
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -239,6 +241,16 @@ def peak_rss_probe(argv: list[str]) -> Iterator[tuple[list[str], Callable[[], fl
         yield [timer, "-f", "%M", "-o", report, *argv], peak
     finally:
         os.unlink(report)
+
+
+def from_bytecode() -> None:
+    """Compile the ctxtool package the runs import, so they start as an installed package does:
+    from bytecode (with PYTHONDONTWRITEBYTECODE set, every run would otherwise compile each
+    module it imports from source, about 0.1 s of CPU per run on this machine)."""
+    spec = importlib.util.find_spec("ctxtool")
+    if spec is not None and spec.origin:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(spec.origin)],
+                       check=True)
 
 
 def ctxtool_argv() -> list[str]:
@@ -501,9 +513,7 @@ SAME_TAIL = 256_000  # both transcripts end in these same bytes: only the size d
 def statusline_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Median wall time of ``ctxtool statusline`` on Claude Code's statusline JSON naming a
     1 MB and a large transcript (same last bytes), and of ``import click, orjson``."""
-    # as an installed package runs: from bytecode (PYTHONDONTWRITEBYTECODE would otherwise
-    # leave every run compiling the modules changed since the last pyc was written)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ctxtool")], check=True)
+    from_bytecode()
     small, large = work / "small.jsonl", work / "large.jsonl"
     make_transcript(small, "1MB", args.seed)
     make_transcript(large, args.statusline_size, args.seed + 1)
@@ -612,6 +622,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2) if args.json else "\n".join(render_result(result)))
         return 0 if result["ok"] else 1
     try:
+        from_bytecode()
         transcript = Path(args.input) if args.input else work / "transcript.jsonl"
         if not args.input:
             make_input(transcript, args)

@@ -114,11 +114,13 @@ class LiveFile:
                     self._catch_up(handle)
                     handle.flush()
                     os.fsync(handle.fileno())
+                # the store files it points at on disk first (storage/durable.py); before the
+                # last look, which keeps the window between that look and the swap short
+                durable.flush()
                 os.chmod(tmp, self.mode)
                 if self.options.backup:
                     self._backup(self.real + self.options.backup)
                 self._check_unchanged()
-                durable.flush()  # the store files it points at first (storage/durable.py)
                 os.replace(tmp, self.real)
                 durable.crash_point("after-replace")
         except OSError as exc:
