@@ -16,12 +16,13 @@ wall and of CPU time (user+sys of the child); ``--judge`` picks the figure the g
 on: ``best`` (fastest of each, the default), ``median`` (paired wall) or ``cpu`` (paired CPU, for a
 busy machine - blind to time spent waiting for the disk, so not for the ``-o`` variants).
 
-``--shape`` picks the input: ``synthetic`` (above; 11.7 KB a line on average, and ``snip`` on it
-moves a quarter of the bytes into ~3,400 store files: the store-heavy case, with ``snip-o`` and
-``microcompact-o`` for durable writes to a file), ``corpus`` (the real sessions of
-../shared/corpus concatenated ``--corpus-times`` times; only files whose every line is a JSON
-object) or ``real-shaped`` (``scripts/gen_real_shaped.py``: the corpus's line-size and kind mix,
-3 KB a line, mostly short progress, hook and assistant lines; no corpus needed).
+``--shape`` picks the input: ``synthetic`` (above; 11.2 KB a line on average), ``store-heavy``
+(the same without its compactions, ``scripts/gen_store_heavy.py``: on 200 MB ``snip`` moves
+about 30% of the bytes into ~2,600 store files; ``snip-o`` and ``microcompact-o`` time the
+durable writes to a file), ``corpus`` (the real sessions of ../shared/corpus concatenated
+``--corpus-times`` times; only files whose every line is a JSON object) or ``real-shaped``
+(``scripts/gen_real_shaped.py``: the corpus's line-size and kind mix, 3 KB a line, mostly short
+progress, hook and assistant lines; no corpus needed).
 
 ``--rss-size 1GB`` also runs each command once on a second, larger file for its peak RSS.
 Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-line input against
@@ -33,7 +34,7 @@ Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-li
     python scripts/bench.py --input /tmp/big.jsonl --commands filter-compacted,filter-compacted-pipe
     python scripts/bench.py --shape real-shaped --size 110MB --repeat 5 --judge median
     python scripts/bench.py --shape corpus --repeat 5 --startup-runs 0
-    python scripts/bench.py --commands snip,snip-o,microcompact,microcompact-o --repeat 5
+    python scripts/bench.py --shape store-heavy --commands snip,snip-o,microcompact,microcompact-o
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import gen_real_shaped  # noqa: E402
+import gen_store_heavy  # noqa: E402
 from gen_sessions import write_config  # noqa: E402
 from gen_transcript import generate, parse_size  # noqa: E402
 
@@ -79,7 +81,7 @@ with open(sys.argv[1], "rb") as src, open(os.devnull, "wb") as out:
         out.write(dumps(loads(line)) + b"\\n")
 """
 CORPUS = ROOT.parent / "shared" / "corpus"
-SHAPES = ("synthetic", "corpus", "real-shaped")
+SHAPES = ("synthetic", "store-heavy", "corpus", "real-shaped")
 RSS_GOAL_MB = 150.0
 STARTUP_GOAL = 2.0
 
@@ -338,8 +340,9 @@ def make_input(path: Path, args: argparse.Namespace) -> None:
         return
     started = time.perf_counter()
     with open(path, "wb") as out:
-        if args.shape == "real-shaped":
-            gen_real_shaped.generate(out, parse_size(args.size), args.seed)
+        if args.shape in ("real-shaped", "store-heavy"):
+            module = gen_real_shaped if args.shape == "real-shaped" else gen_store_heavy
+            module.generate(out, parse_size(args.size), args.seed)
         else:
             files = corpus_files()
             if not files:
@@ -569,8 +572,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog="commands: " + ", ".join(f"{n}{'' if c.default else ' (not by default)'}"
                                         for n, c in COMMANDS.items()))
     parser.add_argument("--shape", choices=SHAPES, default="synthetic",
-                        help="the input: synthetic (default), corpus (../shared/corpus "
-                             "concatenated) or real-shaped (generated with the corpus's mix)")
+                        help="the input: synthetic (default), store-heavy (synthetic without "
+                             "compactions), corpus (../shared/corpus concatenated) or "
+                             "real-shaped (generated with the corpus's mix)")
     parser.add_argument("--corpus-times", type=int, default=3,
                         help="--shape corpus: copies of the corpus concatenated (3)")
     parser.add_argument("--size",

@@ -40,16 +40,14 @@ the ratios above (so per call: 1.17 hook progress lines, 0.52 text, 0.43 bash pr
 
 from __future__ import annotations
 
-import argparse
 import bisect
-import contextlib
 import math
 import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import gen_transcript
-from gen_transcript import CODE_LINES, FILES, LOG_LINES, PROMPTS, Generator, parse_size
+from gen_transcript import CODE_LINES, FILES, LOG_LINES, PROMPTS, Generator
 
 # tool_result line sizes (bytes) at these quantiles of the corpus; sampled log-linearly between
 RESULT_QUANTILES = [(0.0, 250), (0.10, 704), (0.25, 1_051), (0.50, 2_660), (0.75, 8_856),
@@ -190,15 +188,7 @@ def generate(out: BinaryIO, size: int, seed: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="10MB", help="target size (default 10MB)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("-o", "--output", help="file to write (default stdout)")
-    args = parser.parse_args(argv)
-    with open(args.output, "wb") if args.output else contextlib.nullcontext(sys.stdout.buffer) \
-            as out:
-        generate(out, parse_size(args.size), args.seed)
-    return 0
+    return gen_transcript.main(argv, doc=__doc__, write=generate)
 
 
 if __name__ == "__main__":

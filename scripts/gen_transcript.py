@@ -17,7 +17,7 @@ import argparse
 import random
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any, BinaryIO
 
@@ -212,8 +212,11 @@ def parse_size(text: str) -> int:
     return int(upper)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None, *, doc: str | None = None,
+         write: Callable[[BinaryIO, int, int], int] | None = None) -> int:
+    """The command line; ``doc`` and ``write`` let the other generators share it."""
+    write = write or generate
+    parser = argparse.ArgumentParser(description=(doc or __doc__ or "").split("\n\n")[0])
     parser.add_argument("--size", default="10MB",
                         help="target size, e.g. 200MB, 1GB (default 10MB)")
     parser.add_argument("--seed", type=int, default=1)
@@ -221,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.output:
         with open(args.output, "wb") as out:
-            generate(out, parse_size(args.size), args.seed)
+            write(out, parse_size(args.size), args.seed)
     else:
-        generate(sys.stdout.buffer, parse_size(args.size), args.seed)
+        write(sys.stdout.buffer, parse_size(args.size), args.seed)
     return 0
 
 
