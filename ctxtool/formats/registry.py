@@ -18,9 +18,11 @@ def _builtin() -> list[FormatAdapter]:
     wins). Imported here, not at the top, so an adapter module may import the registry."""
     from ctxtool.formats.anthropic import AnthropicAdapter
     from ctxtool.formats.claude_code.adapter import ClaudeCodeAdapter
+    from ctxtool.formats.codex import CodexAdapter
     from ctxtool.formats.openai_chat import OpenAIChatAdapter
     from ctxtool.formats.opencode.adapter import OpenCodeAdapter
-    return [ClaudeCodeAdapter(), OpenCodeAdapter(), OpenAIChatAdapter(), AnthropicAdapter()]
+    return [ClaudeCodeAdapter(), CodexAdapter(), OpenCodeAdapter(), OpenAIChatAdapter(),
+            AnthropicAdapter()]
 
 
 def register(adapter: FormatAdapter) -> FormatAdapter:

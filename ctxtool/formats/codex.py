@@ -1,0 +1,417 @@
+"""Codex CLI rollouts: what its lines mean, as Anthropic-shaped blocks, and how to write them back.
+
+Codex CLI (0.169.0 measured, see ``tests/fixtures/codex-0.169.0``) keeps each session in
+``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``CODEX_HOME`` defaults to
+``~/.codex``), one ``{"timestamp", "ordinal", "type", "payload"}`` object per line:
+
+- ``session_meta``: the session's ``id``, ``cwd``, ``cli_version`` and ``base_instructions``
+  (sent in front of every request, never as an item);
+- ``turn_context`` (model, cwd, policies), ``world_state``, ``token_usage_record``;
+- ``response_item``: one item of the history as the Responses API has it - ``message`` (role
+  developer/user/assistant, ``input_text``/``output_text`` parts), ``function_call`` (``name``,
+  JSON ``arguments``, ``call_id``), ``function_call_output`` (``output`` paired by ``call_id``),
+  ``custom_tool_call``/``custom_tool_call_output`` (free-text ``input``), ``reasoning``;
+- ``event_msg``: events; ``token_count`` carries ``info.last_token_usage`` (the last model
+  call: ``input_tokens`` *including* ``cached_input_tokens``, ``output_tokens``) and
+  ``info.model_context_window``;
+- ``compacted``: a compaction - ``message`` (the handoff summary, with Codex's prefix) and
+  ``replacement_history`` (the items that replace every item before it). Codex follows it with
+  copies of the last ``world_state`` and ``turn_context`` lines.
+
+On ``codex exec resume`` Codex rebuilds the history from the file and sends it whole every turn
+(no ``previous_response_id``): the items after the last ``compacted`` record, behind its
+``replacement_history`` (or, for a record without one, the user messages before it and the
+summary). So what a transform writes into the file is exactly what the model gets next.
+
+Nothing here imports from ``ctxtool.core``: this module describes the format; transforms decide.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from ctxtool.formats.adapter import FormatAdapter, ResultSlot, Usage
+from ctxtool.formats.jsonl import loads_json
+
+NAME = "codex"
+SCHEMA = "codex-rollout"
+
+LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg",
+                        "compacted", "world_state", "token_usage_record"})
+CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")
+OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
+INSTRUCTION_ROLES = ("developer", "system")
+
+# What Codex writes in front of a compaction summary (``compacted.message`` and the user message
+# that ends ``replacement_history``), as 0.169.0 does; the model reads it, so ours says the same.
+SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking"
+    " process. You also have access to the state of the tools that were used by that language"
+    " model. Use this to build on the work that has already been done and avoid duplicating"
+    " work. Here is the summary produced by the other language model, use the information in"
+    " this summary to assist with your own analysis:")
+
+_CLAUDE_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
+
+Block = dict[str, Any]
+
+
+# --- detection ------------------------------------------------------------------------------------
+
+def claims(entry: Mapping[str, Any]) -> bool:
+    """True for a rollout line: a ``type`` and an object ``payload``, no Claude Code keys.
+
+    Known line types are sure; an unknown type with a payload next to a ``timestamp`` is a line
+    a newer Codex added (no other format has ``payload``)."""
+    kind = entry.get("type")
+    if not isinstance(kind, str) or not isinstance(entry.get("payload"), dict):
+        return False
+    if any(key in entry for key in _CLAUDE_KEYS):
+        return False
+    return kind in LINE_TYPES or "timestamp" in entry
+
+
+# --- items ----------------------------------------------------------------------------------------
+
+def item_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The Responses API item of a ``response_item`` line, or None."""
+    if entry.get("type") != "response_item":
+        return None
+    payload = entry.get("payload")
+    return payload if isinstance(payload, dict) else None
+
+
+def _parts_text(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[Block] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in ("input_image", "image"):
+            blocks.append({"type": "image", "source": {"type": "url",
+                                                      "url": str(part.get("image_url", ""))}})
+        elif "text" in part:
+            blocks.append({"type": "text", "text": str(part.get("text", ""))})
+    return blocks
+
+
+def _arguments(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value if value is not None else {}
+    try:
+        return loads_json(value.encode("utf-8"))
+    except (orjson.JSONDecodeError, ValueError):
+        return value
+
+
+def item_role_and_blocks(item: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
+    """One Responses item as (role, Anthropic-shaped blocks): a message keeps its role, a tool
+    call is an assistant ``tool_use``, its output a user ``tool_result``, reasoning ``thinking``.
+    Other items (web searches, ghost snapshots...) are (None, [])."""
+    kind = item.get("type")
+    if kind == "message":
+        role = item.get("role")
+        return (role if isinstance(role, str) else None), _parts_text(item.get("content"))
+    if kind in CALL_TYPES:
+        arguments = item.get("arguments") if "arguments" in item else item.get("input")
+        if kind == "local_shell_call":
+            arguments = item.get("action")
+        return "assistant", [{"type": "tool_use", "id": call_id_of(item),
+                              "name": str(item.get("name") or kind), "input": _arguments(arguments)}]
+    if kind in OUTPUT_TYPES:
+        return "user", [{"type": "tool_result", "tool_use_id": call_id_of(item),
+                         "content": output_content(item.get("output"))}]
+    if kind == "reasoning":
+        texts = [str(p.get("text", "")) for p in item.get("summary") or [] if isinstance(p, dict)]
+        texts += [str(p.get("text", "")) for p in item.get("content") or [] if isinstance(p, dict)]
+        return "assistant", [{"type": "thinking", "thinking": "\n".join(texts)}]
+    return None, []
+
+
+def role_and_blocks(entry: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
+    """A rollout line as (role, blocks): its response item, or a ``compacted`` record's summary
+    as a user message (the model reads it as one); (None, []) for every other line."""
+    item = item_of(entry)
+    if item is not None:
+        return item_role_and_blocks(item)
+    if entry.get("type") == "compacted":
+        message = summary_of(entry)
+        return "user", ([{"type": "text", "text": message}] if message else [])
+    return None, []
+
+
+def call_id_of(item: Mapping[str, Any]) -> str:
+    return str(item.get("call_id") or item.get("id") or "")
+
+
+def output_content(output: Any) -> Any:
+    """A tool output as tool_result content: a string stays, content items become blocks, the
+    older ``{"content": ..., "success": ...}`` object its content."""
+    if isinstance(output, dict):
+        output = output.get("content", "")
+    if isinstance(output, list):
+        return _parts_text(output)
+    return output if isinstance(output, str) else ("" if output is None else str(output))
+
+
+def tool_output(entry: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """(call_id, output as recorded) of a ``function_call_output``/``custom_tool_call_output``
+    line, or None."""
+    item = item_of(entry)
+    if item is None or item.get("type") not in OUTPUT_TYPES:
+        return None
+    return call_id_of(item), item.get("output")
+
+
+def with_tool_output(entry: Mapping[str, Any], content: Any) -> dict[str, Any]:
+    """A new line whose tool output is ``content`` (copy-on-write: ``entry`` is left as is).
+
+    Codex takes a string output; a block list is written as its text, joined."""
+    item = item_of(entry)
+    assert item is not None and item.get("type") in OUTPUT_TYPES
+    if not isinstance(content, str):
+        content = "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b)
+                            for b in content or [])
+    new = dict(entry)
+    new["payload"] = {**item, "output": content}
+    return new
+
+
+def is_instruction(entry: Mapping[str, Any]) -> bool:
+    """A developer/system message: standing instructions Codex keeps in front."""
+    item = item_of(entry)
+    return item is not None and item.get("type") == "message" and item.get("role") in INSTRUCTION_ROLES
+
+
+# --- usage and window -----------------------------------------------------------------------------
+
+def token_info(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``payload.info`` of an ``event_msg`` ``token_count`` line, or None."""
+    if entry.get("type") != "event_msg":
+        return None
+    payload = entry.get("payload")
+    if not isinstance(payload, dict) or payload.get("type") != "token_count":
+        return None
+    info = payload.get("info")
+    return info if isinstance(info, dict) else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def usage_counts(entry: Mapping[str, Any]) -> tuple[str, int, int, int] | None:
+    """(key, uncached input, cached input, output) of the last model call a ``token_count``
+    line records, or None. Codex's ``input_tokens`` includes the cached ones (OpenAI's usage);
+    they are split so that input + cache read is what the call was sent. A count of 0 input
+    (Codex writes one right after a compaction, before any call) is no usage."""
+    info = token_info(entry)
+    last = info.get("last_token_usage") if info is not None else None
+    if not isinstance(last, dict):
+        return None
+    prompt, cached = _count(last.get("input_tokens")), _count(last.get("cached_input_tokens"))
+    if prompt <= 0:
+        return None
+    cached = min(cached, prompt)
+    key = f"{entry.get('timestamp', '')}#{entry.get('ordinal', '')}"
+    return key, prompt - cached, cached, _count(last.get("output_tokens"))
+
+
+def context_window_of(entry: Mapping[str, Any]) -> int | None:
+    """``model_context_window`` of a ``token_count`` line (Codex's effective window), or None."""
+    info = token_info(entry)
+    window = info.get("model_context_window") if info is not None else None
+    return window if isinstance(window, int) and window > 0 else None
+
+
+def model_of(entry: Mapping[str, Any]) -> str | None:
+    """The model a ``turn_context`` line names."""
+    if entry.get("type") != "turn_context":
+        return None
+    payload = entry.get("payload")
+    model = payload.get("model") if isinstance(payload, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def session_id_of(entry: Mapping[str, Any]) -> str | None:
+    if entry.get("type") != "session_meta":
+        return None
+    payload = entry.get("payload")
+    sid = payload.get("id") if isinstance(payload, dict) else None
+    return sid if isinstance(sid, str) and sid else None
+
+
+def base_instructions(entry: Mapping[str, Any]) -> str:
+    """The instructions a ``session_meta`` line records (sent before every request's items)."""
+    if entry.get("type") != "session_meta":
+        return ""
+    payload = entry.get("payload")
+    base = payload.get("base_instructions") if isinstance(payload, dict) else None
+    text = base.get("text") if isinstance(base, dict) else base
+    return text if isinstance(text, str) else ""
+
+
+# --- compactions ----------------------------------------------------------------------------------
+
+def is_compacted(entry: Mapping[str, Any]) -> bool:
+    return entry.get("type") == "compacted" and isinstance(entry.get("payload"), dict)
+
+
+def summary_of(entry: Mapping[str, Any]) -> str:
+    payload = entry.get("payload")
+    message = payload.get("message") if isinstance(payload, dict) else None
+    return message if isinstance(message, str) else ""
+
+
+def replacement_history(entry: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    payload = entry.get("payload")
+    history = payload.get("replacement_history") if isinstance(payload, dict) else None
+    return [i for i in history if isinstance(i, dict)] if isinstance(history, list) else None
+
+
+def as_line(item: dict[str, Any], like: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``response_item`` line holding ``item``, stamped like ``like`` (a view for sizing and
+    summarizing what a compaction kept; never written)."""
+    return {"timestamp": like.get("timestamp", ""), "type": "response_item", "payload": item}
+
+
+def context_entries(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lines whose items Codex sends next, in its order: after the last ``compacted``
+    record, its ``replacement_history`` (as lines) then every line after it; a record without
+    a replacement history keeps the user messages before it, then its summary (the record
+    itself). Without a compaction: every line."""
+    lines = list(entries)
+    last = max((i for i, e in enumerate(lines) if is_compacted(e)), default=-1)
+    if last < 0:
+        return lines
+    record = lines[last]
+    history = replacement_history(record)
+    if history is not None:
+        return [as_line(item, record) for item in history] + lines[last + 1:]
+    kept = [e for e in lines[:last] if (item_of(e) or {}).get("type") == "message"
+            and (item_of(e) or {}).get("role") == "user"]
+    return [*kept, record, *lines[last + 1:]]
+
+
+def compaction_lines(summary: str, kept: list[dict[str, Any]], last_lines: Mapping[str, Any],
+                     timestamp: str) -> list[dict[str, Any]]:
+    """What ``summarize`` appends so that Codex resumes from the summary: a ``compacted`` record
+    (``message`` = Codex's prefix + the summary; ``replacement_history`` = the ``kept`` items,
+    then the summary as a user message, as Codex writes its own), followed by copies of the last
+    ``world_state`` and ``turn_context`` lines (``last_lines`` by line type) as Codex does."""
+    message = f"{SUMMARY_PREFIX}\n{summary}"
+    summary_item = {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": message}]}
+    out: list[dict[str, Any]] = [{"timestamp": timestamp, "type": "compacted", "payload": {
+        "message": message, "replacement_history": [*kept, summary_item]}}]
+    for kind in ("world_state", "turn_context"):
+        line = last_lines.get(kind)
+        if isinstance(line, Mapping):
+            out.append({**line, "timestamp": timestamp})
+    return out
+
+
+# --- store ----------------------------------------------------------------------------------------
+
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$CODEX_HOME``, else ``~/.codex``."""
+    env = os.environ if env is None else env
+    home = env.get("CODEX_HOME")
+    if home:
+        return Path(home).expanduser()
+    return Path(env.get("HOME") or Path.home()) / ".codex"
+
+
+def session_roots(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where Codex keeps rollouts: ``<codex home>/sessions`` (and ``archived_sessions``)."""
+    home = codex_home(env)
+    return [home / "sessions", home / "archived_sessions"]
+
+
+# --- the adapter ----------------------------------------------------------------------------------
+
+class CodexAdapter(FormatAdapter):
+    """Codex CLI rollouts (module docstring). A tool output is its own line, as OpenAI chat's
+    ``role: "tool"`` messages are; the context is what follows the last ``compacted`` record."""
+
+    name: ClassVar[str] = NAME
+    schema: ClassVar[str | None] = SCHEMA
+    reads_whole_session: ClassVar[bool] = True  # a compacted record decides what is sent
+    summary_output: ClassVar[str] = NAME
+
+    def claims(self, entry: Mapping[str, Any]) -> bool:
+        return claims(entry)
+
+    def api_message(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        item = item_of(entry)
+        if item is not None:
+            return item if item_role_and_blocks(item)[0] is not None else None
+        return dict(entry["payload"]) if is_compacted(entry) else None
+
+    def role_and_blocks(self, entry: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
+        return role_and_blocks(entry)
+
+    def with_message_content(self, entry: dict[str, Any], content: Any) -> dict[str, Any]:
+        raise ValueError("a Codex line holds one item: use with_tool_result_content")
+
+    def with_tool_result_content(self, entry: dict[str, Any], tool_use_id: str,
+                                 content: Any) -> dict[str, Any]:
+        found = tool_output(entry)
+        if found is None or found[0] != tool_use_id:
+            return entry
+        return with_tool_output(entry, content)
+
+    def result_slots(self, entry: Mapping[str, Any]) -> list[ResultSlot]:
+        found = tool_output(entry)
+        return [] if found is None else [ResultSlot(-1, found[0], found[1])]
+
+    def with_result_contents(self, entry: dict[str, Any],
+                             changes: Mapping[int, Any]) -> dict[str, Any]:
+        return with_tool_output(entry, changes[-1])
+
+    def model_of(self, entry: Mapping[str, Any]) -> str | None:
+        return model_of(entry)
+
+    def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
+        return session_id_of(entry)
+
+    def session_and_cwd(self, entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+        if entry.get("type") != "session_meta":
+            return None, None
+        cwd = entry["payload"].get("cwd")
+        return session_id_of(entry), cwd if isinstance(cwd, str) else None
+
+    def is_instruction(self, entry: Mapping[str, Any]) -> bool:
+        return is_instruction(entry)
+
+    def usage_of(self, entry: Mapping[str, Any]) -> Usage | None:
+        counts = usage_counts(entry)
+        if counts is None:
+            return None
+        key, uncached, cached, output = counts
+        return Usage((key, ""), uncached, 0, cached, output)
+
+    def context_entries(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return context_entries(entries)
+
+    def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
+        return is_compacted(entry)
+
+    def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
+        return is_compacted(entry)
+
+    def session_roots(self, env: Mapping[str, str]) -> list[Path]:
+        return session_roots(env)
+
+
+__all__ = ["CodexAdapter", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
+           "context_window_of", "is_compacted", "is_instruction", "item_role_and_blocks",
+           "role_and_blocks", "session_id_of", "session_roots", "tool_output", "usage_counts",
+           "with_tool_output"]
