@@ -21,8 +21,9 @@ from ctxtool.core.clearing.persist import format_size
 from ctxtool.errors import UsageError
 from ctxtool.storage import marker
 from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
-from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, check_folder
+from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, CODEX_FOLDERS, check_folder
 from ctxtool.storage.lock import folder_lock
+from ctxtool.formats.codex import codex_home as default_codex_home
 from ctxtool.storage.paths import claude_config_dir
 from ctxtool.storage.retention import format_age, period_from_settings
 from ctxtool.storage.store import STORE_ENV
@@ -35,6 +36,9 @@ T = TypeVar("T")
               help="Claude Code config folder.  [default: $CLAUDE_CONFIG_DIR or ~/.claude]")
 @click.option("--store", metavar="DIR",
               help="ctxtool's store, cleaned too.  [default: $CTXTOOL_STORE]")
+@click.option("--codex-home", metavar="DIR",
+              help="Codex CLI folder whose sessions/ (rollout-*.jsonl) are cleaned too.  "
+                   "[default without --root: $CODEX_HOME or ~/.codex, when it exists]")
 @click.option("--older-than", metavar="AGE",
               help="Remove what has been inactive this long: 30d, 12h, 2w.  "
                    "[default: cleanupPeriodDays from settings.json, else 30d]")
@@ -56,7 +60,8 @@ T = TypeVar("T")
 @now_option
 @click.option("-q", "--quiet", is_flag=True, help="No summary, warnings or progress on stderr.")
 @report_options
-def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
+def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
+                older_than: str | None,
                 include: tuple[str, ...], exclude: tuple[str, ...], apply: bool,
                 archive_dir: str | None, live_window: str, force: bool, now: str | None,
                 quiet: bool,
@@ -64,7 +69,8 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
     """Remove old sessions and their side files, safely: a plan by default, --apply to act.
 
     A session goes as a whole (transcript, tool-results/, subagents/, file-history, todos,
-    plans, debug log, session-env, image-cache, its folder in ctxtool's store) once its last
+    plans, debug log, session-env, image-cache, its folder in ctxtool's store; a Codex CLI
+    session: its rollout-*.jsonl under $CODEX_HOME/sessions) once its last
     activity - the newest timestamp inside or the newest file time, whichever is later - is
     older than --older-than. Never touched: sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
@@ -80,8 +86,9 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
     Restore an archived session with: tar -xzf ARCHIVE -C ~/.claude
     """
     messages.set_quiet(quiet)
-    _no_empty_paths(root=root, store=store, archive=archive_dir)
+    _no_empty_paths(root=root, store=store, archive=archive_dir, codex_home=codex_home)
     when = parse_now(now)
+    real_codex = _resolve_codex(codex_home, default=root is None, force=force)
     real_root = _resolve_root(root, force=force)
     from_env = os.environ.get(STORE_ENV) or None
     real_store = _resolve_store(store, from_env, root=real_root, force=force)
@@ -90,7 +97,8 @@ def cleanup_cmd(root: str | None, store: str | None, older_than: str | None,
         root=real_root, store=real_store, now=when, apply=apply, live_window=window,
         older_than=_older_than(older_than, real_root, window),
         include=_categories(include, exclude),
-        archive_dir=_resolve_archive(archive_dir, real_root, real_store))
+        archive_dir=_resolve_archive(archive_dir, real_root, real_store, real_codex),
+        codex=real_codex)
     with _locks(options):
         plan = plan_cleanup(options, progress=_progress)
         run = CleanupRun(plan)
@@ -122,6 +130,17 @@ def _resolve_root(root: str | None, *, force: bool) -> str | None:
     return check_folder(path, what="root", force=force)
 
 
+def _resolve_codex(option: str | None, *, default: bool, force: bool) -> str | None:
+    """The Codex CLI folder: ``--codex-home``, else (when no ``--root`` narrows the run to one
+    Claude Code folder) ``$CODEX_HOME`` or ``~/.codex`` if it exists."""
+    if option is None:
+        path = str(default_codex_home(os.environ))
+        if not default or not os.path.isdir(path):
+            return None
+        return check_folder(path, what="codex", force=True)  # Codex's own folder by definition
+    return check_folder(option, what="codex", force=force)
+
+
 def _resolve_store(option: str | None, from_env: str | None, *, root: str | None,
                    force: bool) -> str | None:
     store = option or from_env
@@ -142,21 +161,23 @@ def _resolve_store(option: str | None, from_env: str | None, *, root: str | None
     return real
 
 
-def _resolve_archive(folder: str | None, root: str | None, store: str | None) -> str | None:
+def _resolve_archive(folder: str | None, root: str | None, store: str | None,
+                     codex: str | None = None) -> str | None:
     if folder is None:
         return None
     real = os.path.realpath(os.path.expanduser(folder))
-    if _swept(real, root=root, store=store):
+    if _swept(real, root=root, store=store, codex=codex):
         # a later run would take the archives for old sessions and remove them
         raise UsageError(f"--archive: {folder} is inside a folder cleanup sweeps",
                          hint="keep archives outside the swept folders, e.g. ~/claude-archive")
     return real
 
 
-def _swept(real: str, *, root: str | None, store: str | None) -> bool:
+def _swept(real: str, *, root: str | None, store: str | None, codex: str | None = None) -> bool:
     """Whether ``real`` is (inside) a folder cleanup removes things from."""
     folders = [os.path.join(root, name) for name in CLAUDE_CATEGORIES] if root else []
     folders += [store] if store else []
+    folders += [os.path.join(codex, name) for name in CODEX_FOLDERS] if codex else []
     return any(real == folder or real.startswith(folder + os.sep) for folder in folders)
 
 
@@ -203,7 +224,8 @@ def _locks(options: CleanupOptions) -> Iterator[None]:
     """Only a run that changes things takes the locks (a dry run writes nothing, not even those)."""
     with contextlib.ExitStack() as stack:
         if options.apply:
-            for folder in dict.fromkeys(filter(None, (options.root, options.store))):
+            for folder in dict.fromkeys(filter(None, (options.root, options.store,
+                                                      options.codex))):
                 stack.enter_context(folder_lock(folder))
         yield
 

@@ -29,7 +29,7 @@ from ctxtool.storage.cleanup_tree import STORE, Part, measure
 from ctxtool.storage.safe_fs import describe, open_nofollow, remove
 
 __all__ = ["CleanupOptions", "CleanupPlan", "CleanupRun", "Summary", "plan_cleanup"]
-TRANSCRIPT_KINDS = ("transcript", "subagent-transcript")
+TRANSCRIPT_KINDS = ("transcript", "subagent-transcript", "codex-rollout")
 Record = dict[str, Any]
 
 

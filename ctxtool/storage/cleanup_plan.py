@@ -24,7 +24,7 @@ from ctxtool.storage.store import LINES
 T = TypeVar("T")
 Progress = Callable[[Iterable[T], int, str], Iterable[T]]
 # transcripts first: if one cannot be removed, the session's side files stay with it
-_ORDER = {"transcript": 0, "subagent-transcript": 1, "session-folder": 2}
+_ORDER = {"transcript": 0, "codex-rollout": 0, "subagent-transcript": 1, "session-folder": 2}
 
 
 def _no_progress(items: Iterable[T], total: int, desc: str) -> Iterable[T]:
@@ -41,6 +41,7 @@ class CleanupOptions:
     archive_dir: str | None = None
     apply: bool = False
     live_window: timedelta = LIVE_WINDOW  # sessions active this recently are always kept
+    codex: str | None = None  # real path of the Codex CLI folder ($CODEX_HOME), if any
 
 
 @dataclass
@@ -78,7 +79,8 @@ def plan_cleanup(options: CleanupOptions, *, progress: Progress = _no_progress) 
     """Scan, read, link, decide and protect. Every category is scanned and read, whatever
     ``include`` says, so a session's age and the references that protect files count everything."""
     errors: list[tuple[str, str]] = []
-    tree = scan(options.root, options.store, on_error=lambda rel, msg: errors.append((rel, msg)))
+    tree = scan(options.root, options.store, codex=options.codex,
+                on_error=lambda rel, msg: errors.append((rel, msg)))
     readable = [unit for unit in tree.units.values() if unit.transcripts]
     for unit in progress(readable, len(readable), "reading sessions"):
         # file times alone keep this unit: its timestamps cannot change that, only its references

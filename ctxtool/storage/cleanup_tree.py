@@ -17,6 +17,8 @@ belongs to no session (a shell snapshot, a paste). Layout, as Claude Code writes
     paste-cache/<hash>.txt                      pasted text, shared between sessions
     image-cache/<session>/<n>.png               pasted images
     $CTXTOOL_STORE/<session or default>/tool-results/    ctxtool's own store
+    $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl   Codex CLI sessions
+    $CODEX_HOME/archived_sessions/.../rollout-*.jsonl   (category codex-sessions, its own base)
 
 Only these folders are ever looked at; anything else in the root (settings, history.jsonl,
 plugins, a project's ``memory/``) is never touched. Symlinks are never followed.
@@ -40,12 +42,17 @@ from ctxtool.storage.safe_fs import describe
 CLAUDE_CATEGORIES = ("projects", "file-history", "todos", "plans", "debug", "shell-snapshots",
                      "session-env", "paste-cache", "image-cache")
 STORE = "store"
-CATEGORIES = (*CLAUDE_CATEGORIES, STORE)
+CODEX = "codex-sessions"
+CODEX_FOLDERS = ("sessions", "archived_sessions")  # under $CODEX_HOME, as Codex CLI keeps them
+CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX)
 # kind of a part that is a folder or file named after its session, per side category
 _SESSION_KIND = {"file-history": "file-history", "session-env": "session-env",
                  "image-cache": "image-cache", "debug": "debug-log", "todos": "todos"}
 _LOOSE_KIND = {"plans": "plan", "shell-snapshots": "shell-snapshot", "paste-cache": "paste"}
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_CODEX_ROLLOUT = re.compile(
+    r"^rollout-.*-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+_CODEX_MARKERS = (*CODEX_FOLDERS, "config.toml", "auth.json", "history.jsonl")
 _CLAUDE_MARKERS = ("projects", "settings.json", "history.jsonl", "file-history", "todos",
                    "statsig", "shell-snapshots", "session-env", ".credentials.json", "ide")
 INDEX_NAME = "sessions-index.json"
@@ -90,6 +97,7 @@ class Unit:
 class Tree:
     root: str | None
     store: str | None
+    codex: str | None = None
     units: dict[str, Unit] = field(default_factory=dict)
     indexes: list[str] = field(default_factory=list)  # rel paths of sessions-index.json files
     skipped: list[Part] = field(default_factory=list)  # symlinked category/project folders
@@ -109,7 +117,7 @@ def check_folder(path: str, *, what: str, force: bool) -> str:
     (``what="store"``) must hold the mark ctxtool writes when it creates one, ``force`` or not.
     """
     real = os.path.realpath(path)
-    option = "--root" if what == "root" else "--store"
+    option = {"root": "--root", "store": "--store", "codex": "--codex-home"}[what]
     if not os.path.isdir(real):
         raise UsageError(f"{option}: not a folder: {path}")
     if real == os.path.realpath(os.sep) or os.path.dirname(real) == real:
@@ -124,15 +132,20 @@ def check_folder(path: str, *, what: str, force: bool) -> str:
                              hint=f"if an older ctxtool made it, mark it: touch "
                                   f"{os.path.join(path, marker.MARKER)}")
         return real
-    if not _looks_like_claude(real) and not force:
+    if what == "codex":
+        if not _looks_like(real, ".codex", _CODEX_MARKERS) and not force:
+            raise UsageError(f"{option}: {path} does not look like a Codex CLI folder",
+                             hint="pass --force if it really is one")
+        return real
+    if not _looks_like(real, ".claude", _CLAUDE_MARKERS) and not force:
         raise UsageError(f"{option}: {path} does not look like a Claude Code config folder",
                          hint="pass --force if it really is one")
     return real
 
 
-def _looks_like_claude(real: str) -> bool:
-    return os.path.basename(real) == ".claude" or any(
-        os.path.lexists(os.path.join(real, name)) for name in _CLAUDE_MARKERS)
+def _looks_like(real: str, name: str, markers: tuple[str, ...]) -> bool:
+    return os.path.basename(real) == name or any(
+        os.path.lexists(os.path.join(real, marker)) for marker in markers)
 
 
 def measure(part: Part) -> None:
@@ -165,17 +178,22 @@ def _entries(path: str) -> list[os.DirEntry[str]]:
 
 
 def scan(root: str | None, store: str | None, *, categories: tuple[str, ...] = CATEGORIES,
-         on_error: Callable[[str, str], None] | None = None) -> Tree:
-    """Every unit under ``root`` (and ``store``), measured but not yet read.
+         on_error: Callable[[str, str], None] | None = None, codex: str | None = None) -> Tree:
+    """Every unit under ``root`` (and ``store``, and the Codex CLI folder ``codex``), measured
+    but not yet read.
 
     ``categories`` limits which folders are walked at all; units still collect every part of
     those folders, so their age counts everything in them.
     """
-    tree = Tree(root=root, store=store)
+    tree = Tree(root=root, store=store, codex=codex)
     for category in categories:
         if category == STORE:
             if store is not None:
                 _scan_store(tree, store)
+            continue
+        if category == CODEX:
+            if codex is not None:
+                _scan_codex(tree, codex)
             continue
         if root is None:
             continue
@@ -274,6 +292,32 @@ def _scan_side(tree: Tree, root: str, category: str) -> None:
         else:
             unit = tree.unit(rel, None)
             _add(unit, Part(root, rel, _LOOSE_KIND[category], category), entry)
+
+
+def _scan_codex(tree: Tree, codex: str) -> None:
+    """Codex CLI rollouts: one unit per session, keyed by the id that ends the file name (a
+    resumed session appends to its rollout, so there is one file per session)."""
+    for folder in CODEX_FOLDERS:
+        base = os.path.join(codex, folder)
+        if os.path.islink(base):
+            tree.skipped.append(Part(codex, folder, "symlink", CODEX, symlink=True))
+            continue
+        for current, dirs, files in os.walk(base):  # never follows symlinked folders
+            dirs.sort()
+            rel_dir = os.path.relpath(current, codex)
+            for name in sorted(files):
+                found = _CODEX_ROLLOUT.match(name)
+                if found is None:
+                    continue
+                entry_path = os.path.join(current, name)
+                unit = tree.unit(f"codex/{found.group(1)}", found.group(1))
+                part = Part(codex, f"{rel_dir}/{name}", "codex-rollout", CODEX)
+                if os.path.islink(entry_path):
+                    part.symlink = True
+                    unit.symlinks.append(part)
+                else:
+                    unit.parts.append(part)
+                    unit.transcripts.append(part)
 
 
 def _scan_store(tree: Tree, store: str) -> None:
