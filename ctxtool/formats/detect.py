@@ -54,15 +54,18 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
     # plain dicts (the Python API) have no .invalid; only lines read from input can be invalid
     if found is None and weak is None and peeked and not any(
             getattr(e, "invalid", False) for e in peeked):
-        if not any(isinstance(e.get("type"), str) for e in peeked):
-            first = peeked[0]
-            raise InputError(
-                "unknown transcript format: entries have neither 'type' (Claude Code) nor 'role'"
-                " (Anthropic/OpenAI messages)",
-                source=first.source if isinstance(first, Entry) else None,
-                lineno=first.lineno if isinstance(first, Entry) else None,
-                hint="pass --format claude-code|anthropic|openai|opencode",
-            )
+        first = peeked[0]
+        typed = any(isinstance(e.get("type"), str) for e in peeked)
+        raise InputError(
+            "unknown transcript format: no line reads as Claude Code, Codex CLI, OpenCode or "
+            "Anthropic/OpenAI messages" if typed else
+            "unknown transcript format: entries have neither 'type' (Claude Code) nor 'role'"
+            " (Anthropic/OpenAI messages)",
+            source=first.source if isinstance(first, Entry) else None,
+            lineno=first.lineno if isinstance(first, Entry) else None,
+            hint=f"pass --format {'|'.join(FORMATS)}" if typed else
+            "pass --format claude-code|anthropic|openai|opencode",
+        )
     return fmt, itertools.chain(peeked, it)
 
 

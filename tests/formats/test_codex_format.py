@@ -54,9 +54,16 @@ def test_other_formats_are_not_claimed() -> None:
     assert not codex.claims({"type": "response_item", "payload": "not an object"})
 
 
-def test_a_payload_without_a_line_type_is_no_known_format() -> None:
-    with pytest.raises(InputError, match="unknown transcript format"):
-        detect_format([{"payload": {"type": "message"}}])
+@pytest.mark.parametrize("lines", [
+    [{"payload": {"type": "message"}}],
+    [{"type": "event", "data": {"x": 1}}, {"type": "event", "data": {"x": 2}}],
+], ids=["payload-without-type", "typed-lines-of-another-tool"])
+def test_an_unknown_format_is_an_error_not_a_claude_code_guess(lines: list[dict]) -> None:
+    data = b"".join(orjson.dumps(e) + b"\n" for e in lines)
+    with pytest.raises(InputError, match="unknown transcript format") as info:
+        detect_format(list(iter_entries(io.BytesIO(data), "other.jsonl")))
+    assert (info.value.source, info.value.lineno) == ("other.jsonl", 1)
+    assert "--format" in (info.value.hint or "")
 
 
 def test_tool_calls_and_outputs_pair_by_call_id_as_blocks() -> None:

@@ -14,6 +14,11 @@ from ctxtool.formats.content import Block, as_blocks
 
 MESSAGE_TYPES = ("user", "assistant")
 KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
+# line types Claude Code writes (it adds more; its lines also carry KEYS, the sure sign)
+LINE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot",
+                        "queue-operation", "progress", "attachment", "pr-link", "worktree-state",
+                        "custom-title", "ai-title", "agent-name", "last-prompt",
+                        "permission-mode"})
 SYNTHETIC_MODEL = "<synthetic>"  # local error notices: never a model call
 
 
@@ -28,7 +33,13 @@ class ClaudeCodeAdapter(FormatAdapter):
         return "type" in entry and any(k in entry for k in KEYS)
 
     def claims_weakly(self, entry: Mapping[str, Any]) -> bool:
-        return not isinstance(entry.get("role"), str) and isinstance(entry.get("type"), str)
+        # a line of a type Claude Code writes, or one holding an API message: not any typed
+        # line (another agent's lines are typed too; an unknown format is an error, not a guess)
+        if isinstance(entry.get("role"), str):
+            return False
+        kind = entry.get("type")
+        return kind in LINE_TYPES or (isinstance(kind, str)
+                                      and isinstance(entry.get("message"), dict))
 
     def api_message(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
         if entry.get("type") not in MESSAGE_TYPES:
