@@ -46,6 +46,11 @@ LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_
 CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")
 OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 INSTRUCTION_ROLES = ("developer", "system")
+# Codex's tools whose outputs may be cleared (its shell, file and search tools), as Claude Code's
+# compactable set is for it
+COMPACTABLE_TOOLS = frozenset({"exec_command", "write_stdin", "shell", "local_shell",
+                               "shell_command", "read_file", "list_dir", "grep_files",
+                               "view_image", "web_search", "apply_patch"})
 
 # What Codex writes in front of a compaction summary (``compacted.message`` and the user message
 # that ends ``replacement_history``), as 0.169.0 does; the model reads it, so ours says the same.
@@ -300,22 +305,42 @@ def context_entries(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*kept, record, *lines[last + 1:]]
 
 
-def compaction_lines(summary: str, kept: list[dict[str, Any]], last_lines: Mapping[str, Any],
-                     timestamp: str) -> list[dict[str, Any]]:
+def compaction_lines(summary: str, lead: list[dict[str, Any]], last_lines: Mapping[str, Any],
+                     timestamp: str, tail: list[dict[str, Any]] | None = None,
+                     ordinal: int | None = None) -> list[dict[str, Any]]:
     """What ``summarize`` appends so that Codex resumes from the summary: a ``compacted`` record
-    (``message`` = Codex's prefix + the summary; ``replacement_history`` = the ``kept`` items,
-    then the summary as a user message, as Codex writes its own), followed by copies of the last
-    ``world_state`` and ``turn_context`` lines (``last_lines`` by line type) as Codex does."""
+    (``message`` = Codex's prefix + the summary; ``replacement_history`` = the ``lead`` items
+    (standing instructions), the summary as a user message as Codex writes its own, then the
+    kept ``tail`` items), followed by copies of the last ``world_state`` and ``turn_context``
+    lines (``last_lines`` by line type), as Codex does after its own compaction. ``ordinal``
+    numbers them on from the file's last line, as Codex numbers its lines."""
     message = f"{SUMMARY_PREFIX}\n{summary}"
     summary_item = {"type": "message", "role": "user",
                     "content": [{"type": "input_text", "text": message}]}
-    out: list[dict[str, Any]] = [{"timestamp": timestamp, "type": "compacted", "payload": {
-        "message": message, "replacement_history": [*kept, summary_item]}}]
-    for kind in ("world_state", "turn_context"):
-        line = last_lines.get(kind)
-        if isinstance(line, Mapping):
-            out.append({**line, "timestamp": timestamp})
+    payloads: list[tuple[str, Any]] = [("compacted", {
+        "message": message, "replacement_history": [*lead, summary_item, *(tail or [])]})]
+    payloads += [(kind, line["payload"]) for kind in ("world_state", "turn_context")
+                 if isinstance(line := last_lines.get(kind), Mapping)]
+    out: list[dict[str, Any]] = []
+    for n, (kind, payload) in enumerate(payloads):
+        line: dict[str, Any] = {"timestamp": timestamp}
+        if ordinal is not None:
+            line["ordinal"] = ordinal + n
+        out.append({**line, "type": kind, "payload": payload})
     return out
+
+
+def summary_lines(items: list[dict[str, Any]], head: list[dict[str, Any]],
+                  tail: list[dict[str, Any]], summary: str, timestamp: str) -> list[dict[str, Any]]:
+    """The lines appended to a rollout summarized up to ``head`` (``tail`` kept verbatim): the
+    instructions still in view before it lead the replacement history (see
+    :func:`compaction_lines`); every line of ``items`` stays in the file."""
+    lead = [e["payload"] for e in context_entries(head) if is_instruction(e)]
+    last = {e["type"]: e for e in items if e.get("type") in ("world_state", "turn_context")}
+    kept = [item for e in tail if (item := item_of(e)) is not None]
+    numbers = [n for e in items if isinstance(n := e.get("ordinal"), int)]
+    return compaction_lines(summary, lead, last, timestamp, kept,
+                            max(numbers) + 1 if numbers else None)
 
 
 # --- store ----------------------------------------------------------------------------------------
@@ -344,6 +369,7 @@ class CodexAdapter(FormatAdapter):
     name: ClassVar[str] = NAME
     schema: ClassVar[str | None] = SCHEMA
     reads_whole_session: ClassVar[bool] = True  # a compacted record decides what is sent
+    compactable_tools: ClassVar[frozenset[str]] = COMPACTABLE_TOOLS
     summary_output: ClassVar[str] = NAME
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
@@ -409,6 +435,11 @@ class CodexAdapter(FormatAdapter):
 
     def session_roots(self, env: Mapping[str, str]) -> list[Path]:
         return session_roots(env)
+
+    def summary_lines(self, items: list[dict[str, Any]], head: list[dict[str, Any]],
+                      tail: list[dict[str, Any]], summary: str,
+                      timestamp: str) -> list[dict[str, Any]]:
+        return summary_lines(items, head, tail, summary, timestamp)
 
 
 __all__ = ["CodexAdapter", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
