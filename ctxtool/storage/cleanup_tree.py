@@ -42,9 +42,9 @@ from ctxtool.storage.safe_fs import describe
 CLAUDE_CATEGORIES = ("projects", "file-history", "todos", "plans", "debug", "shell-snapshots",
                      "session-env", "paste-cache", "image-cache")
 STORE = "store"
-CODEX = "codex-sessions"
+CODEX_SESSIONS = "codex-sessions"
 CODEX_FOLDERS = ("sessions", "archived_sessions")  # under $CODEX_HOME, as Codex CLI keeps them
-CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX)
+CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX_SESSIONS)
 # kind of a part that is a folder or file named after its session, per side category
 _SESSION_KIND = {"file-history": "file-history", "session-env": "session-env",
                  "image-cache": "image-cache", "debug": "debug-log", "todos": "todos"}
@@ -191,7 +191,7 @@ def scan(root: str | None, store: str | None, *, categories: tuple[str, ...] = C
             if store is not None:
                 _scan_store(tree, store)
             continue
-        if category == CODEX:
+        if category == CODEX_SESSIONS:
             if codex is not None:
                 _scan_codex(tree, codex)
             continue
@@ -300,7 +300,7 @@ def _scan_codex(tree: Tree, codex: str) -> None:
     for folder in CODEX_FOLDERS:
         base = os.path.join(codex, folder)
         if os.path.islink(base):
-            tree.skipped.append(Part(codex, folder, "symlink", CODEX, symlink=True))
+            tree.skipped.append(Part(codex, folder, "symlink", CODEX_SESSIONS, symlink=True))
             continue
         for current, dirs, files in os.walk(base):  # never follows symlinked folders
             dirs.sort()
@@ -311,7 +311,7 @@ def _scan_codex(tree: Tree, codex: str) -> None:
                     continue
                 entry_path = os.path.join(current, name)
                 unit = tree.unit(f"codex/{found.group(1)}", found.group(1))
-                part = Part(codex, f"{rel_dir}/{name}", "codex-rollout", CODEX)
+                part = Part(codex, f"{rel_dir}/{name}", "codex-rollout", CODEX_SESSIONS)
                 if os.path.islink(entry_path):
                     part.symlink = True
                     unit.symlinks.append(part)
