@@ -6,6 +6,9 @@ from typing import Any
 
 import orjson
 
+from ctxtool.core.tokens import estimate_entry_tokens
+from ctxtool.types import CLAUDE_CODE
+
 SESSION = "5e55a0a0-0000-4000-8000-000000000001"
 CWD = "/work/app"
 
@@ -39,8 +42,9 @@ class Session:
 
     def assistant(self, *blocks: dict[str, Any], message_id: str | None = None) -> list[dict[str, Any]]:
         mid = message_id or f"msg_{self.count + 1:04d}"
-        # the prompt grows with what was sent, over a 20K-token system prompt and tools
-        sent = sum(len(orjson.dumps(e.get("message"))) for e in self.entries) // 4
+        # the prompt grows with what was sent (in the measure of ctxtool's estimate, as a
+        # tokenizer counts it), over a 20K-token system prompt and tools
+        sent = sum(estimate_entry_tokens(e, CLAUDE_CODE) for e in self.entries)
         usage = {"input_tokens": 5, "cache_creation_input_tokens": 100,
                  "cache_read_input_tokens": 20000 + sent, "output_tokens": 20}
         return [self.add({**self._base(), "type": "assistant", "requestId": f"req_{mid}",
@@ -85,10 +89,15 @@ def tool_use(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, A
     return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
 
 
-def coding_session() -> Session:
-    """Two prompts, a read, an edit, a failed test run and its fix, a todo list."""
+def coding_session(history: int = 0) -> Session:
+    """Two prompts, a read, an edit, a failed test run and its fix, a todo list; ``history``
+    lines of an earlier ``git log`` first (for a session a summary saves something on)."""
     s = Session()
     s.user("Fix the off-by-one in app/pager.py and add a test")
+    if history:
+        s.call("toolu_log0", "Bash", {"command": "git log --oneline"}, "".join(
+            f"{n:07x} pager: change number {n} to the paging of long listings\n"
+            for n in range(history)))
     s.assistant({"type": "thinking", "thinking": "Look at the pager first.", "signature": "sig"},
                 text_block("Let me read the pager."))
     s.call("toolu_read1", "Read", {"file_path": "/work/app/app/pager.py"},

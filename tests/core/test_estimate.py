@@ -11,7 +11,7 @@ from ctxtool.core.sizing.estimate import (
     ContextMeter, annotate, api_view, entry_breakdown, estimate, tool_target,
 )
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
-from ctxtool.core.sizing.tokens import IMAGE_TOKENS, estimate_entry_tokens
+from ctxtool.core.sizing.tokens import IMAGE_TOKENS, estimate_entry_tokens, estimate_text_tokens
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.types import CLAUDE_CODE, Entry
@@ -108,6 +108,60 @@ def test_side_chain_entries_are_not_in_the_main_context() -> None:
     assert meter_over([*session(), side, side_call]).context_tokens == base
     # a subagent file is all side chain: then it is the context
     assert meter_over([side_call]).anchored
+
+
+def calls(*prompts: int) -> list[dict[str, Any]]:
+    """A user message, then one call per prompt size, each answered by a tool result."""
+    entries: list[dict[str, Any]] = [user(PROSE)]
+    for n, prompt in enumerate(prompts):
+        entries += [assistant([tool_use(f"t{n}", "Bash", command="ls")], msg_id=f"msg_{n}",
+                              usage=usage(5, 0, prompt - 5, 10)),
+                    tool_result(f"t{n}", CODE)]
+    return entries
+
+
+def content_before_last_call(entries: list[dict[str, Any]]) -> int:
+    last = max(i for i, e in enumerate(entries) if e["type"] == "assistant")
+    return sum(estimate_entry_tokens(e, CC) for e in entries[:last])
+
+
+def test_system_figure_is_the_last_calls_prompt_less_the_messages_it_was_sent() -> None:
+    # a continued session: its first call carried 120K tokens the file does not hold; its later
+    # calls show the real system prompt (about 20K)
+    entries = calls(140_000, 20_300, 20_600)
+    figure = 20_600 - content_before_last_call(entries)
+    meter = meter_over(entries)
+    assert meter.system_tokens == figure
+    # so what follows a compaction is counted on the figure the input's estimate rests on
+    summary = compact_summary("Summary of the work so far. " * 50)
+    after = meter_over([*entries, compact_boundary(), summary])
+    assert after.context_tokens == figure + estimate_entry_tokens(summary, CC)
+    # the estimate less that figure is the conversation as ctxtool counts it
+    assert meter.context_tokens - meter.system_tokens == sum(
+        estimate_entry_tokens(e, CC) for e in entries)
+    assert meter_over(entries, system_tokens=7).system_tokens == 7  # given: kept as given
+
+
+def test_a_clearing_boundary_takes_its_savings_out_of_the_system_figure() -> None:
+    # the last call saw 10,000 tokens more than the (cleared) file holds now
+    entries = calls(20_300, 30_600)
+    plain = meter_over(entries)
+    cleared = meter_over([*entries, microcompact_boundary(10_000)])
+    assert cleared.system_tokens == plain.system_tokens - 10_000
+    assert cleared.context_tokens == plain.context_tokens - 10_000
+
+
+def test_rendered_attachments_count_as_what_was_sent() -> None:
+    # Claude Code 2.1: a file restored after /compact, sent as a reminder in the next call
+    text = "<system-reminder>\nResult of calling the Read tool:\n" + CODE * 3
+    attachment = {"type": "attachment", "uuid": "att-1", "isSidechain": False,
+                  "attachment": {"type": "file", "filename": "/a.py"},
+                  "rendered": [{"content": text}], "renderedRole": "user"}
+    base = meter_over([user("hi")], system_tokens=0).context_tokens
+    with_file = meter_over([user("hi"), attachment], system_tokens=0).context_tokens
+    assert with_file == base + estimate_text_tokens(text)
+    silent = {**attachment, "rendered": None}  # snapshots and the like: nothing sent
+    assert meter_over([user("hi"), silent], system_tokens=0).context_tokens == base
 
 
 def test_without_usage_option_estimates_everything() -> None:

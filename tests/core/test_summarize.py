@@ -60,7 +60,8 @@ def test_claude_code_keeps_every_line_then_boundary_and_summary() -> None:
         "system", "compact_boundary", "Conversation compacted")
     pre, post = done.report.tokens_before, done.report.tokens_after
     assert post < pre
-    assert boundary["compactMetadata"] == {"trigger": "manual", "preTokens": pre,
+    # durationMs: how long the summary took; 0 on a clock fixed with now
+    assert boundary["compactMetadata"] == {"trigger": "manual", "preTokens": pre, "durationMs": 0,
                                            "postTokens": post, "cumulativeDroppedTokens": pre - post}
     for key in ("sessionId", "cwd", "version", "gitBranch", "userType"):
         assert boundary[key] == summary[key] == last[key]
@@ -100,7 +101,7 @@ def model_view(entries: list) -> list:
 
 
 def test_keep_last_keeps_messages_by_reference_never_splitting_a_tool_pair() -> None:
-    session = coding_session()
+    session = coding_session(history=40)  # enough for the summary to save something
     items = read(session.jsonl())
     done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, keep_last=3))
@@ -158,7 +159,7 @@ def test_keeping_everything_leaves_nothing_to_summarize() -> None:
 
 
 def test_restore_files_from_the_transcript() -> None:
-    items = read(coding_session().jsonl())
+    items = read(coding_session(history=80).jsonl())  # the summary and files save something
     done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, restore_files=5))
     restored = [e for e in done.entries[len(items):] if e.get("isMeta")]

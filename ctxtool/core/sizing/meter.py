@@ -8,8 +8,17 @@
 * without any usage (other formats, hand-made transcripts, or right after a compaction) it is
   the heuristic estimate of every entry plus a figure for the system prompt and tool
   definitions that a transcript never records: ``system_tokens`` when given, else what the
-  session's own calls showed (its first call, minus the estimate of the messages it was sent),
-  else :data:`DEFAULT_SYSTEM_TOKENS`;
+  session's own calls showed, else :data:`DEFAULT_SYSTEM_TOKENS`. For Claude Code that is the
+  last call's prompt minus the estimate of the messages it was sent: the same call the
+  estimate of the session before a compaction is anchored on, so the estimate of a
+  transform's output differs from it by what the transform took out and put in, nothing else.
+  The first call would be a worse figure: Claude Code 2.1 loads tools on demand (its first call
+  of a session sends about 7K tokens fewer than its later ones), MCP servers and CLAUDE.md
+  change during a session, and a continued session's first call carries earlier content the
+  file does not hold (a 2.0.76 session in the corpus: 152K). OpenCode keeps the first call's;
+* Claude Code 2.1's ``attachment`` entries count with what they record was sent for them
+  (``rendered``, :func:`attachment_tokens`): restored files and listings are reminders in the
+  next call's messages;
 * a compact boundary starts over, with the messages it keeps by reference
   (``compactMetadata.preservedMessages`` / ``preservedSegment``, which sit before it in the
   file; Claude Code splices them in after the summary) counted again;
@@ -41,7 +50,8 @@ import operator
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from ctxtool.core.sizing.tokens import estimate_block_tokens, estimate_entry_tokens
+from ctxtool.core.sizing.tokens import (estimate_block_tokens, estimate_entry_tokens,
+                                        estimate_text_tokens)
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
 from ctxtool.formats.opencode.context import CompactionTracker, last_step_split, opencode_usage
 from ctxtool.types import CLAUDE_CODE, OPENCODE
@@ -132,6 +142,17 @@ _COUNTERS = operator.itemgetter(*_COUNTER_NAMES)
 _ONLY_INTS = frozenset({int}).issuperset
 
 
+def attachment_tokens(entry: dict[str, Any]) -> int:
+    """Claude Code 2.1's ``attachment`` entries (files restored after a compaction, tool and
+    skill listings, the date, reminders) record what was sent for them as ``rendered``
+    contents: the next call's prompt holds those texts, as user-message reminders."""
+    rendered = entry.get("rendered")
+    if not isinstance(rendered, list):
+        return 0
+    texts = [r.get("content") for r in rendered if isinstance(r, dict)]
+    return sum(estimate_text_tokens(t) for t in texts if isinstance(t, str))
+
+
 def tokens_saved(entry: dict[str, Any]) -> int:
     meta = entry.get("microcompactMetadata")
     return _int(meta.get("tokensSaved")) if isinstance(meta, dict) else 0
@@ -154,7 +175,10 @@ class ContextMeter:
         self.fmt = fmt
         self.given_system = system_tokens  # None: what the session shows, else the default
         self.observed_system: int | None = None
-        self.observing = True  # False once the first call was seen (or the caller decided)
+        self.observing = True  # OpenCode: False once the first call was seen (or set)
+        # Claude Code: estimate of the messages in context (since the last compaction), which
+        # the next call's prompt holds besides the system prompt and tools
+        self.content = 0
         self.dropped_before = 0  # cumulativeDroppedTokens of the last compact boundary seen
         # uuid -> (parentUuid, tokens), the newest _RECENT_ENTRIES. An OrderedDict: dropping
         # the oldest key of a plain dict (``del d[next(iter(d))]``) scans the holes the earlier
@@ -229,14 +253,24 @@ class ContextMeter:
                 self.dropped_before = dropped if isinstance(dropped, int) and dropped > 0 else 0
                 kept = self._preserved_tokens(entry)
                 self.reset()
-                self.since_anchor = kept
+                self.since_anchor = self.content = kept
                 return 0
             if is_microcompact_boundary(entry):
                 if self.anchor is not None:
-                    self.saved += tokens_saved(entry)
+                    saved = tokens_saved(entry)
+                    self.saved += saved
+                    # the anchor's call saw that much more than the file now holds (ctxtool's
+                    # boundaries: the file was cleared) or than the next call will see (Claude
+                    # Code's own: the file keeps the content, the next call does not)
+                    self.content = max(0, self.content - saved)
+                    if self.observed_system is not None and self.given_system is None \
+                            and self._opencode is None:
+                        self.observed_system = max(0, self.observed_system - saved)
                 return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
+        if not tokens and entry.get("type") == "attachment" and self.fmt == CLAUDE_CODE:
+            tokens = attachment_tokens(entry)
         uuid = entry.get("uuid")
         if uuid.__class__ is str:
             self._remember(uuid, entry.get("parentUuid"), tokens)
@@ -266,13 +300,20 @@ class ContextMeter:
             self.since_anchor = last_step_split(entry, estimate_block_tokens)[1]
             self.saved = 0
         else:
-            self._observe_system(usage)
+            self._observe_call(usage)
             self.anchor, self.anchor_content = usage, tokens
             self.saved = self.since_anchor = 0
+        self.content += tokens
         return tokens
 
+    def _observe_call(self, usage: Usage) -> None:
+        """A new Claude Code call was sent the system prompt, the tools and the messages
+        counted so far: the difference is the session's system figure as of this call."""
+        if self.given_system is None and usage.prompt_tokens > self.content:
+            self.observed_system = usage.prompt_tokens - self.content
+
     def _observe_system(self, usage: Usage) -> None:
-        """The session's first call was sent the system prompt, the tools and the messages
+        """OpenCode: the session's first call was sent the system prompt, the tools and the messages
         counted so far: the difference is the session's own system figure."""
         if self.observing and self.anchor is None and usage.prompt_tokens > self.since_anchor:
             self.observed_system = usage.prompt_tokens - self.since_anchor
