@@ -146,3 +146,28 @@ def test_snip_after_the_anchor_saves_nothing_there() -> None:
     meta = out[-1]["microcompactMetadata"]
     assert meta["compactedToolIds"] == [old] and meta["tokensSaved"] == 0
     assert context(out) < context(session.entries)  # the estimate after the anchor shrank
+
+
+def with_side_chain(session: Session, tokens: int) -> list[dict[str, Any]]:
+    """``session`` with a subagent's call stored in the main file (Claude Code 1.0 did), its
+    own usage and a large result, before the main chain's last entry."""
+    side = Session(session_id=session.session_id)
+    side.user("subagent task")
+    side.calls = 100  # tool ids of its own
+    side.sized_call("Bash", tokens)
+    side.assistant("sub done", usage={"input_tokens": 90_000, "output_tokens": 5})
+    for entry in side.entries:
+        entry["isSidechain"] = True
+    return [*session.entries[:-1], *side.entries, session.entries[-1]]
+
+
+def test_savings_in_a_side_chain_are_not_taken_from_the_main_context() -> None:
+    entries = with_side_chain(big_session(), 8_000)
+    out, report = run_persist(entries, max_chars=1000)
+    assert report.persisted == 2  # both large results are saved
+    meta = out[-1]["microcompactMetadata"]
+    # only the main chain's saving: the side chain's result was never in this context
+    main_only, _ = run_persist(big_session().entries, max_chars=1000)
+    assert meta["tokensSaved"] == main_only[-1]["microcompactMetadata"]["tokensSaved"]
+    assert context(out) == context(main_only)
+    assert out[-1]["parentUuid"] == entries[-1]["uuid"]  # on the main chain

@@ -387,3 +387,19 @@ def test_bad_options_are_usage_errors() -> None:
         MicrocompactOptions(strategy="nope")
     with pytest.raises(UsageError):
         MicrocompactOptions(keep=-1)
+
+
+def test_side_chain_results_are_neither_cleared_nor_counted() -> None:
+    # a subagent's calls stored in the main file (Claude Code 1.0): not this context
+    session, ids = session_of_sizes(*BIG)
+    side = Session(session_id=session.session_id).user("subagent task")
+    side.calls = 100  # tool ids of its own
+    side_ids = [side.sized_call("Bash", 30_000) for _ in range(3)]
+    for entry in side.entries:
+        entry["isSidechain"] = True
+    entries = [*session.entries[:3], *side.entries, *session.entries[3:]]
+    out, report = run(entries, force=True)
+    assert set(cleared_ids(out)) == set(ids[:2])  # as without the side chain
+    assert not set(side_ids) & set(cleared_ids(out))
+    _, alone = run(session.entries, force=True)
+    assert report.tokens_saved == alone.tokens_saved

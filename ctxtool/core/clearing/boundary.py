@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ctxtool.core.clearing.twopass import ENVELOPE_KEYS
-from ctxtool.core.sizing.meter import usage_of
+from ctxtool.core.sizing.meter import ContextMeter, usage_of
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary, relink
 from ctxtool.types import Entry
 
@@ -130,24 +130,36 @@ class AnchorSavings:
     ``estimate`` takes that call's usage as exact, and it still counts the content as it was:
     only savings before it need a boundary (later entries are estimated as they are now).
     Feed every output entry in order with :meth:`note`, passing the savings made so far; a
-    compaction starts over (what preceded it is not in the anchor's context)."""
+    compaction starts over (what preceded it is not in the anchor's context). Only the chain
+    ``estimate`` measures counts (the first entry's ``isSidechain``): savings in a side chain
+    and a side chain's calls are not the main context's."""
 
     fmt: str
     before_anchor: int = 0  # savings the last anchor still counts
     last: dict[str, Any] | None = None  # the last entry seen
     last_with_uuid: dict[str, Any] | None = None
-    _base: int = 0  # savings made before the last compaction
+    _base: int = 0  # main-chain savings made before the last compaction
+    _main: int = 0  # savings made in main-chain entries so far
+    _total: int = 0  # savings made so far (the caller's running figure)
+    _chain: ContextMeter | None = None  # follows the chain measured (its in_context)
 
     def note(self, entry: dict[str, Any], saved: int) -> None:
         self.last = entry
         if getattr(entry, "invalid", False):
+            self._total = saved
             return
+        made, self._total = saved - self._total, saved
+        if self._chain is None:
+            self._chain = ContextMeter(self.fmt)
+        if not self._chain.in_context(entry):
+            return
+        self._main += made
         if isinstance(entry.get("uuid"), str):
             self.last_with_uuid = entry
         if is_compact_boundary(entry):
-            self._base, self.before_anchor = saved, 0
+            self._base, self.before_anchor = self._main, 0
         elif usage_of(entry, self.fmt) is not None:
-            self.before_anchor = saved - self._base
+            self.before_anchor = self._main - self._base
 
     @property
     def parent(self) -> str | None:

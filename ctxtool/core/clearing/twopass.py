@@ -161,14 +161,20 @@ class ToolScan:
 
 def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMeter | None = None,
                digests: bool = False) -> ToolScan:
-    """First pass: one :class:`ToolRecord` per tool call. Streaming; keeps no entry."""
+    """First pass: one :class:`ToolRecord` per tool call. Streaming; keeps no entry.
+
+    Only the chain being measured counts (the first entry's ``isSidechain``, as
+    :meth:`ContextMeter.in_context`): the side chains older Claude Code versions stored in the
+    main file are a subagent's context, never sent with the main one, so clearing them would
+    save nothing there (and their calls would take the place of the newest main-chain ones)."""
     scan = ToolScan(fmt)
+    chain = meter if meter is not None else ContextMeter(fmt)
     for entry in entries:
         scan.entries += 1
-        if getattr(entry, "invalid", False):
+        if getattr(entry, "invalid", False) or not chain.in_context(entry):
             continue
         if meter is not None:
-            meter.add(entry)
+            meter.account(entry)
         blocks = content_blocks(entry, fmt)
         _note_entry(scan, entry, blocks)
         where = line_key(entry)
