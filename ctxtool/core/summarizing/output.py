@@ -48,14 +48,16 @@ def common_fields(template: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def boundary_entry(*, common: dict[str, Any], logical_parent: str | None, digest: str,
-                   timestamp: str, trigger: str, pre_tokens: int,
+                   timestamp: str, trigger: str, pre_tokens: int, duration_ms: int = 0,
                    preserved: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Claude Code's boundary; ``postTokens``/``cumulativeDroppedTokens`` are filled in by
-    :func:`set_post_tokens` once the result is measured."""
+    """Claude Code's boundary (``durationMs``: how long the summary took, as 2.1 records it);
+    ``postTokens``/``cumulativeDroppedTokens`` are filled in by :func:`set_post_tokens` once
+    the result is measured."""
     return {"parentUuid": None, "logicalParentUuid": logical_parent, **common, "type": "system",
             "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
             "timestamp": timestamp, "uuid": derived_uuid(digest, "boundary"), "level": "info",
-            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens, **(preserved or {})}}
+            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens,
+                                "durationMs": duration_ms, **(preserved or {})}}
 
 
 def set_post_tokens(boundary: dict[str, Any], post_tokens: int, dropped_before: int) -> None:

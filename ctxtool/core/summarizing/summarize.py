@@ -26,6 +26,7 @@ which is read twice instead (:mod:`ctxtool.core.summarizing.stream`).
 from __future__ import annotations
 
 import hashlib
+import time
 from itertools import chain
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -93,6 +94,7 @@ class SummarizeReport:
     input_tokens: int = 0
     output_tokens: int = 0
     kept_messages: int = 0
+    duration_ms: int = 0  # how long the summary took (the boundary's durationMs)
     restored_files: list[str] = field(default_factory=list)
     transcript_saved: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -239,6 +241,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     if plan.reason:
         report.reason = plan.reason
         return _finish(unchanged, fmt)
+    started = time.monotonic()
     try:
         result = summarizer.summarize(plan.request, progress=progress)
     except LLMError as exc:
@@ -246,7 +249,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
             raise
         report.error = exc.format()
         return _finish(unchanged, fmt)
-    _record(report, result)
+    _record(report, result, started, options)
     report.kept_messages = plan.kept_messages
     build = (_claude_code_output if fmt == CLAUDE_CODE else _opencode_output if fmt == OPENCODE
              else _message_list_output)
@@ -271,7 +274,11 @@ def reads_twice(fmt: str, summarizer: Summarizer, options: SummarizeOptions) -> 
     return streams(fmt, summarizer, keeps_messages=keeps)
 
 
-def _record(report: SummarizeReport, result: SummaryResult) -> None:
+def _record(report: SummarizeReport, result: SummaryResult, started: float,
+            options: SummarizeOptions) -> None:
+    """What the summary cost; ``started``: the monotonic clock when the compaction began (a
+    clock fixed with ``now`` does not move: 0 ms, so that output is reproducible)."""
+    report.duration_ms = 0 if options.now else round((time.monotonic() - started) * 1000)
     for key in ("calls", "chunks", "dropped", "input_tokens", "output_tokens"):
         setattr(report, key, getattr(result, key))
     report.notes = list(result.notes)
@@ -291,6 +298,7 @@ def _compact_stream(source: LazySource, *, summarizer: Summarizer,
     (:func:`ctxtool.core.summarizing.stream.scan`) makes the summary, the second copies the input
     and the new entries follow. Same output and report as the buffered way."""
     assert isinstance(summarizer, StreamingSummarizer)
+    started = time.monotonic()  # the summary is made while the transcript is read
     found = scan(source, summarizer, instructions=options.instructions,
                  max_summary_tokens=options.max_summary_tokens)
     if not found.messages:  # a subagent's own transcript: nothing but a side chain
@@ -316,7 +324,7 @@ def _compact_stream(source: LazySource, *, summarizer: Summarizer,
             raise
         report.error = exc.format()
         return unchanged
-    _record(report, result)
+    _record(report, result, started, options)
     added = claude_code_added(digest=found.digest, logical_parent=found.last_uuid,
                               template=found.template, summary=result.text, options=options,
                               report=report, restore=[])
@@ -371,7 +379,7 @@ def claude_code_added(*, digest: str, logical_parent: str | None, template: dict
                              kept=bool(segment))
     boundary = boundary_entry(common=common, logical_parent=logical_parent, digest=digest,
                               timestamp=stamp, trigger="auto" if options.auto else "manual",
-                              pre_tokens=report.tokens_before,
+                              pre_tokens=report.tokens_before, duration_ms=report.duration_ms,
                               preserved=preserved_metadata(segment, kept, anchor))
     added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
                                      timestamp=stamp, text=text)]
