@@ -10,8 +10,9 @@ It is :class:`tests.fake_anthropic.FakeAnthropic` (same ``Reply``/``Recorded``, 
 logged) set up for a client rather than the SDK:
 
 - ``POST /v1/messages`` streams server-sent events when the request has ``"stream": true`` and
-  answers JSON otherwise. ``usage.input_tokens`` is the request's size in characters / 4, so a
-  session the client writes has usage that moves with what it sent.
+  answers JSON otherwise. ``usage.input_tokens`` is the request's size (``tokens``: characters
+  / 4 unless given; :func:`heuristic_tokens` counts as ctxtool's estimate does), so a session
+  the client writes has usage that moves with what it sent.
 - Scripted replies (:meth:`push`, built with :func:`say` and :func:`tool`) go only to the agent's
   own turns: requests that carry ``tools`` and are not a compaction. Side requests (titles, topic
   checks, quota probes) get a short text reply and do not use up the script. When the script is
@@ -25,11 +26,15 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from typing import Any
 
+from ctxtool.core.tokens import estimate_entry_tokens, estimate_json_tokens, estimate_text_tokens
+from ctxtool.types import ANTHROPIC
 from tests.fake_anthropic import FakeAnthropic, Recorded, Reply, summary_text
 
-__all__ = ["FakeMessages", "Recorded", "Reply", "say", "tool", "summary_reply", "request_chars"]
+__all__ = ["FakeMessages", "Recorded", "Reply", "say", "tool", "summary_reply", "request_chars",
+           "heuristic_tokens", "message_tokens"]
 
 _ids = itertools.count(1)
 
@@ -73,6 +78,23 @@ def request_chars(body: dict[str, Any]) -> int:
                for key in ("system", "tools", "messages"))
 
 
+def message_tokens(messages: list[dict[str, Any]]) -> int:
+    """Messages API messages counted as ctxtool's estimate counts them (its token heuristic,
+    fitted to Claude's tokenizer on real usage; no tokenizer is at hand offline)."""
+    return sum(estimate_entry_tokens(m, ANTHROPIC) for m in messages)
+
+
+def heuristic_tokens(body: dict[str, Any]) -> int:
+    """A request's system prompt, tools and messages in ctxtool's token heuristic: as a
+    tokenizer would count them, where characters / 4 undercounts digits and line-numbered
+    listings two to four times."""
+    system = body.get("system") or ""
+    texts = [system] if isinstance(system, str) else [
+        str(b.get("text", "")) for b in system if isinstance(b, dict)]
+    return sum(map(estimate_text_tokens, texts)) + estimate_json_tokens(body.get("tools") or []) \
+        + message_tokens(body.get("messages") or [])
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     messages = body.get("messages") or []
     if not messages:
@@ -92,10 +114,12 @@ def is_compaction(body: dict[str, Any]) -> bool:
 class FakeMessages(FakeAnthropic):
     """The server for one test (module docstring). ``turns()`` lists the agent's requests."""
 
-    def __init__(self, default_text: str = "Done.") -> None:
+    def __init__(self, default_text: str = "Done.",
+                 tokens: Callable[[dict[str, Any]], int] | None = None) -> None:
         super().__init__()
         self.lenient = True
         self.default_text = default_text
+        self.tokens = tokens or (lambda body: request_chars(body) // 4)
 
     def turns(self) -> list[dict[str, Any]]:
         """Bodies of the agent's own requests (tools present, not a compaction), in order."""
@@ -109,7 +133,7 @@ class FakeMessages(FakeAnthropic):
         return bool(body.get("tools")) and not is_compaction(body)
 
     def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
-        size = request_chars(body) // 4
+        size = self.tokens(body)
         with self._lock:
             self.requests.append(Recorded(path, headers, body))
             if path.endswith("/count_tokens"):
