@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from ctxtool.core.tokens import estimate_entry_tokens
+from ctxtool.core.sizing.tokens import estimate_entry_tokens
 from ctxtool.types import CLAUDE_CODE
 
 SESSION = "5e55a0a0-0000-4000-8000-000000000001"

@@ -29,7 +29,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ctxtool.core.tokens import estimate_entry_tokens, estimate_json_tokens, estimate_text_tokens
+from ctxtool.core.sizing.tokens import (estimate_entry_tokens, estimate_json_tokens,
+                                        estimate_text_tokens)
 from ctxtool.types import ANTHROPIC
 from tests.fake_anthropic import FakeAnthropic, Recorded, Reply, summary_text
 
