@@ -10,22 +10,27 @@ transcript's length. No click here: ``statusline`` and the selectors use it too.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO
 
 from ctxtool import __version__
-from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, tail_report
+from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, report_of_tail
 from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.session_tail import in_chain
 from ctxtool.core.sizing.sessions import SessionInfo, read_head, session_info, title_of
 from ctxtool.formats.claude_code.chain import is_compact_boundary
 from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
 from ctxtool.storage.session_dirs import claude_session_files
-from ctxtool.storage.tail import complete_length, iter_head_lines, lines_containing
+from ctxtool.storage.tail import (
+    Buffer,
+    complete_length,
+    head_lines,
+    lines_backwards,
+    lines_containing,
+    mapped,
+)
 
 TITLE_BYTES = 64 << 10  # Claude Code appends its title records near the end
 COMPACT_MARK = b'"subtype":"compact_boundary"'
@@ -40,7 +45,7 @@ def boundary_mark(first_line: bytes) -> bytes:
     return COMPACT_MARK if b'":"' in first_line and b'": "' not in first_line else BOUNDARY_MARK
 
 
-def count_compactions(handle: BinaryIO, chain: bool | None, mark: bytes = BOUNDARY_MARK,
+def count_compactions(buffer: Buffer, chain: bool | None, mark: bytes = BOUNDARY_MARK,
                       resume: Resume = Resume(0, 0)) -> tuple[int, Resume]:
     """Compact boundaries of the session's chain, as ``estimate`` counts them, and where a
     later search can resume (the end of the last complete line, the count before it). Only
@@ -49,22 +54,19 @@ def count_compactions(handle: BinaryIO, chain: bool | None, mark: bytes = BOUNDA
         return sum(1 for entry in parse_lines(lines)
                    if is_compact_boundary(entry) and in_chain(entry, chain))
 
-    complete = complete_length(handle)
+    complete = complete_length(buffer)
     offset, before = resume if resume.offset <= complete else Resume(0, 0)
-    found = before + count(lines_containing(handle, mark, start=offset, end=complete))
-    partial = count(lines_containing(handle, mark, start=complete))  # a line being written
+    found = before + count(lines_containing(buffer, mark, start=offset, end=complete))
+    partial = count(lines_containing(buffer, mark, start=complete))  # a line being written
     return found + partial, Resume(complete, found)
 
 
-def tail_title(handle: BinaryIO, size: int) -> str | None:
+def tail_title(buffer: Buffer) -> str | None:
     """The title records in the last TITLE_BYTES (searched as bytes; only hits are parsed)."""
-    start = max(0, size - TITLE_BYTES)
-    handle.seek(start)
-    block = handle.read(TITLE_BYTES)
-    if TITLE_MARK not in block:
-        return None
-    lines = block.split(b"\n")[0 if start == 0 else 1:]
-    return title_of(parse_lines(line for line in lines if TITLE_MARK in line))
+    start = max(0, len(buffer) - TITLE_BYTES)
+    if start > 0:  # from the first line that starts in the block
+        start = buffer.find(b"\n", start) + 1 or len(buffer)
+    return title_of(parse_lines(lines_containing(buffer, TITLE_MARK, start=start)))
 
 
 def read_claude_session(path: Path, *, cache: ScanCache | None = None) -> SessionInfo:
@@ -77,22 +79,23 @@ def read_claude_session(path: Path, *, cache: ScanCache | None = None) -> Sessio
         if kept is not None:
             with contextlib.suppress(TypeError):
                 return SessionInfo(**kept)
-        first = handle.readline(4096)
-        head = read_head(parse_lines(iter_head_lines(handle, max_bytes=HEAD_BYTES)))
-        mark = boundary_mark(first)
-        key = f"{mark.decode()}|{head.chain}"
-        compactions, done = count_compactions(
-            handle, head.chain, mark, cache.resume(name, stat, key) if cache else Resume(0, 0))
-        report, last = tail_report(handle, chain=head.chain, source=name,
-                                   compactions=compactions)
-        title = tail_title(handle, stat.st_size) or head.title
+        with mapped(handle) as buffer:  # one map: head, tail, titles and the search read it
+            head = read_head(parse_lines(head_lines(buffer, max_bytes=HEAD_BYTES)))
+            mark = boundary_mark(buffer[:buffer.find(b"\n", 0, 4096) + 1 or 4096])
+            key = f"{mark.decode()}|{head.chain}"
+            compactions, done = count_compactions(
+                buffer, head.chain, mark,
+                cache.resume(name, stat, key) if cache else Resume(0, 0))
+            report, last = report_of_tail(lines_backwards(buffer), chain=head.chain,
+                                          source=name, compactions=compactions)
+            title = tail_title(buffer) or head.title
     if last is None:
         last = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).isoformat()
     info = session_info(session_id=path.stem, path=name, size=stat.st_size, head=head,
                         title=title, last_activity=last, report=report)
-    if cache is not None:
+    if cache is not None and cache.enabled:
         cache.record(name, stat, key=key, offset=done.offset, count=done.found,
-                     row=dataclasses.asdict(info))
+                     row=info.as_record())
     return info
 
 

@@ -90,10 +90,10 @@ def _when(stamp: str | None) -> str:
     return parsed.astimezone().strftime("%Y-%m-%d %H:%M") if parsed else "-"
 
 
-def _project(path: str | None) -> str:
+def _project(path: str | None, home: str) -> str:
+    """The project's directory, ``~`` for the home directory."""
     if not path:
         return "-"
-    home = os.path.expanduser("~")
     return "~" + path[len(home):] if home != "/" and path.startswith(home + os.sep) else path
 
 
@@ -107,11 +107,12 @@ def render(rows: Iterable[SessionInfo]) -> list[str]:
     rows = list(rows)
     if not rows:
         return []
-    width = min(40, max(len(_project(r.project)) for r in rows))
+    home = os.path.expanduser("~")
+    projects = [_project(r.project, home) for r in rows]
+    width = min(40, max(map(len, projects)))
     lines = [f"{'LAST ACTIVE':<16}  {'ID':<8}  {'PROJECT':<{width}}  {'CONTEXT':>12}  "
              f"{'COMPACT':>7}  {'SIZE':>6}  TITLE / FIRST PROMPT"]
-    for row in rows:
-        project = _project(row.project)
+    for row, project in zip(rows, projects):
         if len(project) > width:
             project = "…" + project[-(width - 1):]
         compactions = "-" if row.compactions is None else str(row.compactions)

@@ -65,7 +65,15 @@ def tail_report(handle: BinaryIO, *, chain: bool | None, source: str | None = No
                 ) -> tuple[EstimateReport, str | None]:
     """``estimate``'s report (context now, window; ``compactions`` as given) from the last
     lines, and the last entry's timestamp."""
-    lines = iter_lines_reversed(handle)
+    return report_of_tail(iter_lines_reversed(handle), chain=chain, source=source,
+                          options=options, compactions=compactions)
+
+
+def report_of_tail(lines: Iterator[bytes], *, chain: bool | None, source: str | None = None,
+                   options: TailOptions = TailOptions(), compactions: int = 0,
+                   ) -> tuple[EstimateReport, str | None]:
+    """:func:`tail_report` from a transcript's lines, last first (pulled only as far as
+    needed)."""
     tail = split_tail(lines, parse=parse_line, may_stop=may_stop, chain=chain)
     report = estimate_tail(tail, before=lines, parse=parse_line, named=may_name_model,
                            chain=chain, compactions=compactions, source=source,

@@ -67,6 +67,10 @@ class ScanCache:
                 and isinstance(data.get("files"), dict):
             self.files = data["files"]
 
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
     def row(self, path: str, stat: os.stat_result) -> dict[str, Any] | None:
         """The row kept for this file if it has not changed since."""
         record = self.files.get(path)

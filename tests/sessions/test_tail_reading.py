@@ -7,13 +7,28 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.cli.session_files import count_compactions, parse_lines, tail_report
+from ctxtool.cli.session_files import count_compactions, read_claude_session
+from ctxtool.cli.tail_read import parse_lines, tail_report
 from ctxtool.core.sizing.sessions import read_head
-from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed, lines_containing
+from ctxtool.storage.tail import (
+    complete_length,
+    head_lines,
+    iter_head_lines,
+    iter_lines_reversed,
+    lines_backwards,
+    lines_containing,
+    mapped,
+)
 from tests.conftest import corpus_params
 from tests.estimate_builders import (
-    assistant, compact_boundary, compact_summary, microcompact_boundary, tool_result, tool_use,
-    usage, user,
+    assistant,
+    compact_boundary,
+    compact_summary,
+    microcompact_boundary,
+    tool_result,
+    tool_use,
+    usage,
+    user,
 )
 from tests.sessions.helpers import APP, full_estimate, generated, write_session
 
@@ -39,19 +54,41 @@ def test_head_lines_stop_after_the_limit_with_whole_lines() -> None:
 def test_lines_containing_returns_whole_lines(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"one\ntwo mark mark\nthree\nmark four")
-    with open(path, "rb") as handle:
-        assert list(lines_containing(handle, b"mark")) == [b"two mark mark\n", b"mark four"]
+    with open(path, "rb") as handle, mapped(handle) as buffer:
+        assert list(lines_containing(buffer, b"mark")) == [b"two mark mark\n", b"mark four"]
+        assert list(lines_containing(buffer, b"mark", start=4, end=18)) == [b"two mark mark\n"]
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    with open(empty, "rb") as handle:
-        assert list(lines_containing(handle, b"mark")) == []
+    with open(empty, "rb") as handle, mapped(handle) as buffer:
+        assert buffer == b""
+        assert list(lines_containing(buffer, b"mark")) == []
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"a\n", b"a", b"a\nb\nc\n", b"a\nb\nc", b"\n\na\n\n", b"x" * 300 + b"\n" + b"y" * 70,
+])
+def test_mapped_lines_are_the_handle_lines(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(data)
+    with open(path, "rb") as handle, mapped(handle) as buffer:
+        assert list(lines_backwards(buffer)) == list(iter_lines_reversed(handle))
+        for limit in (0, 1, 2, 5, 1 << 16):
+            assert list(head_lines(buffer, max_bytes=limit)) == \
+                list(iter_head_lines(handle, max_bytes=limit))
+        assert complete_length(buffer) == len(data) - len(data.rsplit(b"\n", 1)[-1])
 
 
 def _tail_of(path: Path):
     with open(path, "rb") as handle:
         head = read_head(parse_lines(iter_head_lines(handle, max_bytes=65536)))
-        compactions, _ = count_compactions(handle, head.chain)
-        return tail_report(handle, chain=head.chain, compactions=compactions)[0]
+        with mapped(handle) as buffer:
+            compactions, _ = count_compactions(buffer, head.chain)
+        report = tail_report(handle, chain=head.chain, compactions=compactions)[0]
+    listed = read_claude_session(path)  # the listing's reading, from one memory map
+    assert (listed.context_tokens, listed.compactions, listed.context_window, listed.model) \
+        == (report.context_tokens, report.compact_boundaries, report.limits.window,
+            report.model)
+    return report
 
 
 def _same(path: Path) -> None:
@@ -111,8 +148,8 @@ def test_boundary_text_inside_a_string_or_a_nested_object_is_not_a_compaction(
                {"type": "progress", "data": {"type": "system", "subtype": "compact_boundary"}},
                compact_boundary(), compact_summary("s")]
     path = write_session(tmp_path, APP, "s1", entries)
-    with open(path, "rb") as handle:
-        assert count_compactions(handle, False)[0] == 1
+    with open(path, "rb") as handle, mapped(handle) as buffer:
+        assert count_compactions(buffer, False)[0] == 1
     _same(path)
 
 

@@ -63,6 +63,10 @@ class SessionInfo:
             return None
         return round(100.0 * self.context_tokens / self.context_window, 1)
 
+    def as_record(self) -> dict[str, Any]:
+        """The fields by name, as ``SessionInfo(**record)`` takes them back (the cache)."""
+        return dict(vars(self))
+
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "agent": self.agent, "path": self.path, "project": self.project,
                 "title": self.title, "first_prompt": self.first_prompt, "started": self.started,
