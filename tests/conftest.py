@@ -72,6 +72,8 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathF
         monkeypatch.delenv(name, raising=False)
     # ctxtool sessions keeps a cache: never the developer's own (~/.cache/ctxtool)
     monkeypatch.setenv("CTXTOOL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # sessions and the selectors list OpenCode's database: never the developer's own
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
     real_connect = socket.socket.connect
 
     def guarded_connect(self: socket.socket, address: object) -> object:

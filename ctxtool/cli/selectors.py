@@ -7,6 +7,9 @@ Every command that reads a transcript takes, in place of a FILE argument:
   ``ctxtool sessions`` (of ``--project DIR`` when given); no match or several is a usage error
   (exit 2) that lists the candidates;
 * ``--latest``: the most recently written session (of ``--project DIR`` when given);
+* OpenCode's sessions (in ``$XDG_DATA_HOME/opencode/opencode.db``) are named the same way by
+  the commands that read OpenCode's database (those with ``--session``): the input becomes the
+  database and ``--session`` the session named;
 * on stdin, the JSON Claude Code passes to hooks and statusline commands
   (``{"session_id", "transcript_path", "cwd", ...}``): the transcript it names is read, so any
   command can be a hook (``PreCompact``...).
@@ -18,14 +21,15 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
 import click
 import orjson
 
+from ctxtool.cli import messages
 from ctxtool.cli.streams import binary_stdin
-from ctxtool.errors import UsageError
+from ctxtool.errors import InputError, StoreError, UsageError
 from ctxtool.storage.session_dirs import claude_session_files
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -38,29 +42,57 @@ def looks_like_id(argument: str) -> bool:
         and not os.path.exists(argument)
 
 
-def _describe(paths: Sequence[Path]) -> str:
-    ordered = sorted(paths, key=_mtime, reverse=True)
-    named = ", ".join(f"{p.stem} ({_project_of(p)})" for p in ordered[:SHOWN])
-    more = len(paths) - SHOWN
+@dataclass(frozen=True)
+class Candidate:
+    """A session a selector can name: its id, where it is read from, its project."""
+
+    id: str
+    path: str
+    where: str  # the project, to tell candidates apart in an error
+    session: str | None = None  # OpenCode: the session's id in the database at ``path``
+    updated: float | None = None  # OpenCode: its update time; a file's is its mtime
+
+    def when(self) -> float:
+        if self.updated is not None:
+            return self.updated
+        try:
+            return os.stat(self.path).st_mtime
+        except OSError:
+            return 0.0
+
+
+def _candidates(env: Mapping[str, str], project: str | None, *, opencode: bool,
+                children: bool) -> list[Candidate]:
+    """Claude Code's sessions, and OpenCode's when the command reads its database."""
+    found = [Candidate(p.stem, str(p), p.parent.name)
+             for p in claude_session_files(env, project)]
+    if not opencode:
+        return found
+    from ctxtool.cli.opencode_sessions import opencode_sessions  # only to resolve a selector
+
+    try:
+        db, sessions = opencode_sessions(env, project=project, children=children)
+    except (InputError, StoreError) as exc:
+        messages.warn(f"{exc.source}: OpenCode's sessions not searched: {exc.message}")
+        return found
+    return found + [Candidate(s.id, str(db), s.directory, session=s.id, updated=s.updated / 1000)
+                    for s in sessions]
+
+
+def _describe(found: Sequence[Candidate]) -> str:
+    ordered = sorted(found, key=Candidate.when, reverse=True)
+    named = ", ".join(f"{c.id} ({c.where})" for c in ordered[:SHOWN])
+    more = len(found) - SHOWN
     return named + (f" and {more} more" if more > 0 else "")
 
 
-def _project_of(path: Path) -> str:
-    return path.parent.name
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def find_session(prefix: str, env: Mapping[str, str], project: str | None = None) -> Path:
-    """The one session whose id is ``prefix`` or starts with it; UsageError otherwise."""
-    files = claude_session_files(env, project)
-    exact = [p for p in files if p.stem == prefix]
-    matches = exact or [p for p in files if p.stem.startswith(prefix)]
+def find_session(prefix: str, env: Mapping[str, str], project: str | None = None, *,
+                 opencode: bool = False) -> Candidate:
+    """The one session whose id is ``prefix`` or starts with it (OpenCode's too when
+    ``opencode``); UsageError otherwise."""
+    found = _candidates(env, project, opencode=opencode, children=True)
+    exact = [c for c in found if c.id == prefix]
+    matches = exact or [c for c in found if c.id.startswith(prefix)]
     where = f" in {project}" if project else ""
     if not matches:
         raise UsageError(f"no file or session named {prefix!r}{where}",
@@ -71,14 +103,16 @@ def find_session(prefix: str, env: Mapping[str, str], project: str | None = None
     return matches[0]
 
 
-def latest_session(env: Mapping[str, str], project: str | None = None) -> Path:
-    """The most recently written session (of ``project``)."""
-    files = claude_session_files(env, project)
-    if not files:
+def latest_session(env: Mapping[str, str], project: str | None = None, *,
+                   opencode: bool = False) -> Candidate:
+    """The most recently written session (of ``project``; OpenCode's too when ``opencode``,
+    sub-agent sessions left out)."""
+    found = _candidates(env, project, opencode=opencode, children=False)
+    if not found:
         where = f" for {project}" if project else ""
         raise UsageError(f"--latest: no sessions{where}",
                          hint="`ctxtool sessions` lists the sessions there are")
-    return max(files, key=lambda p: (_mtime(p), p.name))
+    return max(found, key=lambda c: (c.when(), c.id))
 
 
 def hook_transcript(data: bytes) -> str | None:
@@ -120,23 +154,37 @@ def stdin_hook() -> str | None:
     return path
 
 
+class Resolved(NamedTuple):
+    inputs: tuple[str, ...]
+    session: str | None = None  # the OpenCode session named, to read from its database
+
+
 def resolve_inputs(inputs: Sequence[str], *, latest: bool, project: str | None,
-                   env: Mapping[str, str]) -> tuple[str, ...]:
+                   env: Mapping[str, str], opencode: bool = False) -> Resolved:
     """The files to read: session ids resolved, ``--latest`` expanded, hook JSON on stdin
-    followed; other arguments unchanged."""
+    followed; other arguments unchanged. With ``opencode`` (the command reads OpenCode's
+    database) OpenCode's sessions are named too: the input is then the database and
+    ``session`` the one to read from it."""
     if latest:
         if inputs:
             raise UsageError("--latest names the input: give no FILE arguments with it")
-        return (str(latest_session(env, project)),)
-    resolved = tuple(str(find_session(a, env, project)) if looks_like_id(a) else a
-                     for a in inputs)
+        chosen = latest_session(env, project, opencode=opencode)
+        return Resolved((chosen.path,), chosen.session)
+    found = [find_session(a, env, project, opencode=opencode) if looks_like_id(a) else a
+             for a in inputs]
+    sessions = {c.session for c in found if isinstance(c, Candidate) and c.session}
+    if len(sessions) > 1:
+        raise UsageError(f"{len(sessions)} OpenCode sessions named "
+                         f"({', '.join(sorted(sessions))}): a command reads one session of "
+                         "OpenCode's database at a time")
+    resolved = tuple(c.path if isinstance(c, Candidate) else c for c in found)
     if project and not inputs:
         raise UsageError("--project picks among sessions: give --latest or a session id")
     if not resolved or resolved == ("-",):
         hooked = stdin_hook()
         if hooked is not None:
-            return (hooked,)
-    return resolved
+            return Resolved((hooked,))
+    return Resolved(resolved, next(iter(sessions), None))
 
 
 def selector_options(f: F) -> F:
@@ -148,8 +196,15 @@ def selector_options(f: F) -> F:
         key = "inputs" if "inputs" in kwargs else "source"
         value = kwargs[key]
         given = value if isinstance(value, tuple) else (() if value is None else (value,))
-        found = resolve_inputs(given, latest=latest, project=project, env=os.environ)
+        opencode = "session_id" in kwargs  # the command reads a session of OpenCode's database
+        found, session = resolve_inputs(given, latest=latest, project=project, env=os.environ,
+                                        opencode=opencode)
         kwargs[key] = found if isinstance(value, tuple) else (found[0] if found else None)
+        if session is not None:
+            if kwargs["session_id"] not in (None, session):
+                raise UsageError(f"--session {kwargs['session_id']} and the session named "
+                                 f"({session}) differ: give one of them")
+            kwargs["session_id"] = session
         return f(*args, **kwargs)
 
     wrapper = click.option(
@@ -158,6 +213,7 @@ def selector_options(f: F) -> F:
              "('.' = here).")(wrapper)
     wrapper = click.option(
         "--latest", is_flag=True,
-        help="Read the most recent session (Claude Code's, of --project when given) instead "
-             "of FILE. FILE may also be a session id or a unique start of one.")(wrapper)
+        help="Read the most recent session (Claude Code's, or OpenCode's where the command "
+             "reads its database; of --project when given) instead of FILE. FILE may also be a "
+             "session id or a unique start of one.")(wrapper)
     return wrapper  # type: ignore[return-value]

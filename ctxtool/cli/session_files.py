@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ctxtool import __version__
+from ctxtool.cli.opencode_sessions import list_opencode
 from ctxtool.cli.tail_read import BOUNDARY_MARK, HEAD_BYTES, parse_lines, report_of_tail
 from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.session_tail import in_chain
@@ -106,8 +107,8 @@ def _activity(row: SessionInfo) -> datetime:
 def list_sessions(env: Mapping[str, str], *, project: str | None = None,
                   since: datetime | None = None,
                   warn: Callable[[str], None] | None = None) -> list[SessionInfo]:
-    """Every session (of ``project`` when given, active since ``since``), newest first.
-    Files that cannot be read are left out with a warning."""
+    """Every session, Claude Code's and OpenCode's (of ``project`` when given, active since
+    ``since``), newest first. Sessions that cannot be read are left out with a warning."""
     rows = []
     cache = ScanCache(cache_path(env), CACHE_VERSION)
     for path in claude_session_files(env, project):
@@ -121,6 +122,7 @@ def list_sessions(env: Mapping[str, str], *, project: str | None = None,
         except RecursionError:  # a line nested too deeply to walk: that session only
             if warn is not None:
                 warn(f"{path}: left out: a line nested too deeply to process")
+    rows += list_opencode(env, project=project, since=since, cache=cache, warn=warn)
     cache.save()
     if since is not None:
         rows = [row for row in rows if _activity(row) >= since]

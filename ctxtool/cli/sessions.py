@@ -32,12 +32,13 @@ def sessions_cmd(project: str | None, since: str | None, limit: int | None, as_j
                  output: str | None, now: str | None) -> None:
     """List the sessions on this machine, newest first.
 
-    Claude Code's sessions (under $CLAUDE_CONFIG_DIR or ~/.claude), one row each: last
-    activity, id, project (its directory), context now and % of the window, compactions, size,
-    and the title or first prompt. Each session is read from its first and last lines only
-    (a cache keeps the rows of sessions that did not change), so the listing does not slow
-    down as sessions grow. Any id (or a unique start of one) can be given to the other
-    commands in place of a file.
+    Claude Code's sessions (under $CLAUDE_CONFIG_DIR or ~/.claude) and OpenCode's (in
+    $XDG_DATA_HOME/opencode/opencode.db, read-only), one row each: last activity, id, project
+    (its directory), context now and % of the window, compactions, size, and the title or
+    first prompt. A transcript is read from its first and last lines only, an OpenCode
+    session once from its database (a cache keeps the rows of sessions that did not change),
+    so the listing does not slow down as sessions grow. Any id (or a unique start of one)
+    can be given to the other commands in place of a file.
 
     \b
         ctxtool sessions --limit 10

@@ -182,6 +182,23 @@ def list_sessions(path: str | os.PathLike[str]) -> list[SessionSummary]:
     return [SessionSummary(*row) for row in rows]
 
 
+def session_stamps(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
+    """Per session: what changes whenever OpenCode writes to it (its update time, the count and
+    latest update time of its messages and of its parts), from the indexes and the rows'
+    leading columns only: a listing keeps a session's figures while its stamp is the same."""
+    db = _need_database(path)
+    with _connect(db, write=False) as conn:
+        check_schema(conn, db, writing=False)
+        conn.execute("BEGIN")
+        stamps = {row[0]: [row[1]] for row in conn.execute("SELECT id, time_updated FROM session")}
+        for table in ("message", "part"):
+            for row in conn.execute(f"SELECT session_id, count(*), max(time_updated) FROM {table} "
+                                    "GROUP BY session_id"):
+                if row[0] in stamps:
+                    stamps[row[0]] += [table, row[1], row[2]]
+    return stamps
+
+
 def _need_database(path: str | os.PathLike[str]) -> Path:
     db = find_database(path)
     if db is None:
@@ -464,4 +481,5 @@ def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, 
 
 __all__ = ["BUSY_TIMEOUT", "DB_NAME", "DatabaseWrite", "KNOWN_MIGRATIONS", "SessionSummary",
            "check_schema", "find_database", "is_database", "list_sessions", "looks_like_database",
-           "not_sqlite", "pick_session", "read_session", "session_info", "write_session"]
+           "not_sqlite", "pick_session", "read_session", "session_info", "session_stamps",
+           "write_session"]

@@ -8,6 +8,8 @@ grown one is searched only from where the last search stopped, anything else (re
 replaced, shrunk) from the start. The cache is an optimisation only: it lives in
 ``$CTXTOOL_CACHE_DIR`` (else ``$XDG_CACHE_HOME/ctxtool``, else ``~/.cache/ctxtool``),
 ``CTXTOOL_CACHE_DIR=off`` turns it off, and a cache that cannot be read or written is ignored.
+OpenCode's sessions, read from its database, keep their rows under ``<db>#<id>``, with the update
+times of the session and of its rows in place of a file's identity.
 """
 
 from __future__ import annotations
@@ -73,11 +75,23 @@ class ScanCache:
 
     def row(self, path: str, stat: os.stat_result) -> dict[str, Any] | None:
         """The row kept for this file if it has not changed since."""
-        record = self.files.get(path)
-        if isinstance(record, dict) and record.get("id") == _identity(stat):
+        return self.kept_row(path, _identity(stat))
+
+    def kept_row(self, key: str, stamp: list[Any]) -> dict[str, Any] | None:
+        """The row kept under ``key`` if it was recorded with the same ``stamp`` (what changes
+        whenever the session does: a file's identity, a database session's update times)."""
+        record = self.files.get(key)
+        if isinstance(record, dict) and record.get("id") == stamp:
             row = record.get("row")
             return row if isinstance(row, dict) else None
         return None
+
+    def keep_row(self, key: str, stamp: list[Any], row: dict[str, Any]) -> None:
+        """A session's row that is not a file's search (OpenCode's database)."""
+        entry = {"id": stamp, "row": row}
+        if self.files.get(key) != entry:
+            self.files[key] = entry
+            self.changed = True
 
     def resume(self, path: str, stat: os.stat_result, key: str) -> Resume:
         """The offset and count to go on from for this file (``key``: what is searched)."""

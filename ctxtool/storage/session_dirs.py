@@ -1,4 +1,5 @@
-"""Where Claude Code's session transcripts are: ``<config>/projects/<slug of cwd>/<id>.jsonl``."""
+"""Where the agents keep their sessions: Claude Code's transcripts
+(``<config>/projects/<slug of cwd>/<id>.jsonl``) and OpenCode's database."""
 
 from __future__ import annotations
 
@@ -13,9 +14,22 @@ def projects_dir(env: Mapping[str, str]) -> Path:
     return claude_config_dir(env) / "projects"
 
 
+def opencode_database(env: Mapping[str, str]) -> Path:
+    """OpenCode's database: ``$XDG_DATA_HOME/opencode/opencode.db``, by default under
+    ``~/.local/share`` (it may not exist)."""
+    base = (env.get("XDG_DATA_HOME") or "").strip()
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(base or Path(home) / ".local" / "share") / "opencode" / "opencode.db"
+
+
+def project_directory(project: str) -> str:
+    """The directory ``--project`` names (``.`` = here), as the agents record it."""
+    return os.path.abspath(os.path.expanduser(project))
+
+
 def project_folder(project: str, env: Mapping[str, str]) -> Path:
     """The folder of the sessions started in ``project`` (a directory, ``.`` = here)."""
-    return projects_dir(env) / project_slug(os.path.abspath(os.path.expanduser(project)))
+    return projects_dir(env) / project_slug(project_directory(project))
 
 
 def claude_session_files(env: Mapping[str, str], project: str | None = None) -> list[Path]:

@@ -96,6 +96,24 @@ def prompt_text(entry: Mapping[str, Any], fmt: str = CLAUDE_CODE) -> str | None:
     return None
 
 
+def opencode_prompt(entries: Iterable[Mapping[str, Any]]) -> str | None:
+    """The first thing typed in an OpenCode session: the first text part of a user message
+    (parts OpenCode writes itself, marked ``synthetic`` or ``ignored``, left out)."""
+    for entry in entries:
+        info = entry.get("info")
+        parts = entry.get("parts")
+        if not isinstance(info, dict) or info.get("role") != "user" or not isinstance(parts, list):
+            continue
+        for part in parts:
+            if not isinstance(part, dict) or part.get("type") != "text" \
+                    or part.get("synthetic") or part.get("ignored"):
+                continue
+            text = part.get("text")
+            if isinstance(text, str) and text.strip():
+                return one_line(text)
+    return None
+
+
 def read_head(entries: Iterable[Mapping[str, Any]]) -> SessionHead:
     """Session id, cwd, first prompt, side-chain flag and start time from the first entries
     (pulled only until all are found), and a title among the entries passed over."""
@@ -147,5 +165,5 @@ def session_info(*, session_id: str, path: str, size: int, head: SessionHead,
         compactions=report.compact_boundaries if report else None)
 
 
-__all__ = ["SessionHead", "SessionInfo", "one_line", "prompt_text", "read_head",
-           "session_info", "title_of"]
+__all__ = ["SessionHead", "SessionInfo", "one_line", "opencode_prompt", "prompt_text",
+           "read_head", "session_info", "title_of"]
