@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ctxtool.core.estimate import estimate
-from ctxtool.core.sessions import SessionHead, SessionInfo, opencode_prompt, session_info
+from ctxtool.core.sizing.estimate import estimate
+from ctxtool.core.sizing.sessions import SessionHead, SessionInfo, opencode_prompt, session_info
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.storage import opencode_config, opencode_db
