@@ -9,6 +9,7 @@ info without ``id``/``sessionID`` and the part without ``id``/``sessionID``/``me
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -90,3 +91,22 @@ def rows(path: Path) -> list[tuple[Any, ...]]:
                 for row in conn.execute(f"SELECT * FROM {table} ORDER BY id")]
     finally:
         conn.close()
+
+
+def snapshot(db: Path, folder: Path) -> Path:
+    """The database's files (file, -wal, -shm) copied aside: the database as it is now."""
+    folder.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{db}{suffix}").exists():
+            shutil.copyfile(f"{db}{suffix}", folder / f"opencode.db{suffix}")
+    return folder / "opencode.db"
+
+
+def as_one_file(db: Path) -> bytes:
+    """The bytes of a database once its WAL is checkpointed into it (what opening and closing it
+    leaves behind)."""
+    conn = sqlite3.connect(db)
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    conn.close()  # the last connection checkpoints the WAL and removes it
+    assert not Path(f"{db}-wal").exists()
+    return db.read_bytes()

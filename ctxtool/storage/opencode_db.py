@@ -14,15 +14,16 @@ that session's ``opencode export``, byte for byte.
 
 Reading opens the file read-only (``mode=ro``), which is safe while OpenCode runs (it uses WAL).
 :func:`write_session` changes only the ``message`` and ``part`` rows whose content differs, in one
-``BEGIN IMMEDIATE`` transaction, after a backup of the whole database (SQLite's backup API) next to
-it; a lock held too long, a schema ctxtool does not know, or a row OpenCode changed since it was
-read stops it with nothing written.
+``BEGIN IMMEDIATE`` transaction, after a byte-for-byte copy of the database file (checkpointed
+first, so the file alone holds every committed change) next to it; a lock held too long, a schema
+ctxtool does not know, or a row OpenCode changed since it was read stops it with nothing written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -436,23 +437,26 @@ def _plan(conn: sqlite3.Connection, session_id: str, rows: list[_Row],
 
 
 def _backup(db: Path) -> Path:
-    """Copy the database, as the transaction about to write sees it, next to it. A second,
-    read-only connection makes the copy: SQLite's backup cannot read through the connection
-    that holds the write lock, and a reader still sees the state before our first change."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = db.with_name(f"{db.name}{BACKUP_SUFFIX}-{stamp}")
-    n = 1
-    while target.exists():
-        n += 1
-        target = db.with_name(f"{db.name}{BACKUP_SUFFIX}-{stamp}-{n}")
+    """Copy the database file, byte for byte, as the transaction about to write sees it.
+
+    Called under our write lock (``BEGIN IMMEDIATE``, nothing written yet), so no one else can
+    commit. In WAL mode the committed state is the file plus the frames in ``-wal``: a second
+    connection checkpoints them into the file first (a passive checkpoint runs beside a writer),
+    and once every frame is in, the file alone is the database and stays as it is until our
+    commit (which goes to the WAL). Restoring means putting the copy back as ``opencode.db``
+    with no ``-wal``/``-shm`` beside it. When a reader holds an old snapshot the checkpoint
+    cannot finish; the copy is then made with SQLite's backup API (the same rows, a few header
+    bytes different) rather than wait on the reader."""
+    target = _backup_name(db)
     partial = target.with_name(target.name + ".partial")
     try:
-        with _connect(db, write=False) as source:
-            copy = sqlite3.connect(str(partial))
-            try:
-                source.backup(copy)
-            finally:
-                copy.close()
+        if _checkpointed(db):
+            with open(db, "rb") as source, open(partial, "wb") as copy:
+                shutil.copyfileobj(source, copy, 1 << 20)
+                copy.flush()
+                os.fsync(copy.fileno())
+        else:
+            _backup_by_api(db, partial)
         os.replace(partial, target)
     except (OSError, sqlite3.Error) as exc:
         with contextlib.suppress(OSError):
@@ -460,6 +464,40 @@ def _backup(db: Path) -> Path:
         raise StoreError(f"cannot back the database up: {exc}", source=str(target),
                          hint="nothing was changed; free some space or check permissions") from exc
     return target
+
+
+def _backup_name(db: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = db.with_name(f"{db.name}{BACKUP_SUFFIX}-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = db.with_name(f"{db.name}{BACKUP_SUFFIX}-{stamp}-{n}")
+    return target
+
+
+def _checkpointed(db: Path, *, attempts: int = 8) -> bool:
+    """Whether the database file holds every committed change: not in WAL mode, or a passive
+    checkpoint (from a connection of its own) moved every WAL frame into it. Retried a little
+    while a reader's old snapshot holds frames back."""
+    with _connect(db, write=True) as conn:
+        for attempt in range(attempts):
+            _, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if frames == -1 or done == frames:  # -1: not in WAL mode
+                return True
+            time.sleep(0.05 * (attempt + 1))
+    return False
+
+
+def _backup_by_api(db: Path, partial: Path) -> None:
+    """SQLite's backup API through a read-only connection (a reader still sees the state
+    before our first change)."""
+    with _connect(db, write=False) as source:
+        copy = sqlite3.connect(str(partial))
+        try:
+            source.backup(copy)
+        finally:
+            copy.close()
 
 
 def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, bool]]) -> None:

@@ -4,6 +4,7 @@ what ctxtool does not know (tests on small databases with OpenCode 1.18.33's sch
 from __future__ import annotations
 
 import copy
+import shutil
 import io
 import sqlite3
 from pathlib import Path
@@ -16,7 +17,7 @@ from ctxtool.formats.jsonl import write_entries
 from ctxtool.formats.opencode.export import entries_from_export
 from ctxtool.storage import opencode_db
 from tests.opencode_builders import FIXTURE, SESSION, T0, assistant, text, tool, user
-from tests.opencode_db_builder import add_session, make_db, rows
+from tests.opencode_db_builder import add_session, as_one_file, make_db, rows, snapshot
 
 
 def session_messages() -> list[dict]:
@@ -184,3 +185,58 @@ def test_missing_columns_are_an_unknown_schema(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="table session lacks directory"):
         opencode_db.read_session(path)
+
+
+# --- the backup: the database file as it was, byte for byte ---------------------------------------
+
+def _restore(backup: Path, folder: Path) -> Path:
+    folder.mkdir()
+    shutil.copyfile(backup, folder / "opencode.db")
+    return folder / "opencode.db"
+
+
+def test_the_backup_is_the_database_file_byte_for_byte_with_the_wal_folded_in(
+        db: Path, tmp_path: Path) -> None:
+    # OpenCode is running: its connection stays open and its last commits are still in the WAL
+    opencode = sqlite3.connect(db, isolation_level=None)
+    opencode.execute("SELECT count(*) FROM session").fetchone()
+    add_session(db, [user(7)], session="ses_later", updated=T0 + 1)
+    assert Path(f"{db}-wal").stat().st_size > 0
+    try:
+        before = rows(db)
+        as_it_was = snapshot(db, tmp_path / "as-it-was")
+        entries = opencode_db.read_session(db, SESSION)
+        result = opencode_db.write_session(db, _mark(entries), expected=entries)
+    finally:
+        opencode.close()
+    backup = Path(str(result.backup))
+    assert backup.read_bytes() == as_one_file(as_it_was)
+    restored = _restore(backup, tmp_path / "restored")
+    assert rows(restored) == before
+    assert opencode_db.read_session(restored, SESSION) == entries
+    assert as_one_file(restored) == backup.read_bytes()  # opening it changes nothing either
+
+
+def test_a_database_not_in_wal_mode_is_copied_as_it_is(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "opencode.db", wal=False)
+    add_session(path, session_messages())
+    original = path.read_bytes()
+    entries = opencode_db.read_session(path)
+    result = opencode_db.write_session(path, _mark(entries), expected=entries)
+    assert Path(str(result.backup)).read_bytes() == original
+    assert path.read_bytes() != original
+
+
+def test_a_reader_on_an_old_snapshot_still_gets_a_complete_backup(db: Path) -> None:
+    """The checkpoint cannot take frames a reader still needs: the backup API copies the rows."""
+    reader = sqlite3.connect(db, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM part").fetchone()  # holds the snapshot of now
+        add_session(db, [user(7)], session="ses_later", updated=T0 + 1)
+        before = rows(db)
+        entries = opencode_db.read_session(db, SESSION)
+        result = opencode_db.write_session(db, _mark(entries), expected=entries)
+    finally:
+        reader.close()
+    assert rows(Path(str(result.backup))) == before
