@@ -12,6 +12,7 @@ depend on these types without pulling in any backend.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -55,6 +56,29 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class AgentPrompt:
+    """The request an agent's own compaction sends its summarizer, made by that agent's adapter
+    (OpenCode 1.18: the conversation serialized into one prompt with a Markdown template).
+
+    A model backend sends it as it is, in one call: ``system``, then ``prompt`` as the only user
+    message, no tools; the reply is the summary when every heading in ``headings`` starts one of
+    its lines. The offline backend writes its nine sections and ``from_sections`` turns them
+    into the agent's template.
+    """
+
+    system: str
+    prompt: str
+    headings: tuple[str, ...]
+    from_sections: Callable[[str], str]
+
+    def missing(self, reply: str) -> list[str]:
+        """The headings that start no line of ``reply`` (with any number of ``#``)."""
+        return [h for h in self.headings if not re.search(
+            rf"^[ \t]*#+[ \t]*{re.escape(h.lstrip('#').strip())}\b", reply,
+            re.MULTILINE | re.IGNORECASE)]
+
+
+@dataclass(frozen=True)
 class SummaryRequest:
     """Everything a backend needs to write the nine-section summary of a conversation.
 
@@ -75,6 +99,7 @@ class SummaryRequest:
     max_summary_tokens: int = 8000
     cwd: str | None = None
     git_branch: str | None = None
+    agent_prompt: AgentPrompt | None = None  # the agent's own summarizer request, when it has one
 
     @property
     def recent_turns(self) -> tuple[Turn, ...]:

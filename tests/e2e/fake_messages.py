@@ -18,7 +18,9 @@ logged) set up for a client rather than the SDK:
   checks, quota probes) get a short text reply and do not use up the script. When the script is
   empty the agent gets ``say(default_text)``.
 - A compaction request (the client's ``/compact``: its last user message asks for a summary of
-  the conversation) gets :func:`summary_reply` with the nine sections Claude Code expects.
+  the conversation) gets :func:`summary_reply` with the nine sections Claude Code expects; one
+  shaped like OpenCode 1.18's (a serialized ``<conversation>`` and a ``<template>``) gets
+  :func:`template_reply`, the template's sections filled in.
 - ``/v1/messages/count_tokens`` answers characters / 4; any other route answers ``200 {}``.
 """
 
@@ -34,8 +36,8 @@ from ctxtool.core.sizing.tokens import (estimate_entry_tokens, estimate_json_tok
 from ctxtool.types import ANTHROPIC
 from tests.fake_anthropic import FakeAnthropic, Recorded, Reply, summary_text
 
-__all__ = ["FakeMessages", "Recorded", "Reply", "say", "tool", "summary_reply", "request_chars",
-           "heuristic_tokens", "message_tokens"]
+__all__ = ["FakeMessages", "Recorded", "Reply", "say", "tool", "summary_reply", "template_reply",
+           "request_chars", "heuristic_tokens", "message_tokens"]
 
 _ids = itertools.count(1)
 
@@ -71,6 +73,40 @@ def tool(name: str, tool_input: dict[str, Any], *, text: str = "",
 def summary_reply(note: str = "fake summary") -> Reply:
     """The answer to a compaction request: analysis scratchpad, then the nine sections."""
     return Reply(200, _message([{"type": "text", "text": summary_text(note=note)}], "end_turn"))
+
+
+TEMPLATE_SUMMARY = """## Objective
+- {note}: what the user wants
+
+## Important Details
+- {note}: details
+
+## Work State
+### Completed
+- {note}: done
+
+### Active
+- (none)
+
+### Blocked
+- (none)
+
+## Next Move
+1. {note}: next
+
+## Relevant Files
+- (none)"""
+
+
+def template_reply(note: str = "fake summary") -> Reply:
+    """The answer to an OpenCode 1.18 compaction request: its Markdown template, filled in."""
+    return Reply(200, _message([{"type": "text", "text": TEMPLATE_SUMMARY.format(note=note)}],
+                               "end_turn"))
+
+
+def is_template_compaction(body: dict[str, Any]) -> bool:
+    text = last_user_text(body)
+    return "<conversation>" in text and "<template>" in text
 
 
 def request_chars(body: dict[str, Any]) -> int:
@@ -109,7 +145,7 @@ def last_user_text(body: dict[str, Any]) -> str:
 def is_compaction(body: dict[str, Any]) -> bool:
     text = last_user_text(body)
     return "summary of the conversation" in text and "<summary>" in text or (
-        "Your task is to create a detailed summary" in text)
+        "Your task is to create a detailed summary" in text) or is_template_compaction(body)
 
 
 class FakeMessages(FakeAnthropic):
@@ -139,7 +175,9 @@ class FakeMessages(FakeAnthropic):
             self.requests.append(Recorded(path, headers, body))
             if path.endswith("/count_tokens"):
                 return Reply(200, {"input_tokens": size})
-            if is_compaction(body):
+            if is_template_compaction(body):
+                reply = template_reply()
+            elif is_compaction(body):
                 reply = summary_reply()
             elif self.is_turn(body) and self.script:
                 reply = self.script.popleft()

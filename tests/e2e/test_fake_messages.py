@@ -42,3 +42,13 @@ def test_a_compaction_request_gets_the_nine_sections() -> None:
             messages=[{"role": "user", "content": ask}])
     assert "<summary>" in reply.content[0].text and "9. Optional Next Step" in reply.content[0].text
     assert api.turns() == [] and len(api.compactions()) == 1
+
+
+def test_an_opencode_compaction_request_gets_its_template_filled() -> None:
+    with FakeMessages() as api:
+        client = anthropic.Anthropic(api_key="sk-fake", base_url=api.url, max_retries=0)
+        ask = "<conversation>\n[User]: hi\n</conversation>\n\n<template>\n## Objective\n</template>"
+        reply = client.messages.create(model="m", max_tokens=100,
+                                       messages=[{"role": "user", "content": ask}])
+    assert reply.content[0].text.startswith("## Objective\n- fake summary")
+    assert "### Blocked" in reply.content[0].text and len(api.compactions()) == 1

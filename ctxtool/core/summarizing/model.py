@@ -28,8 +28,8 @@ from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.prompt import (SYSTEM_PROMPT, build_prompt, extract_summary,
                                          missing_headings, render_turns, summary_body)
 from ctxtool.errors import LLMError
-from ctxtool.llm.base import (BREAKER_LIMIT, BadReply, Complete, Completion, Progress, PromptTooLong,
-                              SummaryRequest, SummaryResult, no_progress)
+from ctxtool.llm.base import (BREAKER_LIMIT, AgentPrompt, BadReply, Complete, Completion, Progress,
+                              PromptTooLong, SummaryRequest, SummaryResult, no_progress)
 
 MIN_MAX_TOKENS = 3000  # never ask for fewer output tokens than this (Claude Code's floor)
 OVERFLOW_RESERVE = 1000  # kept free when max_tokens is lowered after an overflow
@@ -247,6 +247,26 @@ class ModelSummarizer:
         self.max_tokens = max_tokens
 
     def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
+        if request.agent_prompt is not None:
+            return self._as_the_agent(request.agent_prompt)
         return summarize_with_model(request, self.backend.complete, backend=self.name,
                                     model=self.model, window=self.window,
                                     max_tokens=self.max_tokens, progress=progress)
+
+    def _as_the_agent(self, prompt: AgentPrompt) -> SummaryResult:
+        """The agent's own request, sent as it is (one call, no chunking: the agent makes one);
+        the reply is the summary once it holds every heading of the agent's template."""
+        try:
+            reply = self.backend.complete(system=prompt.system, prompt=prompt.prompt,
+                                          max_tokens=self.max_tokens)
+        except PromptTooLong as exc:
+            raise LLMError(f"the conversation does not fit one summarizer call: {exc.message}",
+                           hint="keep the newest messages verbatim (--keep-tokens N), or use "
+                           "--llm offline") from None
+        missing = prompt.missing(reply.text)
+        if missing:
+            raise BadReply(f"the model's summary lacks the section(s) {', '.join(missing)}",
+                           hint="try again, or use --llm offline")
+        return SummaryResult(text=reply.text.strip(), backend=self.name, model=self.model,
+                             calls=1, input_tokens=reply.input_tokens,
+                             output_tokens=reply.output_tokens)

@@ -495,7 +495,10 @@ class OfflineSummarizer:
     model: str | None = None
 
     def summarize(self, request: SummaryRequest, *, progress: Progress = no_progress) -> SummaryResult:
-        return SummaryResult(text=offline_summary(request), backend=self.name, chunks=1)
+        text = offline_summary(request)
+        if request.agent_prompt is not None:  # the agent's own template, filled from the nine
+            text = request.agent_prompt.from_sections(text)
+        return SummaryResult(text=text, backend=self.name, chunks=1)
 
     def begin(self) -> OfflineSink:
         return OfflineSink(self.name)

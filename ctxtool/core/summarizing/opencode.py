@@ -1,7 +1,11 @@
 """``summarize`` on OpenCode sessions: what OpenCode's own compaction writes.
 
 OpenCode summarizes the messages it would send now (``filterCompacted``'s view: an earlier
-summary, the tail it kept, what came after) and appends, after the newest user message
+summary, the tail it kept, what came after). Sessions of OpenCode 1.18 and later (by the version
+the session records) get 1.18's own summarizer request
+(:mod:`ctxtool.core.summarizing.opencode_prompt`: the conversation serialized into one prompt with
+its Markdown template; the offline backend fills the same template); older ones keep ctxtool's
+nine-section request. Then it appends, after the newest user message
 (``SessionCompaction.create``/``process``, :func:`ctxtool.formats.opencode.session.append_compaction`):
 
 * a user message holding a ``compaction`` part (``auto``: whether it was automatic; with a kept
@@ -19,15 +23,18 @@ OpenCode re-attaches no files after a compaction, so ``restore_files`` does not 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from ctxtool.core.sizing.tokens import estimate_entry_tokens
+from ctxtool.core.summarizing.opencode_prompt import agent_prompt
 from ctxtool.core.summarizing.request import build_request, first_kept
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.opencode.context import is_finished_summary
-from ctxtool.formats.opencode.session import append_compaction, filter_compacted_opencode
+from ctxtool.formats.opencode.rule import session_version
+from ctxtool.formats.opencode.session import (append_compaction, filter_compacted_opencode,
+                                              is_older_session)
 from ctxtool.formats.opencode.view import is_message, obj
 from ctxtool.llm.base import SummaryRequest
 from ctxtool.types import OPENCODE
@@ -83,6 +90,10 @@ def plan_opencode(items: Sequence[dict[str, Any]], *, keep_last: int = 0, keep_t
             "the kept tail holds every message" if newer and start == 0
             else "no messages since the last compaction"
             if newer or request.turns or request.prior_summaries else "no messages")
+    if not is_older_session(session_version(items)):  # 1.18's own summarizer request, which
+        # carries the earlier summary itself (merged into the template, never nested)
+        request = replace(request, prior_summaries=(), history_missing=False,
+                          agent_prompt=agent_prompt(head, instructions=instructions))
     return OpenCodePlan(request, tail, reason)
 
 
