@@ -27,8 +27,11 @@ import pytest
 
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_messages import FakeMessages, say, tool
+from tests.opencode_db_builder import as_one_file, snapshot
 
 CLEARED = "[Old tool result content cleared]"
+TEMPLATE = ["## Objective", "## Important Details", "## Work State", "### Completed", "### Active",
+            "### Blocked", "## Next Move", "## Relevant Files"]
 FILE_TEXT = "the secret word is pelican"
 
 
@@ -47,7 +50,10 @@ class OpenCode:
         return self.home / "data" / "opencode" / "opencode.db"
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([self.binary, *args], cwd=self.project, env=self.env,
+        # stdin an empty pipe: `opencode run` appends all its stdin holds to the prompt and
+        # waits for it to end (an inherited stdin, even a /dev/null that is a regular file on
+        # a broken machine, puts anything into the prompt or hangs the run)
+        proc = subprocess.run([self.binary, *args], cwd=self.project, env=self.env, input="",
                               capture_output=True, text=True, timeout=timeout, check=False)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return proc
@@ -64,8 +70,8 @@ class OpenCode:
         target = self.home / "export.json"
         with open(target, "wb") as out:
             proc = subprocess.run([self.binary, "export", session], cwd=self.project,
-                                  env=self.env, stdout=out, stderr=subprocess.PIPE, timeout=120,
-                                  check=False)
+                                  env=self.env, input=b"", stdout=out, stderr=subprocess.PIPE,
+                                  timeout=120, check=False)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return target.read_bytes()
 
@@ -156,11 +162,15 @@ def test_reading_the_database_equals_reading_the_export(opencode: OpenCode, work
     assert by_db["opencode"]["count"] == last["input"] + last["output"]
 
 
-def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work) -> None:
+def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work,
+                                             tmp_path: Path) -> None:
+    as_it_was = snapshot(opencode.db, tmp_path / "as-it-was")  # OpenCode is not running
     ctxtool_ok("microcompact", "--strategy", "opencode", "--force", "--target", "0",
                "--in-place", str(opencode.db), "--session", work.id)
     backups = sorted(opencode.db.parent.glob("opencode.db.ctxtool-backup-*"))
     assert len(backups) == 1
+    # the backup is the database file as it was, byte for byte (its WAL folded in)
+    assert backups[0].read_bytes() == as_one_file(as_it_was)
     opencode.api.push(say("Cleared."))
     turns = [b for b in opencode.prompt("continue", work.id) if b.get("tools")]
     assert tool_results(turns[-1]) == [CLEARED]
@@ -171,8 +181,8 @@ def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work) -> 
     turns = [b for b in opencode.prompt("and again", work.id) if b.get("tools")]
     assert len(tool_results(turns[-1])) == 1 and FILE_TEXT in str(tool_results(turns[-1])[0])
 
-    # the backup is the database as it was before microcompact: put it back, OpenCode exports
-    # the session exactly as it did then
+    # put the backup back (alone, no -wal/-shm): OpenCode exports the session exactly as it
+    # did before microcompact
     for suffix in ("", "-wal", "-shm"):
         Path(f"{opencode.db}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(backups[0], opencode.db)
@@ -185,13 +195,26 @@ def test_summarize_in_place_and_opencode_continues_from_it(opencode: OpenCode, w
                ctxtool_ok("convert", str(opencode.db), "--session", work.id).splitlines()]
     summary = next(e for e in entries[1:] if e["info"].get("summary") is True)
     summary_text = "".join(p.get("text", "") for p in summary["parts"] if p["type"] == "text")
+    # offline, in 1.18's template
+    assert [line for line in summary_text.splitlines() if line.startswith("#")] == TEMPLATE
     opencode.api.push(say("Continuing."))
     turns = [b for b in opencode.prompt("go on", work.id) if b.get("tools")]
-    texts = [block.get("text", "") for message in turns[-1]["messages"]
-             for block in message["content"] if isinstance(block, dict)]
-    assert summary_text in texts  # OpenCode sends ctxtool's summary as the assistant's answer
-    assert not [t for t in texts if "What does notes.txt say?" in t and t != summary_text]
+    # what OpenCode sends after its own compaction: "What did we do so far?" answered by the
+    # summary, then what came after (here the new prompt)
+    sent = [(m["role"], _texts(m)) for m in turns[-1]["messages"]]
+    assert sent[:2] == [("user", ["What did we do so far?"]), ("assistant", [summary_text])]
+    assert [role for role, _ in sent[2:]] == ["user"] and "go on" in sent[2][1][0]
     assert ctxtool_ok("convert", str(opencode.db), "--session", work.id)
+
+
+def _texts(message: dict[str, Any]) -> list[str]:
+    content = message["content"]
+    return [content] if isinstance(content, str) else [
+        block.get("text", "") for block in content if block.get("type") == "text"]
+
+
+def _conversation(text: str) -> str:
+    return text.split("<conversation>\n", 1)[1].split("\n</conversation>", 1)[0]
 
 
 def test_overflow_verdict_on_both_sides_of_the_threshold(opencode: OpenCode,
@@ -207,7 +230,8 @@ def test_overflow_verdict_on_both_sides_of_the_threshold(opencode: OpenCode,
     def compactions(sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [b for b in sent if "<conversation>" in json.dumps(b["messages"])]
 
-    opencode.api.push(say("Big.", usage=(191_000, 14)))
+    opencode.api.push(tool("read", {"filePath": str(opencode.project / "notes.txt")}),
+                      say("Big.", usage=(191_000, 14)))
     assert not compactions(opencode.prompt("Fill the window."))
     session = opencode.newest_session()
     below = verdict(str(opencode.db), "--session", session)
@@ -229,3 +253,18 @@ def test_overflow_verdict_on_both_sides_of_the_threshold(opencode: OpenCode,
     above = verdict(str(tmp_path / "at-step.jsonl"))
     assert (above["count"], above["overflow"]) == (193_014, True)
     assert b'"type":"compaction"' in b"".join(lines[step + 1:])
+
+    # ctxtool's summarizer request for the same messages has the shape of OpenCode's own: a
+    # system prompt, one user message holding the same serialized conversation, no tools
+    theirs = compactions(sent)[0]
+    api = {"ANTHROPIC_BASE_URL": opencode.api.url, "ANTHROPIC_API_KEY": "sk-test"}
+    before = len(opencode.api.requests)
+    out = ctxtool_ok("summarize", "--llm", "anthropic", str(tmp_path / "at-step.jsonl"), env=api)
+    (ours,) = [r.body for r in opencode.api.requests[before:]]
+    assert not ours.get("tools") and ours["system"] and len(ours["messages"]) == 1
+    assert _conversation(_texts(ours["messages"][0])[0]) == \
+        _conversation(_texts(theirs["messages"][0])[0])
+    assert "[truncated]" in _conversation(_texts(ours["messages"][0])[0])  # the long read
+    written = json.loads(out.splitlines()[-1])
+    assert written["info"]["summary"] is True and written["parts"][0]["text"].startswith(
+        "## Objective")
