@@ -88,6 +88,7 @@ def test_summarize_appends_a_compaction_request_and_the_summary() -> None:
     request, answer = out[len(entries):]
     (part,) = request["parts"]
     assert part["type"] == "compaction" and part["auto"] is False and "tail_start_id" not in part
+    assert "overflow" not in part  # 1.18 records none for a manual compaction
     assert request["info"]["role"] == "user" and request["info"]["time"]["created"] == NOW_MS
     assert request["info"]["model"] == entries[3]["info"]["model"]  # the newest user's model
     info = answer["info"]
@@ -104,7 +105,8 @@ def test_automatic_runs_add_the_continue_message_and_a_kept_tail_its_id() -> Non
                    options=SummarizeOptions(now=NOW, auto=True, auto_compact_at=0, keep_last=1))
     request, answer, more = done.entries[len(entries):]
     # one message kept, moved back to the user message that opens its turn
-    assert request["parts"][0] == {**request["parts"][0], "auto": True, "tail_start_id": mid(3)}
+    assert request["parts"][0] == {**request["parts"][0], "auto": True, "overflow": False,
+                                   "tail_start_id": mid(3)}  # as 1.18 writes an automatic one
     assert more["parts"][0]["text"] == CONTINUE_TEXT and more["parts"][0]["synthetic"] is True
     view = ids(filter_compacted_opencode(done.entries))
     assert view == [request["info"]["id"], answer["info"]["id"], mid(3), mid(4), more["info"]["id"]]

@@ -108,7 +108,8 @@ def opencode_output(items: list[dict[str, Any]], tail: list[dict[str, Any]], sum
         if backend == "anthropic" and model else None  # offline: the session's own model
     tail_id = obj(tail[0].get("info")).get("id") if tail else None
     try:
-        return append_compaction(items, summary, auto=auto,
+        # an automatic compaction records overflow: false, as 1.18 writes it (a manual one none)
+        return append_compaction(items, summary, auto=auto, overflow=False if auto else None,
                                  now_ms=int(moment.timestamp() * 1000),
                                  tail_start_id=tail_id if isinstance(tail_id, str) else None,
                                  tokens=tokens, model=writer)
