@@ -21,27 +21,45 @@ from ctxtool.errors import CtxtoolError, ExitCode
 from ctxtool.storage import durable
 from ctxtool.types import Entry
 
-# name -> "module:function"; a command appears once its module exists.
+# name -> "module:function", in the order of a working session: find it, measure it, check it,
+# shrink it, look at what the model sees, undo, convert, clean up. --help lists them this way.
 COMMANDS: dict[str, str] = {
+    "sessions": "ctxtool.cli.sessions:sessions_cmd",
     "estimate": "ctxtool.cli.estimate:estimate_cmd",
+    "statusline": "ctxtool.cli.statusline:statusline_cmd",
     "validate": "ctxtool.cli.validate:validate_cmd",
     "persist": "ctxtool.cli.persist:persist_cmd",
-    "restore": "ctxtool.cli.restore:restore_cmd",
     "snip": "ctxtool.cli.snip:snip_cmd",
     "microcompact": "ctxtool.cli.microcompact:microcompact_cmd",
     "summarize": "ctxtool.cli.summarize:summarize_cmd",
     "filter-compacted": "ctxtool.cli.filter_compacted:filter_compacted_cmd",
-    "cleanup": "ctxtool.cli.cleanup:cleanup_cmd",
+    "restore": "ctxtool.cli.restore:restore_cmd",
     "convert": "ctxtool.cli.convert:convert_cmd",
-    "sessions": "ctxtool.cli.sessions:sessions_cmd",
-    "statusline": "ctxtool.cli.statusline:statusline_cmd",
+    "cleanup": "ctxtool.cli.cleanup:cleanup_cmd",
+}
+
+# One line each for `ctxtool --help` (which then imports no command module). A command missing
+# here falls back to the first sentence of its own help.
+SUMMARIES: dict[str, str] = {
+    "sessions": "List your sessions, newest first: which file is which.",
+    "estimate": "Show how full the context window is, and with what.",
+    "statusline": "Print one line for Claude Code's status line.",
+    "validate": "Check transcripts against their format's rules.",
+    "persist": "Move oversized tool results to files on disk.",
+    "snip": "Clear tool results that newer ones superseded.",
+    "microcompact": "Replace old tool results with short placeholders.",
+    "summarize": "Replace old history by a structured summary.",
+    "filter-compacted": "Show what the model sees after the last compaction.",
+    "restore": "Put saved tool results back, byte for byte.",
+    "convert": "Convert OpenCode sessions and API message lists.",
+    "cleanup": "Remove old sessions safely (a plan unless --apply).",
 }
 
 
 class CtxtoolGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name, target in COMMANDS.items()
-                      if importlib.util.find_spec(target.split(":")[0]) is not None)
+        return [name for name, target in COMMANDS.items()
+                if importlib.util.find_spec(target.split(":")[0]) is not None]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
@@ -51,12 +69,34 @@ class CtxtoolGroup(click.Group):
         command = getattr(importlib.import_module(module_name), attr)
         return command if isinstance(command, click.Command) else None
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            summary = SUMMARIES.get(name)
+            if summary is None:
+                command = self.get_command(ctx, name)
+                summary = command.get_short_help_str(limit=200) if command else ""
+            rows.append((name, summary))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            _usage_error(exc)
+            raise  # not reached
+
     def invoke(self, ctx: click.Context) -> Any:
         # files a store wrote for an earlier command in this process (tests, a library
         # caller) are not this command's to sync before its output replaces anything
         durable.discard()
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # a command's own options: the same style as ours
+            sub = ctx.invoked_subcommand
+            _usage_error(exc, f"{ctx.command_path} {sub}" if sub else ctx.command_path)
         except CtxtoolError as exc:
             messages.error(exc.format())
             ctx.exit(int(exc.exit_code))
@@ -75,6 +115,14 @@ class CtxtoolGroup(click.Group):
         except OSError as exc:  # writing stdout or an -o file failed (disk full, EIO...)
             messages.error(f"I/O error: {exc.strerror or exc}")
             ctx.exit(int(ExitCode.STORAGE))
+
+
+def _usage_error(exc: click.UsageError, where: str = "ctxtool") -> None:
+    """Click's usage errors in ctxtool's one-line style, with where to look, exit 2."""
+    if exc.ctx is not None:
+        where = exc.ctx.command_path
+    messages.error(f"{exc.format_message().rstrip('.')} — see '{where} --help'")
+    sys.exit(int(ExitCode.USAGE))
 
 
 def _entry_at_fault(exc: BaseException) -> str | None:

@@ -106,17 +106,18 @@ def run_clearing(io: IOOptions, clear: ClearingSettings, report: ReportOptions,
 
 def _summarize(data: dict[str, Any], clear: ClearingSettings) -> None:
     if not data["results_cleared"]:
-        messages.info(f"{data['command']}: nothing cleared ({data.get('skipped') or 'none'})")
+        messages.summary(data["command"], f"nothing cleared ({data.get('skipped') or 'none'})")
         return
     if data.get("marked_compacted"):
-        messages.info(f"{data['command']}: marked {data['results_cleared']} tool result(s) "
-                      f"compacted, {data['cleared_tokens_before']} -> "
-                      f"{data['cleared_tokens_after']} tokens; the output stays in the file")
+        messages.summary(data["command"], f"marked {data['results_cleared']} tool result(s) "
+                         "compacted, " + messages.token_change(data["cleared_tokens_before"],
+                                                              data["cleared_tokens_after"])
+                         + "; the output stays in the file")
         return
     where = "not saved (--no-save)" if clear.no_save else f"saved under {clear.stores[-1]}"
-    messages.info(f"{data['command']}: cleared {data['results_cleared']} tool result(s), "
-                  f"{data['cleared_tokens_before']} -> {data['cleared_tokens_after']} tokens; "
-                  f"{where}")
+    messages.summary(data["command"], f"cleared {data['results_cleared']} tool result(s), "
+                     + messages.token_change(data["cleared_tokens_before"],
+                                             data["cleared_tokens_after"]) + f"; {where}")
 
 
 def env_flag(name: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from ctxtool.cli.options import io_options
+from ctxtool.cli.options import read_io_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.cli.timeline_render import render_html, render_svg, render_text
 from ctxtool.core.sizing.estimate import (
@@ -38,7 +38,7 @@ FREE, BUFFER = ".", "~"
 
 
 @click.command("estimate")
-@io_options
+@read_io_options
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON report per input file, one per line (schemas/estimate-report).")
 @click.option("--grid", is_flag=True,
@@ -88,8 +88,6 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
         ctxtool estimate --per-entry s.jsonl | jq -c 'select(.ctxtool.tokens > 5000) | .uuid'
         ctxtool estimate --latest --timeline context.html
     """
-    if io.in_place:
-        raise UsageError("estimate does not rewrite its input: --in-place does not apply")
     if per_entry and (as_json or grid or exact):
         raise UsageError("--per-entry emits the transcript: it does not combine with "
                          "--json, --grid or --exact")

@@ -8,19 +8,18 @@ from typing import Any
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.options import ReportOptions, io_options, report_options
+from ctxtool.cli.options import ReportOptions, read_io_options, report_options
 from ctxtool.cli.spool import spooled_input
 from ctxtool.cli.streams import IOOptions, check_stdin, open_output
 from ctxtool.core.messages.convert import to_anthropic, to_openai
 from ctxtool.core.messages.filter_compacted import FilterReport, View, filter_compacted, plan_cut
-from ctxtool.errors import UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.types import ANTHROPIC
 
 
 @click.command("filter-compacted")
-@io_options
+@read_io_options
 @click.option("--view", type=click.Choice(["transcript", "model"]), default="transcript",
               show_default=True,
               help="transcript: the entries after the cut, unchanged. model: only what is sent "
@@ -52,9 +51,6 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
         ctxtool filter-compacted --view model session.jsonl > what-the-model-sees.jsonl
         ctxtool summarize < s.jsonl | ctxtool filter-compacted --to anthropic > messages.jsonl
     """
-    if io.in_place:
-        raise UsageError("--in-place would delete the history before the compaction from the file",
-                         hint="write the view with -o FILE instead")
     check_stdin(io)
     stats: dict[str, Any] = {"files": [], "entries_out": 0}
     with open_output(io.output, io.paths) as out:
@@ -76,7 +72,17 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
             stats["files"].append({"input": source.name, "format": fmt, **plan.as_dict(),
                                    "entries_out": written, **_model_stats(file_report, view, to)})
             _warn_problem(plan.problem, plan.cut_location)
+            _tell(source.name, plan.cut_location, written)
     report.emit(stats)
+
+
+def _tell(name: str, cut: str | None, written: int) -> None:
+    if cut is None:
+        messages.summary("filter-compacted", f"{name}: no compaction, passed through unchanged")
+    else:
+        line = cut.rsplit(":", 1)[-1]
+        messages.summary("filter-compacted", f"{name}: {written:,} entries from the last "
+                                             f"compaction (line {line}) on")
 
 
 def _output(entries: Iterator[dict[str, Any]], fmt: str, to: str | None, thinking: str,

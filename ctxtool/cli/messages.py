@@ -43,3 +43,14 @@ def warn(message: str) -> None:
 def error(message: str) -> None:
     """Always shown: the one line explaining why the command failed."""
     _emit(f"ctxtool: error: {message}")
+
+
+def summary(command: str, text: str) -> None:
+    """The one line every transforming command ends with: ``ctxtool: COMMAND: what it did``."""
+    info(f"{command}: {text}")
+
+
+def token_change(before: int, after: int) -> str:
+    """``28,196 -> 2,310 tokens (-92%)``: the figure a summary line leads with."""
+    change = f" ({(after - before) / before:+.0%})" if before else ""
+    return f"{before:,} -> {after:,} tokens{change}"

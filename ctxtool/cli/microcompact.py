@@ -50,7 +50,7 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
               help="Skip the --trigger and --clear-at-least conditions (like a manual /compact); "
                    "with --in-place, also rewrite files modified within --live-window.")
 @click.option("--tools", metavar="A,B",
-              help=f"Compactable tools (default: {','.join(sorted(COMPACTABLE_TOOLS))}).")
+              help=f"Compactable tools (default: {', '.join(sorted(COMPACTABLE_TOOLS))}).")
 @click.option("--include-mcp", is_flag=True, help="Also clear results of mcp__* tools.")
 @click.option("--exclude-tools", metavar="A,B",
               help="Tools whose results are never cleared (Anthropic's `exclude_tools`).")
@@ -60,7 +60,7 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
               help="opencode: newest user turns whose tool output is never pruned.")
 @click.option("--idle", "idle", default="60m", show_default=True, metavar="DURATION",
               help="idle: clear only after this gap since the last assistant entry "
-                   "(5m, 2h; a bare number means minutes; seed 001 uses 5m).")
+                   "(5m, 2h; a bare number means minutes; 5m matches a 5-minute prompt cache).")
 @now_option
 @click.option("--clear-tool-inputs", is_flag=True,
               help="Also blank the inputs of cleared tool uses (saved too; Anthropic's "

@@ -32,10 +32,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 def io_options(f: F) -> F:
     """Inputs (files, session ids or stdin), -o/--output, --in-place, --format, --on-invalid,
     --quiet, --latest, --project."""
+    return _io_options(f, rewrites=True)
 
+
+def read_io_options(f: F) -> F:
+    """``io_options`` for commands that never rewrite their input: no --in-place to offer."""
+    return _io_options(f, rewrites=False)
+
+
+def _io_options(f: F, *, rewrites: bool) -> F:
     @functools.wraps(f)
-    def wrapper(*args: Any, inputs: tuple[str, ...], output: str | None, in_place: bool,
-                fmt: str | None, on_invalid: str, quiet: bool, session_id: str | None,
+    def wrapper(*args: Any, inputs: tuple[str, ...], output: str | None, fmt: str | None,
+                on_invalid: str, quiet: bool, session_id: str | None, in_place: bool = False,
                 **kwargs: Any) -> Any:
         messages.set_quiet(quiet)
         database.set_session(session_id, in_place=in_place)
@@ -48,8 +56,9 @@ def io_options(f: F) -> F:
                        type=click.Path(allow_dash=True, path_type=str)),
         click.option("-o", "--output", metavar="FILE",
                      help="Write to FILE (atomically) instead of stdout."),
-        click.option("--in-place", is_flag=True,
-                     help="Rewrite each input file (atomically) instead of writing to stdout."),
+        *([click.option("--in-place", is_flag=True,
+                        help="Rewrite each input file (atomically) instead of writing to stdout.")]
+          if rewrites else []),
         click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
                      help="Input format; detected from the first entries when not given."),
         click.option("--on-invalid", type=click.Choice(["error", "skip", "keep"]),

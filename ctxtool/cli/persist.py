@@ -137,6 +137,7 @@ def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines
                                   store_dir=store_dir, now=moment)
         _add(totals, run)
         stores.update([root] if root else [])
+    _tell(totals, sorted(stores), truncate=truncate)
     finish(report, {**totals.as_dict(), "stores": sorted(stores)}, problems=totals.failed,
            what="could not be saved and were left in place")
 
@@ -175,6 +176,18 @@ def _auto_options(base: PersistOptions, entries_of: Callable[[], Iterator[Entry]
     messages.info(f"context {use.tokens:,} of {effective:,} tokens "
                   f"({use.tokens / effective:.0%}); persisting results over {limit} chars")
     return dataclasses.replace(base, max_chars=limit)
+
+
+def _tell(totals: PersistReport, stores: list[str], *, truncate: bool) -> None:
+    """The summary line: how many results went to files (or were cut), and where."""
+    if not totals.persisted and not totals.truncated:
+        messages.summary("persist", f"nothing to move ({totals.results} tool result(s), none "
+                                    "over the size limit)")
+        return
+    done = (f"truncated {totals.truncated}" if truncate else f"saved {totals.persisted}")
+    where = "" if truncate or not stores else f"; saved under {', '.join(stores)}"
+    messages.summary("persist", f"{done} tool result(s), "
+                     + messages.token_change(totals.tokens_before, totals.tokens_after) + where)
 
 
 def _add(totals: PersistReport, run: PersistReport) -> None:

@@ -59,4 +59,8 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
         for name in ("entries", "entries_changed", "placeholders", "restored", "missing",
                      "failed", "unrecognized", "exact_lines"):
             setattr(totals, name, getattr(totals, name) + getattr(run, name))
+    left = f"; {totals.not_restored} left in place" if totals.not_restored else ""
+    messages.summary("restore", f"restored {totals.restored} of {totals.placeholders} saved "
+                                f"tool result(s){left}" if totals.placeholders
+                     else "nothing to restore (no placeholder found)")
     report.emit(totals.as_dict())

@@ -25,18 +25,18 @@ from ctxtool.core.clearing.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WR
 @click.option("--keep-searches", type=click.IntRange(min=0), default=3, show_default=True,
               help="Newest results kept per search tool; older ones are snipped.")
 @click.option("--search-tools", metavar="A,B",
-              help=f"Search-like tools (default: {','.join(sorted(SEARCH_TOOLS))}).")
+              help=f"Search-like tools (default: {', '.join(sorted(SEARCH_TOOLS))}).")
 @click.option("--read-tools", metavar="A,B",
-              help=f"Tools that read a file (default: {','.join(sorted(READ_TOOLS))}).")
+              help=f"Tools that read a file (default: {', '.join(sorted(READ_TOOLS))}).")
 @click.option("--write-tools", metavar="A,B",
-              help=f"Tools that change a file (default: {','.join(sorted(WRITE_TOOLS))}).")
+              help=f"Tools that change a file (default: {', '.join(sorted(WRITE_TOOLS))}).")
 @click.option("--identical/--no-identical", default=True, show_default=True,
               help="Snip results whose exact content a newer result repeats.")
 @click.option("--min-tokens", type=click.IntRange(min=0), default=MIN_TOKENS, show_default=True,
               help="Leave results smaller than this alone (the placeholder would be as long).")
 @click.option("--min-usage", type=click.FloatRange(0, 100), metavar="PCT",
-              help="Snip only when the context fills more than PCT% of the window (seed 001 "
-                   "uses 60). Default: always.")
+              help="Snip only when the context fills more than PCT% of the window "
+                   "(60 is a common choice). Default: always.")
 @now_option
 @clearing_options
 @report_options

@@ -103,8 +103,9 @@ def _tell(done: Compaction) -> None:
         messages.info(f"{r.reason}; input passed through unchanged")
     else:
         parts = f", {r.calls} call(s), {r.chunks} part(s)" if r.calls else ""
-        messages.info(f"summarized with {who}{parts}: context {r.tokens_before} -> "
-                      f"{r.tokens_after} tokens, summary {r.summary_tokens} tokens")
+        messages.summary("summarize", "context " + messages.token_change(r.tokens_before,
+                                                                          r.tokens_after)
+                         + f", summary {r.summary_tokens:,} tokens by {who}{parts}")
     for note in r.notes:
         messages.info(note)
 

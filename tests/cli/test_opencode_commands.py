@@ -133,7 +133,7 @@ def test_summarize_appends_what_opencode_writes(runner, session: Path, long_sess
     added = lines(result.stdout_bytes)[14:]
     assert [m["parts"][0]["type"] for m in added] == ["compaction", "text"]
     assert added[0]["parts"][0]["auto"] is False and added[1]["info"]["summary"] is True
-    assert "summarized with offline" in result.stderr
+    assert "tokens by offline" in result.stderr
     refused = runner.invoke(cli, ["summarize", "--llm", "offline", "--restore-files", "2",
                                   str(session)])
     assert refused.exit_code == ExitCode.USAGE and "OpenCode re-attaches no files" in refused.stderr

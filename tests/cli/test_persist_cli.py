@@ -76,7 +76,9 @@ def test_stats_report(session: tuple[Path, bytes], tmp_path: Path) -> None:
                                       "--report", str(tmp_path / "r.json"), str(path)])
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r.json").read_text())
-    assert json.loads(result.stderr) == report
+    summary, stats = result.stderr.split("\n", 1)
+    assert summary.startswith("ctxtool: persist: saved 1 tool result(s), ")
+    assert json.loads(stats) == report
     assert report["persisted"] == 1 and report["files"] == 1 and report["tool_results"] == 2
     assert report["changed_results"]["tokens_after"] < report["changed_results"]["tokens_before"]
     assert report["stores"] == [str(tmp_path / "s")]
@@ -145,7 +147,9 @@ def test_restore_in_place(session: tuple[Path, bytes], tmp_path: Path) -> None:
     result = run_ctxtool("restore", "--in-place", "--force", "--stats", str(path))
     assert result.returncode == 0 and result.stdout == b""
     assert path.read_bytes() == data
-    assert json.loads(result.stderr)["restored"] == 1
+    summary, stats = result.stderr.split(b"\n", 1)
+    assert summary == b"ctxtool: restore: restored 1 of 1 saved tool result(s)"
+    assert json.loads(stats)["restored"] == 1
 
 
 def test_truncate_needs_no_store(session: tuple[Path, bytes], tmp_path: Path) -> None:

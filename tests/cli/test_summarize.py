@@ -41,7 +41,8 @@ def test_readme_command_compacts_the_bundled_example_offline() -> None:
         assert path in text
     assert "UnicodeEncodeError" in text and "[in_progress] Investigate the rounding failure" in text
     assert str(EXAMPLE) in text  # the full transcript is named
-    assert proc.stderr.decode().startswith("ctxtool: summarized with offline")
+    assert proc.stderr.decode().startswith("ctxtool: summarize: context ")
+    assert "tokens by offline" in proc.stderr.decode()
     assert b"Traceback" not in proc.stderr
 
 
@@ -69,7 +70,7 @@ def test_text_prints_only_the_summary(runner) -> None:
     assert result.stdout.startswith("1. Primary Request and Intent:")
     assert all(f"{title}:" in result.stdout for title in HEADINGS)
     assert "Focus asked for this summary: focus on tests" in result.stdout
-    assert "ctxtool: summarized with offline" in result.stderr
+    assert "tokens by offline" in result.stderr
 
 
 def test_stats_report_on_stderr(runner) -> None:
@@ -107,7 +108,7 @@ def test_llm_choice_from_environment_and_missing_key(runner) -> None:
     data = coding_session().jsonl()
     offline = runner.invoke(cli, ["summarize"], input=data, env={"CTXTOOL_LLM": "offline",
                                                                  "ANTHROPIC_API_KEY": "sk-ant-unused-key"})
-    assert offline.exit_code == 0 and "summarized with offline" in offline.stderr
+    assert offline.exit_code == 0 and "tokens by offline" in offline.stderr
     nokey = runner.invoke(cli, ["summarize", "--llm", "anthropic"], input=data)
     assert nokey.exit_code == ExitCode.LLM and nokey.stdout == ""
     assert nokey.stderr.strip() == ("ctxtool: error: no Anthropic API key is configured — set "

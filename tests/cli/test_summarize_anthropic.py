@@ -56,14 +56,14 @@ def test_prompt_model_and_max_tokens(runner, api: FakeAnthropic) -> None:
     assert KEY in (request.headers.get("x-api-key") or request.headers.get("authorization") or "")
     text = summary_of(result.stdout_bytes)
     assert "fake summary for pending tasks" in text and "scratchpad" not in text
-    assert "summarized with anthropic (claude-test-1), 1 call(s)" in result.stderr
+    assert "tokens by anthropic (claude-test-1), 1 call(s)" in result.stderr
     assert KEY not in result.stderr and KEY not in result.stdout
 
 
 def test_auto_picks_anthropic_when_a_key_is_set(runner, api: FakeAnthropic) -> None:
     result = runner.invoke(cli, ["summarize"], input=coding_session().jsonl(), env=env_for(api))
     assert result.exit_code == 0 and len(api.messages()) == 1
-    assert "summarized with anthropic (claude-haiku-4-5)" in result.stderr
+    assert "tokens by anthropic (claude-haiku-4-5)" in result.stderr
 
 
 def test_rate_limit_then_success_is_retried_by_the_sdk(runner, api: FakeAnthropic) -> None:
