@@ -12,10 +12,12 @@ import click
 import orjson
 
 from ctxtool.cli import messages
+from ctxtool.cli.cleanup_table import render, rows
 from ctxtool.cli.live import LIVE_ENV
 from ctxtool.cli.options import ReportOptions, now_option, report_options
 from ctxtool.cli.progress import progress
 from ctxtool.cli.streams import open_output
+from ctxtool.cli.terminal import colour_enabled, is_terminal, width
 from ctxtool.clock import parse_duration, parse_now
 from ctxtool.core.clearing.persist import format_size
 from ctxtool.errors import UsageError
@@ -58,14 +60,16 @@ T = TypeVar("T")
               help="Accept a --root that does not look like one (never / or ~). A --store must "
                    "hold the .ctxtool-store file ctxtool writes when it creates one.")
 @now_option
+@click.option("--json", "as_json", is_flag=True,
+              help="JSONL records (schemas/cleanup-record.schema.json) even on a terminal; "
+                   "the default into a pipe or file.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary, warnings or progress on stderr.")
 @report_options
 def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
                 older_than: str | None,
                 include: tuple[str, ...], exclude: tuple[str, ...], apply: bool,
                 archive_dir: str | None, live_window: str, force: bool, now: str | None,
-                quiet: bool,
-                report: ReportOptions) -> None:
+                as_json: bool, quiet: bool, report: ReportOptions) -> None:
     """Remove old sessions and their side files, safely: a plan by default, --apply to act.
 
     A session goes as a whole (transcript, tool-results/, subagents/, file-history, todos,
@@ -75,13 +79,16 @@ def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
     older than --older-than. Never touched: sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
     root.
-    One JSONL record per path on stdout; a summary on stderr; exit 1 if anything failed.
+    On a terminal: a table, one row per session. With --json or into a pipe: JSONL, one
+    record per path (with --apply, only what changed or failed), then one summary record; every
+    record carries the run's time. A one-line summary goes to stderr, except for an --apply run
+    that found nothing to do (cron stays quiet). Exit 1 if anything failed.
 
     \b
         ctxtool cleanup                                  # the plan: what would go, and why
         ctxtool cleanup --older-than 60d --apply
         ctxtool cleanup --apply --archive ~/claude-archive --exclude plans
-        ctxtool cleanup | jq -r 'select(.action != "keep") | .path'
+        ctxtool cleanup --json | jq -r 'select(.action == "delete") | .path'
 
     Restore an archived session with: tar -xzf ARCHIVE -C ~/.claude
     """
@@ -99,12 +106,21 @@ def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
         include=_categories(include, exclude),
         archive_dir=_resolve_archive(archive_dir, real_root, real_store, real_codex),
         codex=real_codex)
+    table = not as_json and is_terminal()
     with _locks(options):
         plan = plan_cleanup(options, progress=_progress)
         run = CleanupRun(plan)
-        _write_records(progress(run.records(), desc="cleaning up" if apply else "planning",
-                                unit="path"))
-    _finish(run.summary, options, report)
+        records = progress(run.records(), desc="cleaning up" if apply else "planning",
+                           unit="path")
+        if table:
+            done = list(records)
+        else:
+            _write_records(record for record in records if apply_logs(record, apply=apply))
+            _write_records([{"time": run.time, "summary": summary_record(run.summary, options)}])
+    if table:
+        click.echo(render(rows(done), summary_line(run.summary, options), width=width(),
+                          colour=colour_enabled()), nl=False)
+    _finish(run.summary, options, report, quiet_if_idle=apply, line=not table)
     if run.summary.errors:
         click.get_current_context().exit(1)
 
@@ -237,10 +253,30 @@ def _write_records(records: Iterable[dict[str, Any]]) -> None:
         out.flush()
 
 
-def _finish(summary: Summary, options: CleanupOptions, report: ReportOptions) -> None:
+def apply_logs(record: dict[str, Any], *, apply: bool) -> bool:
+    """Whether a record goes into the JSONL: all of a plan; of an --apply run (a log, usually
+    cron's), what changed, what failed, and files kept because a removed session's neighbours
+    point at them - not every session that merely stays."""
+    return (not apply or record["action"] != "keep" or "error" in record
+            or "referenced_by" in record or record["reason"].startswith("changed since"))
+
+
+def summary_record(summary: Summary, options: CleanupOptions) -> dict[str, Any]:
+    return {**summary.as_dict(), "older_than": int(options.older_than.total_seconds())}
+
+
+def _idle(summary: Summary) -> bool:
+    """An --apply run that changed nothing and met no error."""
+    return not (summary.removed_sessions or summary.removed_items or summary.indexes
+                or summary.empty_folders or summary.errors)
+
+
+def _finish(summary: Summary, options: CleanupOptions, report: ReportOptions, *,
+            quiet_if_idle: bool, line: bool) -> None:
     for error in dict.fromkeys(summary.errors):
         messages.warn(error)
-    messages.info(summary_line(summary, options))
+    if line and not (quiet_if_idle and _idle(summary)):
+        messages.info(summary_line(summary, options))
     report.emit(summary.as_dict())
 
 
@@ -254,6 +290,9 @@ def summary_line(summary: Summary, options: CleanupOptions) -> str:
              f"kept {kept}" + (f" ({detail})" if detail else "")]
     if summary.referenced_files:
         parts.append(f"{summary.referenced_files} referenced files left in place")
+    if summary.empty_folders:
+        parts.append(f"{summary.empty_folders} empty project folder(s) "
+                     + ("would go" if summary.dry_run else "removed"))
     if summary.archives:
         parts.append(f"{len(summary.archives)} archives in {options.archive_dir}")
     if summary.errors:

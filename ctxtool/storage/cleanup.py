@@ -3,7 +3,8 @@
 For each removable unit, in order: check that nothing changed since the scan; with an archive
 folder, write and verify the unit's archive; remove its transcripts first and its side files only
 if the transcripts went; leave referenced files in place. Then drop removed sessions from their
-project's ``sessions-index.json`` (atomically). An error on one path is recorded and the sweep
+project's ``sessions-index.json`` (atomically), and remove a project folder left empty (or holding
+only an index that lists no session any more). Every record carries the run's time. An error on one path is recorded and the sweep
 goes on; :attr:`CleanupRun.summary` counts what happened.
 """
 
@@ -16,7 +17,7 @@ import shlex
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import orjson
@@ -42,6 +43,7 @@ class Summary:
     kept: Counter[str] = field(default_factory=Counter)  # unit status -> count
     referenced_files: int = 0
     indexes: int = 0
+    empty_folders: int = 0
     archives: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -49,7 +51,8 @@ class Summary:
         return {"dry_run": self.dry_run, "removed_sessions": self.removed_sessions,
                 "removed_items": self.removed_items, "bytes": self.bytes,
                 "kept": dict(sorted(self.kept.items())), "referenced_files": self.referenced_files,
-                "indexes_updated": self.indexes, "archives": self.archives,
+                "indexes_updated": self.indexes, "empty_folders": self.empty_folders,
+                "archives": self.archives,
                 "errors": len(self.errors)}
 
 
@@ -62,7 +65,10 @@ class CleanupRun:
         self.summary = Summary(dry_run=not plan.options.apply)
         self.summary.errors.extend(f"{rel}: {msg}" for rel, msg in plan.errors)
         self._removed: dict[str, set[str]] = defaultdict(set)  # project rel -> session ids
+        self._gone: set[str] = set()  # rels removed (or that would be, in a dry run)
+        self._index_left: dict[str, int] = {}  # project rel -> sessions its index still lists
         self._stamp = self.options.now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        self.time = iso_time(self.options.now)
 
     def records(self) -> Iterator[Record]:
         for part in self.plan.tree.skipped:
@@ -80,6 +86,7 @@ class CleanupRun:
                 for plan in removable:
                     yield from self._describe(plan)
         yield from self._update_indexes()
+        yield from self._empty_projects()
 
     # --- building records -------------------------------------------------------------------
 
@@ -93,10 +100,10 @@ class CleanupRun:
             "path": part.rel, "root": part.base, "kind": part.kind, "category": part.category,
             "session": plan.unit.session if plan else None,
             "bytes": part.bytes if size is None else size,
-            "last_activity": last.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-            if last else None,
+            "last_activity": iso_time(last) if last else None,
             "age_seconds": int((self.options.now - last).total_seconds()) if last else None,
             "action": action, "reason": reason, "dry_run": not self.options.apply,
+            "time": self.time,
         }
         record.update({key: value for key, value in extra.items() if value is not None})
         return record
@@ -147,6 +154,8 @@ class CleanupRun:
             self._note_removed(plan, part)
 
     def _note_removed(self, plan: UnitPlan, part: Part) -> None:
+        if not plan.protected.get(part.rel):  # a folder keeping referenced files stays
+            self._gone.add(part.rel)
         if part.kind == "transcript" and plan.unit.session is not None:
             self._removed[part.rel.rsplit("/", 1)[0]].add(plan.unit.session)
 
@@ -262,6 +271,7 @@ class CleanupRun:
         if not isinstance(entries, list):
             return None
         kept = [entry for entry in entries if _indexed_session(entry) not in sessions]
+        self._index_left[rel.rsplit("/", 1)[0]] = len(kept)
         dropped = sorted({_indexed_session(entry) or "" for entry in entries} & sessions)
         if not dropped:
             return None
@@ -278,6 +288,49 @@ class CleanupRun:
                 self.summary.errors.append(error)
         return self._record(None, part, "update", reason, size=len(new), error=error,
                             removed_sessions=dropped)
+
+
+    # --- project folders left empty ---------------------------------------------------------
+
+    def _empty_projects(self) -> Iterator[Record]:
+        """Project folders whose sessions all went: nothing left in them but, at most, an index
+        listing no session. Claude Code makes the folder again when a session starts there."""
+        root = self.plan.tree.root
+        for rel in sorted(self._removed) if root is not None else []:
+            if not rel.startswith("projects/"):  # Codex CLI's dated folders are its own
+                continue
+            folder = os.path.join(root, rel)
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            left = [name for name in names if f"{rel}/{name}" not in self._gone]
+            index = "sessions-index.json"
+            if left and (left != [index] or self._index_left.get(rel) != 0):
+                continue  # something stays, or an index that lists sessions (or was unreadable)
+            error = self._remove_folder(folder, index if index in left else None)
+            if error is None:
+                self.summary.empty_folders += 1
+            part = Part(root, rel, "project-folder", "projects")
+            yield self._record(None, part, "keep" if error else "delete",
+                               "empty once its sessions went", size=0, error=error)
+
+    def _remove_folder(self, folder: str, index: str | None) -> str | None:
+        if not self.options.apply:
+            return None
+        try:
+            if index is not None:
+                os.unlink(os.path.join(folder, index))
+            os.rmdir(folder)  # only ever removes an empty folder: a file written meanwhile stays
+        except OSError as exc:
+            message = f"{folder}: cannot remove: {describe(exc)}"
+            self.summary.errors.append(message)
+            return message
+        return None
+
+
+def iso_time(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _batch_key(plan: UnitPlan) -> str:

@@ -2,7 +2,9 @@
 
 The lock is an OS advisory lock (``flock``, or ``msvcrt.locking`` on Windows) on a file inside the
 folder. The OS drops it when the process ends, however it ends, so a crashed run never leaves a
-stale lock behind; the file itself stays (removing it would race with the next run).
+stale lock behind. A run that ends normally removes the file while it still holds the lock; a run
+that took the lock on a file removed meanwhile (it opened the file just before that) sees the
+path no longer names its file and starts over, so two runs never hold two different files.
 """
 
 from __future__ import annotations
@@ -51,17 +53,39 @@ def folder_lock(folder: str) -> Iterator[str]:
     """Hold ``folder/.ctxtool-cleanup.lock`` for the duration; OperationError (exit 1) when
     another process holds it. Yields the lock file's path."""
     path = os.path.join(folder, LOCK_NAME)
+    fd = _locked_fd(path)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
-    except OSError as exc:
-        raise StoreError(f"cannot create lock file: {describe(exc)}", source=path) from exc
-    try:
-        if not _try_lock(fd):
-            raise OperationError(f"another cleanup is running{_holder(fd)}", source=path,
-                                 hint="wait for it to finish; the lock goes away with its process")
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()}\n".encode())  # only informational: who holds it
         yield path
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # still ours: held locks keep anyone else from taking it meanwhile
     finally:
         os.close(fd)
+
+
+def _locked_fd(path: str) -> int:
+    """An fd of ``path`` holding its lock, the file still at ``path`` once locked."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot create lock file: {describe(exc)}", source=path) from exc
+        if not _try_lock(fd):
+            holder = _holder(fd)
+            os.close(fd)
+            raise OperationError(f"another cleanup is running{holder}", source=path,
+                                 hint="wait for it to finish; the lock goes away with its process")
+        if _same_file(fd, path):
+            return fd
+        os.close(fd)  # the previous holder removed it after we opened it: take the new one
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        at_path = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    mine = os.fstat(fd)
+    return (mine.st_dev, mine.st_ino) == (at_path.st_dev, at_path.st_ino)

@@ -28,12 +28,16 @@ VALIDATOR = jsonschema.Draft202012Validator(load_schema("cleanup-record"),
 
 
 def records_of(stdout: bytes) -> list[dict[str, Any]]:
-    """Every stdout line is one schema-valid JSON record, and nothing else is on stdout."""
+    """Every stdout line is one schema-valid JSON record, and nothing else is on stdout; the
+    last one is the run's summary (returned without it)."""
     lines = stdout.decode().splitlines()
     records = [json.loads(line) for line in lines]
     for record in records:
         VALIDATOR.validate(record)
-    return records
+    assert records and set(records[-1]) == {"time", "summary"}
+    assert all("summary" not in record for record in records[:-1])
+    assert len({record["time"] for record in records}) == 1  # the run's time, in each
+    return records[:-1]
 
 
 def actions(records: list[dict[str, Any]]) -> dict[str, str]:
@@ -75,7 +79,8 @@ def test_apply_removes_and_records_it(root: Path) -> None:
     assert not (root / "projects" / PROJECT / "old.jsonl").exists()
     assert not (root / "plans" / "slow-snail.md").exists()
     assert (root / "projects" / PROJECT / "new.jsonl").exists()
-    assert {r["action"] for r in records} == {"delete", "keep", "update"}
+    # a run that acts logs what changed; the sessions that merely stay are in the plan only
+    assert {r["action"] for r in records} == {"delete", "update"}
     assert result.stderr.decode().startswith("ctxtool: cleanup: removed 1 sessions and 1 other items")
 
 
@@ -126,7 +131,7 @@ def test_a_folder_that_is_not_claude_needs_force(tmp_path: Path) -> None:
     assert refused.returncode == ExitCode.USAGE
     assert "does not look like a Claude Code config folder — pass --force" in refused.stderr.decode()
     forced = run_ctxtool("cleanup", "--root", str(folder), "--now", NOW_ARG, "--apply", "--force")
-    assert forced.returncode == 0 and forced.stdout == b""
+    assert forced.returncode == 0 and records_of(forced.stdout) == []  # the summary only
     assert (folder / "cat.jpg").exists()  # only Claude Code's own folders are ever looked at
 
 
@@ -161,7 +166,7 @@ def test_config_dir_and_store_from_the_environment(root: Path, tmp_path: Path) -
 
 def test_no_claude_folder_at_all_is_nothing_to_do(tmp_path: Path) -> None:
     result = run_ctxtool("cleanup", "--apply", env={"HOME": str(tmp_path)})
-    assert result.returncode == 0 and result.stdout == b""
+    assert result.returncode == 0 and records_of(result.stdout) == []
     assert f"no Claude Code folder at {tmp_path}/.claude" in result.stderr.decode()
 
 
@@ -237,7 +242,7 @@ def test_two_real_cleanups_at_once_never_both_act(tmp_path: Path) -> None:
     outs = [first.communicate(timeout=120), second.communicate(timeout=120)]
     codes = sorted([first.returncode, second.returncode])
     removed = sum(sum(1 for r in records_of(out) if r["action"] == "delete" and r["kind"] == "transcript")
-                  for out, _ in outs)
+                  for out, _ in outs if out)  # a run refused by the lock writes nothing
     assert removed == 300  # each session removed exactly once, by one of them
     assert not list((root / "projects" / PROJECT).glob("*.jsonl"))
     if codes == [0, 1]:  # they overlapped: the second one saw the lock
@@ -316,9 +321,11 @@ def test_store_problems_are_usage_errors(root: Path, tmp_path: Path) -> None:
 def test_debug_latest_link_is_left_alone(root: Path) -> None:
     (root / "debug" / "latest").symlink_to(root / "debug" / "old.txt")
     result = run_ctxtool("cleanup", "--root", str(root), "--now", NOW_ARG, "--apply")
-    record = next(r for r in records_of(result.stdout) if r["path"] == "debug/latest")
-    assert record == {**record, "kind": "symlink", "action": "keep", "session": None}
+    assert all(r["path"] != "debug/latest" for r in records_of(result.stdout))  # kept: not logged
     assert (root / "debug" / "latest").is_symlink() and not (root / "debug" / "old.txt").exists()
+    plan = run_ctxtool("cleanup", "--root", str(root), "--now", NOW_ARG)  # the plan says why
+    record = next(r for r in records_of(plan.stdout) if r["path"] == "debug/latest")
+    assert record == {**record, "kind": "symlink", "action": "keep", "session": None}
 
 
 def test_cleanup_store_on_a_folder_ctxtool_did_not_create_deletes_nothing(root: Path,

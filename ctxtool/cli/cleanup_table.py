@@ -1,0 +1,108 @@
+"""``ctxtool cleanup`` on a terminal: one row per session (or loose item), what goes, what stays
+and why, sizes, and the run's summary as the last line. Programs get the JSONL records instead."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from ctxtool.cli.terminal import paint, shorten
+from ctxtool.core.clearing.persist import format_size
+from ctxtool.storage.retention import format_age
+
+REMOVING = ("delete", "archive")
+COLOURS = {"delete": "red", "archive": "yellow", "update": "cyan", "keep": "green"}
+
+
+@dataclass
+class Row:
+    action: str
+    age: int | None
+    size: int
+    label: str
+    reason: str
+    error: str | None = None
+
+    @property
+    def order(self) -> tuple[int, int]:
+        rank = 0 if self.action in REMOVING else 1 if self.action == "update" else 2
+        return rank, -(self.age or 0)
+
+
+def rows(records: Iterable[dict[str, Any]]) -> list[Row]:
+    """One row per session, one per path of no session."""
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    out = []
+    for record in records:
+        if record.get("session"):
+            sessions.setdefault(record["session"], []).append(record)
+        else:
+            out.append(Row(record["action"], record["age_seconds"], record["bytes"],
+                           record["path"], record["reason"], record.get("error")))
+    out.extend(_session_row(session, group) for session, group in sessions.items())
+    return sorted(out, key=lambda row: row.order)
+
+
+def _session_row(session: str, group: list[dict[str, Any]]) -> Row:
+    removing = [r for r in group if r["action"] in REMOVING]
+    main = removing[0] if removing else group[0]
+    errors = [r["error"] for r in group if r.get("error")]
+    size = sum(r["bytes"] for r in (removing or group))
+    return Row(main["action"] if not (removing and errors) else "failed",
+               main["age_seconds"], size, _label(session, group), main["reason"],
+               errors[0] if errors else None)
+
+
+def _label(session: str, group: list[dict[str, Any]]) -> str:
+    """``<project folder>/<session id>``, the way a person finds it under ~/.claude/projects."""
+    for record in group:
+        if record["kind"] == "transcript":
+            parts = record["path"].split("/")
+            if len(parts) >= 3:
+                return f"{parts[1]}/{session}"
+    return session
+
+
+def _short_reason(reason: str) -> str:
+    """The AGE column already says how long: ``inactive for 40d (limit 30d)`` -> ``over 30d``."""
+    reason = re.sub(r"^recent: inactive for [^()]*\(limit ([^)]+)\)", r"recent (limit \1)", reason)
+    return re.sub(r"inactive for [^()]*\(limit ([^)]+)\)", r"inactive over \1", reason)
+
+
+def _size(size: int) -> str:
+    return f"{size}B" if size < 1024 else format_size(size)
+
+
+def _clip(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:room - 1] + "…"
+
+
+def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
+    """The table as text, columns fitted to ``width``."""
+    head = ("ACTION", "AGE", "SIZE")
+    cells = [(row.action, format_age(timedelta(seconds=row.age)) if row.age is not None else "-",
+              _size(row.size)) for row in table]
+    widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(head)]
+    fixed = sum(widths) + 2 * len(widths)
+    room = max(20, width - fixed)
+    label_room = min(max([len("SESSION OR PATH"), *(len(r.label) for r in table)]),
+                     max(12, room * 3 // 5))
+    reason_room = max(8, room - label_room - 2)
+    lines = ["  ".join([*(h.ljust(w) for h, w in zip(head, widths)),
+                        "SESSION OR PATH".ljust(label_room), "WHY"])]
+    lines[0] = paint(lines[0].rstrip(), colour, bold=True)
+    for row, cell in zip(table, cells):
+        action = paint(cell[0].ljust(widths[0]), colour,
+                       fg=COLOURS.get(row.action, "red"), bold=row.action in REMOVING)
+        why = row.error or _short_reason(row.reason)
+        lines.append("  ".join([action, cell[1].rjust(widths[1]), cell[2].rjust(widths[2]),
+                                shorten(row.label, label_room).ljust(label_room),
+                                _clip(why, reason_room)])
+                     .rstrip())
+    lines.extend(paint(line, colour, bold=True)
+                 for line in textwrap.wrap(footer, width, subsequent_indent="  "))
+    return "\n".join(lines) + "\n"

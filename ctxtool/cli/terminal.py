@@ -1,0 +1,52 @@
+"""What output for people needs to know about the terminal: is it one, how wide, colour or not.
+
+Colour follows the usual conventions: only on a terminal, never with ``NO_COLOR`` set (to
+anything), and ``FORCE_COLOR`` for tests and pagers that understand it. Styling is click's own
+(``click.style``), so no table or colour library weighs on start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import IO, Any
+
+import click
+
+
+def is_terminal(stream: IO[Any] | None = None) -> bool:
+    stream = sys.stdout if stream is None else stream
+    try:
+        return stream is not None and stream.isatty()
+    except (ValueError, OSError):  # closed or detached
+        return False
+
+
+def colour_enabled(stream: IO[Any] | None = None) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or is_terminal(stream)
+
+
+def width() -> int:
+    """Columns to fill: $COLUMNS, else the terminal's, else 100 (a file or pipe)."""
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
+
+
+def shorten(text: str, room: int) -> str:
+    """``text`` cut from the left to ``room`` characters (``…/cli/paths.go:805``): the end of a
+    path, where the file name and line are, is what tells targets apart."""
+    if len(text) <= room:
+        return text
+    if room <= 1:
+        return "…"[:room]
+    tail = text[-(room - 1):]
+    cut = tail.find("/")
+    if 0 <= cut < len(tail) - 1 and room - 1 - cut >= room // 2:
+        tail = tail[cut:]  # start at a folder boundary when that keeps most of it
+    return "…" + tail
+
+
+def paint(text: str, on: bool, **style: Any) -> str:
+    return click.style(text, **style) if on else text
