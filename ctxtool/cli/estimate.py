@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 import click
 
 from ctxtool.cli.options import read_io_options
+from ctxtool.cli.terminal import colour_enabled, paint, shorten, width
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.cli.timeline_render import render_html, render_svg, render_text
 from ctxtool.core.sizing.estimate import (
@@ -120,7 +121,8 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
                 continue
             if builder is not None:
                 _draw(str(timeline), finished(builder, report))
-            _write(out, report, as_json=as_json, grid=grid)
+            _write(out, report, as_json=as_json, grid=grid,
+                   colour=io.output is None and colour_enabled())
 
 
 def _check_timeline(timeline: str | None, io: IOOptions, *, as_json: bool, grid: bool,
@@ -178,11 +180,12 @@ def _exact(entries: list[Any], counter: Any, options: dict[str, Any]) -> Estimat
     return report.with_exact(counted)
 
 
-def _write(out: BinaryIO, report: EstimateReport, *, as_json: bool, grid: bool) -> None:
+def _write(out: BinaryIO, report: EstimateReport, *, as_json: bool, grid: bool,
+           colour: bool = False) -> None:
     if as_json:
         out.write(dumps_json(report.as_dict()) + b"\n")  # usage may hold integers past 64 bits
         return
-    lines = render_grid(report) if grid else render_table(report)
+    lines = render_grid(report) if grid else render_table(report, width=width(), colour=colour)
     out.write(("\n".join(lines) + "\n\n").encode())
 
 
@@ -192,10 +195,17 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def render_table(report: EstimateReport) -> list[str]:
+STATUS_COLOURS = {"ok": "green", "warning": "yellow", "auto_compact": "red", "blocking": "red"}
+
+
+def render_table(report: EstimateReport, *, width: int = 10_000,
+                 colour: bool = False) -> list[str]:
+    """The report for people: tool-result targets cut (from the left) to ``width`` columns, the
+    verdict coloured when ``colour``."""
     limits, used = report.limits, report.context_tokens
+    verdict = paint(report.status, colour, fg=STATUS_COLOURS.get(report.status), bold=True)
     lines = [f"{report.source or '-'}: {_n(used)} tokens in context "
-             f"({100 * used / limits.window:.1f}% of {_n(limits.window)}), {report.status}"]
+             f"({100 * used / limits.window:.1f}% of {_n(limits.window)}), {verdict}"]
     lines += [f"  {label:<17}{value}" for label, value in _summary_rows(report)]
     lines += ["", f"  {'what fills the context':<30}{'tokens':>10}{'%':>7}"]
     for category in CATEGORIES:
@@ -207,11 +217,29 @@ def render_table(report: EstimateReport) -> list[str]:
             lines += [f"    {tool:<28}{_n(n):>10}" for tool, n in
                       list(report.tool_results_by_tool.items())[:8]]
     if report.top:
-        lines += ["", f"  {'largest tool results':<22}{'tokens':>8}  {'tool':<12}target / where"]
-        for o in report.top:
-            lines.append(f"  {'':<22}{_n(o.tokens):>8}  {o.tool[:12]:<12}"
-                         f"{o.target or '-'}  ({o.location or o.tool_use_id})")
+        wheres = [_where(o.location, report.source) or o.tool_use_id for o in report.top]
+        column = max(len("where"), *map(len, wheres))
+        lines += ["", f"  {'largest tool results':<22}{'tokens':>8}  {'tool':<12}"
+                      f"{'where':<{column}}  target"]
+        room = max(12, width - 2 - 22 - 8 - 2 - 12 - column - 2)
+        for o, where in zip(report.top, wheres):
+            lines.append(f"  {'':<22}{_n(o.tokens):>8}  {o.tool[:12]:<12}{where:<{column}}  "
+                         + _fit(" ".join((o.target or "-").split()), room))
     return lines
+
+
+def _fit(target: str, room: int) -> str:
+    """A path keeps its end (``…/cli/paths.go``), a command its start."""
+    if " " in target or "/" not in target:
+        return target if len(target) <= room else target[:room - 1] + "…"
+    return shorten(target, room)
+
+
+def _where(location: str | None, source: str | None) -> str | None:
+    """``line 17`` for a line of the report's own file (its name heads the report)."""
+    if location and source and location.startswith(source + ":"):
+        return "line " + location[len(source) + 1:]
+    return location
 
 
 def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
