@@ -1,14 +1,17 @@
-"""Write ctxtool/examples/session.jsonl: a small, realistic Claude Code session (hand-made).
+"""Write ctxtool/examples/session.jsonl: a realistic Claude Code session (generated, seeded).
 
-The session the README's first command compacts: a bug report, the assistant reading, grepping,
-reproducing the crash (an error result), fixing it with an Edit, writing a test, a todo list kept
-with TodoWrite, a Japanese follow-up, and a full test run that fails on an unrelated rounding bug,
-where the session stops mid-task. Responses are streamed one block per line with a shared
-message.id and usage, as Claude Code writes them.
+The session the README's first command compacts: a bug report, the assistant getting to know the
+project (git history, three large modules, a verbose test run, a grep with many hits: the bulk of
+the context, as in real sessions), reproducing the crash (an error result), fixing it with an
+Edit, writing a test, a todo list kept with TodoWrite, a Japanese follow-up, and a full test run
+that fails on an unrelated rounding bug, where the session stops mid-task. Responses are streamed
+one block per line with a shared message.id and usage, as Claude Code writes them. The project's
+files are generated (seeded, so the output is the same on every run), not copied from anywhere.
 
     python scripts/make_example_session.py [OUT]
 """
 import json
+import random
 import sys
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -127,6 +130,109 @@ TOTALS = '''from invoices.totals import round_total
 def test_round_half_up():
     assert round_total(2.675) == 2.68'''
 
+
+# --- a project to explore: generated modules, history and test output (seeded) -------------------
+rng = random.Random(18)
+NOUNS = ["invoice", "customer", "payment", "line", "tax", "discount", "currency", "account",
+         "reminder", "credit_note", "ledger", "period", "report", "address", "vat_rate"]
+VERBS = ["load", "save", "find", "list", "validate", "compute", "format", "parse", "merge",
+         "archive", "apply", "refresh", "export", "import", "render"]
+
+
+def _function(name: str) -> str:
+    noun = rng.choice(NOUNS)
+    args = ", ".join(rng.sample(["conn", "invoice", "customer_id", "since", "limit", "currency",
+                                 "rate", "period", "strict"], rng.randint(1, 3)))
+    body = [f'def {name}({args}):',
+            f'    """{name.replace("_", " ").capitalize()} for the given {noun.replace("_", " ")}."""']
+    for _ in range(rng.randint(6, 16)):
+        kind = rng.random()
+        var = rng.choice(NOUNS)
+        if kind < 0.3:
+            body.append(f'    {var} = conn.execute("SELECT * FROM {var}s WHERE id = ?", '
+                        f'({rng.choice(NOUNS)}_id,)).fetchone()')
+        elif kind < 0.5:
+            body.append(f'    if {var} is None:\n        raise LookupError(f"no {var} {{{var}_id}}")')
+        elif kind < 0.7:
+            body.append(f'    total += Decimal(str({var}.amount)) * {rng.choice(["rate", "1", "factor"])}')
+        elif kind < 0.85:
+            body.append(f'    log.debug("{name}: %s %s", {var}, {rng.choice(NOUNS)})')
+        else:
+            body.append(f'    for item in {var}.items:\n        item.total = round_total(item.price * item.quantity)')
+    body.append(f"    return {rng.choice(NOUNS)}")
+    return "\n".join(body)
+
+
+def module(doc: str, count: int) -> str:
+    names = sorted({f"{rng.choice(VERBS)}_{rng.choice(NOUNS)}" for _ in range(count)})
+    head = (f'"""{doc}"""\nimport logging\nfrom decimal import Decimal\n\n'
+            "from invoices.totals import round_total\n\nlog = logging.getLogger(__name__)\n")
+    return head + "\n\n" + "\n\n\n".join(_function(name) for name in names) + "\n"
+
+
+MODEL = module("Invoices, customers and payments, and how they are stored.", 40)
+DB = module("The SQLite layer: queries, migrations and the connection pool.", 70)
+CLI = module("The command line: `python -m invoices COMMAND`.", 55)
+AUTHORS = ["Dana Reyes", "Kenji Sato", "Zoë Müller", "Priya Natarajan", "Tom Becker"]
+GITLOG = "\n\n".join(
+    f"commit {rng.getrandbits(160):040x}\nAuthor: {(a := rng.choice(AUTHORS))} "
+    f"<{a.split()[0].lower()}@example.com>\nDate:   Mon Jan {rng.randint(1, 28)} "
+    f"{rng.randint(8, 19)}:{rng.randint(0, 59):02d}:00 2026 +0100\n\n    "
+    f"{rng.choice(VERBS).capitalize()} {rng.choice(NOUNS).replace('_', ' ')}s "
+    f"{rng.choice(['in the export', 'for the yearly report', 'before sending reminders', 'per currency'])}\n\n"
+    + "\n".join(f" invoices/{rng.choice(['model', 'db', 'cli', 'export', 'totals'])}.py | "
+                f"{rng.randint(2, 80)} {'+' * rng.randint(1, 20)}{'-' * rng.randint(0, 9)}"
+                for _ in range(rng.randint(1, 4)))
+    for _ in range(60))
+TESTS = sorted({f"tests/test_{rng.choice(['model', 'db', 'cli', 'totals', 'reminders'])}.py::"
+                f"test_{rng.choice(VERBS)}_{rng.choice(NOUNS)}_{rng.choice(['works', 'rejects_bad_input', 'keeps_order', 'is_idempotent', 'rounds'])}"
+                for _ in range(700)})
+VERBOSE = ("============================= test session starts ==============================\n"
+           "platform linux -- Python 3.12.3, pytest-8.3.4, pluggy-1.5.0 -- /home/dev/invoice-tool/.venv/bin/python\n"
+           f"collected {len(TESTS)} items\n\n"
+           + "\n".join(f"{name} PASSED{'':>{max(1, 70 - len(name))}}[{100 * (n + 1) // len(TESTS):3d}%]"
+                       for n, name in enumerate(TESTS))
+           + f"\n\n============================= {len(TESTS)} passed in 4.12s ==============================")
+HITS = "\n".join(f"/home/dev/invoice-tool/invoices/{rng.choice(['model', 'db', 'cli', 'export', 'totals'])}.py:"
+                 f"{rng.randint(1, 900)}:    {rng.choice(['with open(path', 'handle = open(', 'data.encode(', 'text.decode('])}"
+                 + rng.choice(['encoding="utf-8"', 'encoding="ascii"', '"latin-1"', 'errors="replace"']) + ")"
+                 for _ in range(260))
+
+
+def tokens_of(text: str) -> int:
+    return len(text) // 3
+
+
+def explore() -> None:
+    """Getting to know the project: the bulk of the session's context."""
+    u = response([text("Before changing anything, let me get an overview of the project: its "
+                       "history, the modules around the export, and the test suite."),
+                  tool("toolu_01GitLog", "Bash", {"command": "git log --stat -n 60",
+                                                  "description": "Recent history"})],
+                 new_input=300, output=95)
+    result("toolu_01GitLog", GITLOG, {"stdout": GITLOG, "stderr": "", "interrupted": False,
+                                      "isImage": False}, source=u[-1])
+    for n, (name, src) in enumerate((("model", MODEL), ("db", DB), ("cli", CLI))):
+        path = f"{CWD}/invoices/{name}.py"
+        u = response([tool(f"toolu_01Read{name.capitalize()}", "Read", {"file_path": path})],
+                     new_input=tokens_of(GITLOG) if n == 0 else tokens_of((MODEL, DB)[n - 1]),
+                     output=60)
+        result(f"toolu_01Read{name.capitalize()}", numbered(src),
+               {"type": "text", "file": {"filePath": path, "content": src,
+                                         "numLines": src.count("\n") + 1, "startLine": 1,
+                                         "totalLines": src.count("\n") + 1}}, source=u[-1])
+    u = response([tool("toolu_01PytestVV", "Bash", {"command": "python -m pytest -vv",
+                                                    "description": "Run the test suite verbosely"})],
+                 new_input=tokens_of(CLI), output=70)
+    result("toolu_01PytestVV", VERBOSE, {"stdout": VERBOSE, "stderr": "", "interrupted": False,
+                                         "isImage": False}, source=u[-1])
+    u = response([tool("toolu_01GrepEnc", "Grep", {"pattern": "open\\(|encode|decode", "path": CWD,
+                                                   "output_mode": "content", "-n": True})],
+                 new_input=tokens_of(VERBOSE), output=80)
+    result("toolu_01GrepEnc", HITS, {"mode": "content", "numFiles": 5, "filenames": [],
+                                     "content": HITS, "numLines": 260}, source=u[-1])
+    state["explored"] = tokens_of(HITS)
+
 # --- the session ---------------------------------------------------------------------------------
 add({"type": "file-history-snapshot", "messageId": str(uuid.uuid5(NS, "snap")),
      "snapshot": {"messageId": str(uuid.uuid5(NS, "snap")), "trackedFileBackups": {},
@@ -152,10 +258,12 @@ result("toolu_01ReadExport", numbered(EXPORT),
 u = response([tool("toolu_01Grep", "Grep", {"pattern": "export_csv", "path": CWD, "output_mode": "files_with_matches"})], new_input=420, output=88)
 result("toolu_01Grep", "Found 2 files\n/home/dev/invoice-tool/invoices/export.py\n/home/dev/invoice-tool/invoices/cli.py",
        {"mode": "files_with_matches", "filenames": ["invoices/export.py", "invoices/cli.py"], "numFiles": 2}, source=u[-1])
-u = response([text("The file is opened with `encoding=\"ascii\"`. Let me confirm with a quick run."),
+explore()
+u = response([text("The file is opened with `encoding=\"ascii\"` (the grep shows it is the only "
+                   "writer that does). Let me confirm with a quick run."),
               tool("toolu_01BashRepro", "Bash", {"command": "python -c \"from invoices.export import export_csv; from invoices.model import Invoice; export_csv([Invoice('1', 'Zoë Müller', 1.0)], '/tmp/x.csv')\"",
                                                  "description": "Reproduce the export crash"})],
-             new_input=260, output=160)
+             new_input=260 + state["explored"], output=160)
 TRACE = ("Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
          "  File \"/home/dev/invoice-tool/invoices/export.py\", line 15, in export_csv\n"
          "    writer.writerow([invoice.number, invoice.customer, f\"{invoice.total:.2f}\"])\n"
