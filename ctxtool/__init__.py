@@ -5,9 +5,8 @@ from JSONL lines, unknown keys kept), so the library composes the way the comman
 
     import ctxtool
 
-    with open("session.jsonl", "rb") as f:
-        fmt, entries = ctxtool.detect_format(ctxtool.iter_entries(f, "session.jsonl"))
-        report = ctxtool.estimate(entries, fmt=fmt)
+    session = ctxtool.load("session.jsonl")          # entries, format detected
+    report = ctxtool.estimate(session, fmt=session.format)
     print(report.context_tokens, "tokens in context now")
 
 Importing ``ctxtool`` loads none of click, tqdm, jsonschema or anthropic; the functions below are
@@ -29,14 +28,22 @@ __version__ = "0.1.0"
 
 # name -> module; resolved lazily so `import ctxtool` stays cheap
 _LAZY = {
+    "load": "ctxtool.transcript",
+    "save": "ctxtool.transcript",
+    "Transcript": "ctxtool.transcript",
     "estimate": "ctxtool.core.sizing.estimate",
     "ContextMeter": "ctxtool.core.sizing.meter",
     "thresholds": "ctxtool.core.sizing.tokens",
+    # each options class next to the function that takes it
     "persist": "ctxtool.core.clearing.persist",
+    "PersistOptions": "ctxtool.core.clearing.persist",
     "restore": "ctxtool.core.clearing.restore",
     "snip": "ctxtool.core.clearing.snip",
+    "SnipOptions": "ctxtool.core.clearing.snip",
     "microcompact": "ctxtool.core.clearing.microcompact",
+    "MicrocompactOptions": "ctxtool.core.clearing.microcompact",
     "summarize": "ctxtool.core.summarizing.summarize",
+    "SummarizeOptions": "ctxtool.core.summarizing.summarize",
     "plan_cut": "ctxtool.core.messages.filter_compacted",
     "filter_compacted": "ctxtool.core.messages.filter_compacted",
     "validate": "ctxtool.core.validating.validate",
