@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +24,25 @@ def last_entries(stdout: bytes, count: int) -> list[dict]:
     return [orjson.loads(line) for line in stdout.splitlines()[-count:]]
 
 
-def test_readme_command_compacts_the_bundled_example_offline() -> None:
-    """The README's first command: `ctxtool summarize ctxtool/examples/session.jsonl`."""
-    proc = run_ctxtool("summarize", "ctxtool/examples/session.jsonl", cwd=ROOT)
+def test_readme_command_compacts_the_bundled_example_offline(tmp_path: Path) -> None:
+    """The README's first command: `ctxtool summarize ctxtool/examples/session.jsonl -o
+    compacted.jsonl`: the report on the terminal, the JSONL in a file, most of the context cut."""
+    from tests.test_architecture import readme_setup_commands
+
+    first = readme_setup_commands()[0].split("&&")[-1].split()
+    assert first == ["ctxtool", "summarize", "ctxtool/examples/session.jsonl", "-o",
+                     "compacted.jsonl"]
+    proc = run_ctxtool(*first[1:-1], str(tmp_path / first[-1]), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b""
+    report = proc.stderr.decode()
+    before, after = (int(n.replace(",", "")) for n in
+                     re.search(r"context ([\d,]+) -> ([\d,]+) tokens", report).groups())  # type: ignore[union-attr]
+    assert before > 100_000 and after < before / 3, report  # summarizing cuts most of it
     data = EXAMPLE.read_bytes()
-    assert proc.stdout.startswith(data)
+    written = (tmp_path / "compacted.jsonl").read_bytes()
+    assert written.startswith(data)
+    proc.stdout = written
     boundary, summary = last_entries(proc.stdout, 2)
     assert boundary["subtype"] == "compact_boundary" and summary["isCompactSummary"] is True
     text = summary["message"]["content"]
