@@ -19,6 +19,7 @@ A boundary's ``tokensSaved`` may be given as ``"N-{after}"``: N less the placeho
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -118,5 +119,9 @@ def test_golden(runner, tmp_path: Path, case: Path | None) -> None:
             boundary = {**boundary, "tokensSaved": int(boundary["tokensSaved"].split("-")[0])
                         - cleared_tokens}
         assert {k: appended["microcompactMetadata"][k] for k in boundary} == boundary
-    fields = {"store": store, "after": cleared_tokens}
+    fields = {"store": store, "after": f"{cleared_tokens:,}", "change": ""}
+    cleared = re.search(r"([\d,]+) -> \{after\} tokens", expect["stderr"])
+    if cleared:  # the summary line's percentage follows from the two figures
+        before = int(cleared.group(1).replace(",", ""))
+        fields["change"] = f"{(cleared_tokens - before) / before:+.0%}"
     assert result.stderr == expect["stderr"].format(**fields)
