@@ -146,14 +146,17 @@ def _entry_at_fault(exc: BaseException) -> str | None:
 def cli() -> None:
     """Keep LLM agent transcripts inside their context window.
 
-    Every command reads JSONL transcripts (Claude Code, Anthropic or OpenAI message lists) from
-    FILE arguments or stdin and writes JSONL to stdout, so they compose in pipelines. Messages
-    go to stderr. Nothing needs the network unless you ask for the Anthropic backend.
+    Commands read JSONL transcripts (Claude Code, OpenCode, Anthropic or OpenAI message lists)
+    from FILE arguments, a session id, --latest or stdin, and write JSONL to stdout, so they
+    compose in pipelines; each ends with a summary line on stderr (-q: none). Reports are
+    tables on a terminal, JSON with --json or into a pipe. Offline unless you ask for the
+    Anthropic backend. Documentation: docs/index.md.
 
     \b
-        ctxtool estimate session.jsonl
-        ctxtool persist < s.jsonl | ctxtool snip | ctxtool microcompact | ctxtool estimate
-        ctxtool summarize session.jsonl > compacted.jsonl
+        ctxtool sessions                      # which file is my session?
+        ctxtool estimate --latest             # how full is its context window?
+        ctxtool persist --latest | ctxtool snip | ctxtool microcompact | ctxtool estimate
+        ctxtool summarize --latest -o compacted.jsonl
 
     Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid input, 4 file I/O, 5 LLM backend.
     """
