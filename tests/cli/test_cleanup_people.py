@@ -24,8 +24,9 @@ OTHER = "-home-me-old-project"
 def on_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, bytes]:
     """Run the entry point with stdout on a pseudo-terminal; stderr through a pipe."""
     main, child = pty.openpty()
-    full_env = {**os.environ, "COLUMNS": "100", **(env or {})}
-    full_env.pop("NO_COLOR", None) if "NO_COLOR" not in (env or {}) else None
+    full_env = {key: value for key, value in os.environ.items()
+                if key not in ("NO_COLOR", "FORCE_COLOR")}  # colour as a terminal gets it
+    full_env.update({"COLUMNS": "100", **(env or {})})
     proc = subprocess.Popen([*ctxtool_executable(), *args], stdout=child, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, env=full_env)
     os.close(child)
