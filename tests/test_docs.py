@@ -159,3 +159,12 @@ def test_option_tables_match_the_commands() -> None:
     for name in COMMANDS:
         page = (DOCS / f"{name}.md").read_text(encoding="utf-8")
         assert "<!-- options -->\n| option | meaning |" in page, name
+
+
+def test_the_readme_shows_what_its_first_command_prints(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```text\n(ctxtool: summarize: .*?)\n```", text).group(1)  # type: ignore[union-attr]
+    proc = subprocess.run([str(Path(sys.executable).with_name("ctxtool")), "summarize",
+                           "ctxtool/examples/session.jsonl", "-o", str(tmp_path / "c.jsonl")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stderr.strip() == shown
