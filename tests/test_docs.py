@@ -141,8 +141,11 @@ def test_the_readme_cron_line_is_the_one_tested() -> None:
 
 def test_the_python_api_page_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxtool.storage import durable
+
     work, _ = sandbox(tmp_path)
     monkeypatch.chdir(work)
+    durable.discard()  # a fresh process, as the page's code is: nothing pending from earlier tests
     text = (DOCS / "python-api.md").read_text(encoding="utf-8")
     for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL):
         exec(compile(code, "docs/python-api.md", "exec"), {})

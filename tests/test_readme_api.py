@@ -15,6 +15,8 @@ def test_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path, c
     section = text[text.index("<!-- section:api -->"):text.index("<!-- /section:api -->")]
     code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)  # type: ignore[union-attr]
     code = code.replace("/tmp/ctxtool-demo-store", str(tmp_path / "store"))
+    from ctxtool.storage import durable
+    durable.discard()  # a fresh process, as the example is: nothing pending from earlier tests
     monkeypatch.chdir(ROOT)
     exec(compile(code, "README.md", "exec"), {})
     printed = capsys.readouterr().out.split()
