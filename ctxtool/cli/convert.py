@@ -14,7 +14,7 @@ from ctxtool.cli import database, messages
 from ctxtool.cli.options import ReportOptions, report_options
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
-from ctxtool.core.messages.convert import ConvertReport, to_anthropic, to_openai
+from ctxtool.core.messages.convert import ConvertReport, to_messages
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entries, max_line_bytes,
@@ -22,7 +22,8 @@ from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entrie
 from ctxtool.formats.opencode.export import (
     dumps_export, entries_from_export, export_document, is_export, loads_document,
 )
-from ctxtool.formats.opencode.view import is_message, iter_api_messages
+from ctxtool.formats.opencode.view import is_message
+from ctxtool.formats.registry import adapter_for
 from ctxtool.storage import opencode_db, opencode_tree
 from ctxtool.types import ANTHROPIC, FORMATS, OPENCODE
 
@@ -114,14 +115,15 @@ def _file_inputs(name: str) -> tuple[str, ...]:
 
 
 def _default_target(fmt: str) -> str:
-    if fmt == OPENCODE:
-        return "opencode"
+    own = adapter_for(fmt).convert_targets
+    if own:
+        return own[0]
     raise UsageError(f"{fmt} input: say what to convert it to",
                      hint="pass --to anthropic or --to openai")
 
 
 def _need_opencode(fmt: str, target: str) -> None:
-    if fmt != OPENCODE:
+    if target not in adapter_for(fmt).convert_targets:
         raise UsageError(f"cannot convert {fmt} input to {target}: only OpenCode sessions go there",
                          hint="--to anthropic or --to openai convert any transcript")
 
@@ -180,8 +182,8 @@ def _write_opencode(entries: list[dict[str, Any]], target: str, output: str | No
 
 def _api_messages(entries: Iterable[dict[str, Any]], fmt: str, target: str, thinking: str,
                   report: ConvertReport) -> Iterator[dict[str, Any]]:
-    if fmt == OPENCODE:
-        entries, fmt = iter_api_messages(entries), ANTHROPIC
-    if target == "anthropic":
-        return to_anthropic(entries, fmt, thinking=thinking, report=report)  # type: ignore[arg-type]
-    return to_openai(entries, fmt, report=report)
+    adapter = adapter_for(fmt)
+    if adapter.converts_through_messages:
+        entries, fmt = adapter.iter_api_messages(entries), ANTHROPIC
+    return to_messages(entries, fmt, target=target, thinking=thinking,  # type: ignore[arg-type]
+                       report=report)

@@ -11,11 +11,10 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, read_io_options, report_options
 from ctxtool.cli.spool import spooled_input
 from ctxtool.cli.streams import IOOptions, check_stdin, open_output
-from ctxtool.core.messages.convert import to_anthropic, to_openai
+from ctxtool.core.messages.convert import to_messages
 from ctxtool.core.messages.filter_compacted import FilterReport, View, filter_compacted, plan_cut
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries
-from ctxtool.types import ANTHROPIC
 
 
 @click.command("filter-compacted")
@@ -89,10 +88,8 @@ def _output(entries: Iterator[dict[str, Any]], fmt: str, to: str | None, thinkin
             file_report: FilterReport) -> Iterator[dict[str, Any]]:
     if to is None:
         return entries
-    if to == ANTHROPIC:
-        return to_anthropic(entries, fmt, thinking=thinking,  # type: ignore[arg-type]
-                            report=file_report.convert)
-    return to_openai(entries, fmt, report=file_report.convert)
+    return to_messages(entries, fmt, target=to, thinking=thinking,  # type: ignore[arg-type]
+                       report=file_report.convert)
 
 
 def _model_stats(file_report: FilterReport, view: str, to: str | None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from ctxtool.clock import parse_duration, parse_now
 from ctxtool.core.clearing.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
                                        STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
                                        MicrocompactReport, default_strategy, microcompact)
-from ctxtool.types import OPENCODE
+from ctxtool.formats.registry import adapter_for
 
 DISABLE_ENV = "DISABLE_MICROCOMPACT"
 
@@ -106,7 +106,8 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     def transform(fmt: str, source: FileSource,
                   run: MicrocompactReport) -> Iterator[dict[str, Any]]:
         chosen = options if strategy else replace(options, strategy=default_strategy(fmt))
-        store = None if fmt == OPENCODE else clear.store(fmt, source)  # marks, saves nothing
+        # an agent that hides cleared results by a mark (OpenCode) keeps them: nothing to save
+        store = None if adapter_for(fmt).clears_by_marking else clear.store(fmt, source)
         return microcompact(source, fmt=fmt, store=store, now=moment, options=chosen,
                             limits=clear.limits, report=run)
 

@@ -22,13 +22,11 @@ from ctxtool.core.summarizing.backend import make_summarizer
 from ctxtool.core.summarizing.model import call_max_tokens
 from ctxtool.core.summarizing.summarize import Compaction, SummarizeOptions, compact, reads_twice
 from ctxtool.errors import StoreError, UsageError
-from ctxtool.formats.opencode.rule import session_version, usable_tokens
-from ctxtool.formats.opencode.session import is_older_session
+from ctxtool.formats.registry import adapter_for
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend
 from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
 from ctxtool.llm.base import Summarizer
 from ctxtool.storage.store import store_for_entries
-from ctxtool.types import OPENCODE
 
 
 @dataclass(frozen=True)
@@ -81,10 +79,10 @@ def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -
     options = settings.options
     # entries the buffered way writes anew must keep integers past 64 bits exact
     source.exact_ints = not reads_twice(fmt, settings.summarizer, options)
-    if options.auto and fmt == OPENCODE:  # OpenCode compacts by its own overflow rule
-        options = dataclasses.replace(options, auto_compact_at=usable_tokens(
-            window=settings.window or DEFAULT_WINDOW, env=os.environ,
-            older=is_older_session(session_version(items))))
+    own = adapter_for(fmt).compaction_threshold(
+        items, window=settings.window or DEFAULT_WINDOW, env=os.environ) if options.auto else None
+    if own is not None:  # the agent compacts by its own overflow rule (OpenCode)
+        options = dataclasses.replace(options, auto_compact_at=own)
     if options.transcript_path is None:
         options = dataclasses.replace(options, transcript_path=_transcript_path(source, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,

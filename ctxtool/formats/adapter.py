@@ -14,53 +14,160 @@ mutated; an unchanged entry is returned as the same object so its line stays byt
 
 :class:`FormatAdapter` is a base class, not only a protocol: its defaults are those of the
 Anthropic Messages shape (one ``{"role", "content"}`` object per line), so an adapter overrides
-only what its agent does differently. The attributes and methods are grouped as the transforms
-use them:
+only what its agent does differently. The members, grouped by who uses them:
 
-* identity and detection - :attr:`name`, :attr:`schema`, :meth:`claims`, :meth:`claims_weakly`;
-* lines and messages - :meth:`api_message`, :meth:`role_and_blocks`, :meth:`with_message_content`,
-  :meth:`with_tool_result_content`, :meth:`result_slots`, :meth:`with_result_contents`,
-  :meth:`model_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`;
-* usage anchors and sizing - :meth:`usage_of`, :attr:`reads_whole_session`,
-  :meth:`context_entries`, :meth:`is_summary_entry`, :meth:`is_compaction_record`;
-* per-transform hooks - :attr:`placeholder_style`, :attr:`clears_by_marking`,
-  :attr:`writes_clearing_boundary`, :attr:`summary_output`, :attr:`converts_through_messages`;
-* store location - :attr:`results_beside_session`, :meth:`session_and_cwd`,
+* identity and detection (``formats/detect.py``) - :attr:`name`, :attr:`schema`, :meth:`claims`,
+  :meth:`claims_weakly`;
+* lines and messages (every transform) - :meth:`api_message`, :meth:`role_and_blocks`,
+  :meth:`with_message_content`, :meth:`with_tool_result_content`, :meth:`model_of`,
+  :meth:`timestamp_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`;
+* usage anchors and sizing (``core/sizing``: meter, estimate) - :meth:`usage_of`,
+  :meth:`results_after_usage`, :meth:`compaction_tracker`, :attr:`reads_whole_session`,
+  :meth:`context_entries`, :meth:`entries_sent`, :meth:`count_compactions`,
+  :meth:`configured_limits`, :meth:`overflow_rule`, :meth:`is_summary_entry`;
+* compaction records (``filter-compacted``, ``summarize``) - :attr:`compactions`,
+  :meth:`is_compaction_record`, :meth:`compaction_starts`, :meth:`summary_text`,
+  :meth:`is_compaction_request`, :meth:`compaction_threshold`;
+* clearing and restoring (``persist``, ``snip``, ``microcompact``, ``restore``) -
+  :meth:`result_slots`, :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`,
+  :attr:`placeholder_style`, :attr:`clears_by_marking`, :attr:`clearing_strategy`,
+  :attr:`writes_clearing_boundary`, :attr:`own_tool_names`;
+* summarizing (``core/summarizing``) - :attr:`side_chains`, :attr:`queues_prompts`,
+  :meth:`typed_text`, :meth:`claude_code_tool`;
+* validating - :meth:`own_checks` (and :attr:`schema`);
+* converting - :attr:`converts_through_messages`, :meth:`iter_api_messages`,
+  :attr:`streams_over_lines`, :attr:`convert_targets`, and as a target :attr:`blocks_kept`,
+  :attr:`system_in_messages`;
+* store location (``storage``) - :attr:`results_beside_session`, :meth:`session_and_cwd`,
   :meth:`session_roots`.
 
-Adding an agent = writing a subclass in ``ctxtool/formats/<agent>.py`` (or a package) and
-registering one instance with :func:`ctxtool.formats.registry.register`. This module and the
+Adding an agent = writing a subclass in ``ctxtool/formats/<agent>.py`` (or a package), adding
+it to :func:`ctxtool.formats.registry._builtin` (detection order) and its name to
+``ctxtool.types.FORMATS`` (the ``--format`` choices). This module and the
 adapters import nothing from ``ctxtool.core`` or ``ctxtool.cli`` (a test keeps that rule): an
 adapter describes its format; the transforms decide what to do with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from ctxtool.formats.content import Block, as_blocks
+from ctxtool.formats.jsonl import dumps_json
+
+
+BOUNDARY = "boundary"
+AGENT_RULE = "agent-rule"
+MARKER = "marker"
 
 
 class Usage(NamedTuple):
-    """Token usage one model call recorded: the anchor of the context meter.
-
-    ``key`` identifies the call (message id, request id): lines sharing it are snapshots of one
-    streamed call, and the largest counters win.
-    """
+    """One model call's usage, de-duplicated over its streamed lines. (A named tuple: one is
+    built for every assistant line, and a tuple costs a fraction of a frozen dataclass.)"""
 
     key: tuple[str, str]
-    input_tokens: int
-    cache_creation_input_tokens: int
-    cache_read_input_tokens: int
-    output_tokens: int
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
 
     @property
     def prompt_tokens(self) -> int:
-        """What the call was sent: input plus cache writes plus cache reads."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def merged(self, other: Usage) -> Usage:
+        """The largest snapshot of each counter (streamed lines repeat or grow them)."""
+        if (other.input_tokens <= self.input_tokens
+                and other.cache_creation_input_tokens <= self.cache_creation_input_tokens
+                and other.cache_read_input_tokens <= self.cache_read_input_tokens
+                and other.output_tokens <= self.output_tokens):
+            return self  # a repeated snapshot (the common case): nothing to build
+        return Usage(self.key, max(self.input_tokens, other.input_tokens),
+                     max(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
+                     max(self.cache_read_input_tokens, other.cache_read_input_tokens),
+                     max(self.output_tokens, other.output_tokens))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message_id": self.key[0], "request_id": self.key[1] or None,
+                "input_tokens": self.input_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens,
+                "output_tokens": self.output_tokens, "prompt_tokens": self.prompt_tokens}
+
+
+class CompactionTracker(Protocol):
+    """Follows compactions over a session read forward (see
+    :meth:`FormatAdapter.compaction_tracker`)."""
+
+    def note(self, entry: Mapping[str, Any], tokens: int) -> int | None:
+        """Record one entry (its estimate: ``tokens``); when it completes a compaction, the
+        tokens the context restarts from (what the compaction kept plus the summary), else
+        None."""
+        ...
+
+
+Finding = tuple[int, str, str, str]  # (line, severity "error"/"warning", code, message)
+
+
+class TranscriptChecks(Protocol):
+    """A format's own validation rules (see :meth:`FormatAdapter.own_checks`)."""
+
+    def add(self, entry: dict[str, Any], line: int) -> None:
+        """Look at one valid entry (``line``: its 1-based line)."""
+        ...
+
+    def finish(self) -> Iterable[Finding]:
+        """The problems found, once every entry was added."""
+        ...
+
+
+class Restorer(Protocol):
+    """What ``restore`` gives :meth:`FormatAdapter.restored`: each method returns the saved
+    value for a placeholder, or the value itself (the same object) when it is not one or its
+    file cannot be read (that is counted and reported by the restorer)."""
+
+    def result(self, content: Any, tool_id: str) -> Any:
+        """A tool result's content (a string or a block list)."""
+        ...
+
+    def tool_input(self, value: Any, tool_id: str) -> Any:
+        """A tool call's input object (``{"ctxtool_cleared_input": path}`` when cleared)."""
+        ...
+
+    def arguments(self, value: Any, tool_id: str) -> Any:
+        """A tool call's input kept as a JSON string (OpenAI ``function.arguments``)."""
+        ...
+
+    def unmarked(self, count: int) -> None:
+        """Count ``count`` results that were hidden by a mark and are shown again."""
+        ...
+
+
+class Clearer(Protocol):
+    """What ``snip``/``microcompact`` give :meth:`FormatAdapter.cleared`: the choice of results
+    and inputs to clear, and their replacements (the content is saved and counted first)."""
+
+    def wants_result(self, tool_id: Any) -> bool:
+        """True when the result of ``tool_id`` was chosen (a cheap test before reading it)."""
+        ...
+
+    def result(self, tool_id: Any, content: Any, entry: dict[str, Any]) -> str | None:
+        """The placeholder text for the result of ``tool_id`` holding ``content``, or None
+        when it stays as it is."""
+        ...
+
+    def wants_input(self, tool_id: Any) -> bool:
+        """True when the input of ``tool_id`` was chosen to be cleared too."""
+        ...
+
+    def tool_input(self, tool_id: str, name: str, value: Any, saved: str,
+                   entry: dict[str, Any]) -> dict[str, Any] | None:
+        """The cleared input object for tool call ``tool_id`` (named ``name``) whose input is
+        ``value`` (spelled ``saved``, the text that is saved), or None when it stays."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -93,6 +200,22 @@ class FormatAdapter:
     #: True when clearing marks tool outputs as compacted in place (the agent hides them itself;
     #: nothing is saved) instead of replacing them with a placeholder (OpenCode's prune marks).
     clears_by_marking: ClassVar[bool] = False
+    #: The ``microcompact`` strategy that does what the agent itself does (its default there).
+    clearing_strategy: ClassVar[str] = "claude-code"
+    #: When the agent names its tools its own way (OpenCode: ``read``, ``edit`` in lower case,
+    #: camelCase inputs): its own tools per kind (``read_tools``, ``write_tools``,
+    #: ``search_tools``), added to ``snip``'s sets (which then match lower-case names too), and
+    #: the summarizer reads its calls through :meth:`claude_code_tool`. None: Claude Code's names.
+    own_tool_names: ClassVar[Mapping[str, frozenset[str]] | None] = None
+    #: True when ``attachment`` lines record the texts the agent sent for them (``rendered``,
+    #: Claude Code 2.1): the meter counts those texts.
+    rendered_attachments: ClassVar[bool] = False
+    #: True when lines of other threads (subagents' side chains, ``isSidechain``) can sit in a
+    #: session file; they are not part of the main conversation.
+    side_chains: ClassVar[bool] = False
+    #: True when the agent writes what the user typed while it was busy as lines of their own
+    #: (Claude Code's ``queue-operation``/``queued_command``); the summarizer reads them.
+    queues_prompts: ClassVar[bool] = False
     #: True when clearing appends a boundary line recording what it saved, as the agent writes
     #: one itself (Claude Code's ``microcompact_boundary``), so its usage anchor stays right.
     writes_clearing_boundary: ClassVar[bool] = False
@@ -100,13 +223,28 @@ class FormatAdapter:
     #: folder (Claude Code: ``~/.claude/projects/<project>/<session>/tool-results``): persist
     #: saves there by default, found from :meth:`session_and_cwd` of the first lines.
     results_beside_session: ClassVar[bool] = False
-    #: How ``summarize`` writes its result: ``"claude-code"`` (compact boundary + summary
-    #: line), ``"opencode"`` (compaction request + summary message), ``"messages"`` (a summary
-    #: message replacing the head, for plain message lists).
-    summary_output: ClassVar[str] = "messages"
+    #: How the agent records a compaction, which decides how ``filter-compacted`` finds the
+    #: context and how ``summarize`` writes one: :data:`BOUNDARY` (Claude Code: a
+    #: ``compact_boundary`` line, then the summary), :data:`AGENT_RULE` (OpenCode: messages the
+    #: agent's own rule reads, see :meth:`entries_sent`, :meth:`compaction_starts`) or
+    #: :data:`MARKER` (plain message lists: a user message starting with ctxtool's summary
+    #: marker replaces the head).
+    compactions: ClassVar[str] = MARKER
     #: True when ``convert`` reads this format through :meth:`iter_api_messages` (the agent
     #: stores more than messages, e.g. parts or events) rather than entry by entry.
     converts_through_messages: ClassVar[bool] = False
+    #: ``convert --to`` targets only this format's input can go to (its own documents and
+    #: stores; the first is the default target for its input), besides anthropic and openai.
+    convert_targets: ClassVar[tuple[str, ...]] = ()
+    #: True when one streamed model response is written as several lines sharing a message id
+    #: (Claude Code): ``convert`` merges them into one message.
+    streams_over_lines: ClassVar[bool] = False
+    #: As a ``convert`` target: the block types kept beyond text, tool calls and results and
+    #: images (Anthropic: documents and, with ``--thinking keep``, signed thinking).
+    blocks_kept: ClassVar[frozenset[str]] = frozenset()
+    #: As a ``convert`` target: True when a ``system`` message may sit among the messages
+    #: (OpenAI chat); False: it becomes a ``[system]`` user text (Anthropic).
+    system_in_messages: ClassVar[bool] = True
 
     # --- identity and detection ------------------------------------------------------------
 
@@ -185,10 +323,49 @@ class FormatAdapter:
             blocks[index] = {**blocks[index], "content": content}
         return self.with_message_content(entry, blocks)
 
+    def cleared(self, entry: dict[str, Any], clearer: Clearer) -> dict[str, Any]:
+        """The entry with the tool results (and inputs) ``clearer`` chose replaced by what it
+        gives, copy-on-write; ``entry`` itself when nothing changed."""
+        message = self.api_message(entry)
+        content = message.get("content") if message is not None else None
+        if not isinstance(content, list):
+            return entry
+        blocks: list[Any] | None = None
+        for i, block in enumerate(content):
+            replaced = _cleared_block(block, entry, clearer) if isinstance(block, dict) else None
+            if replaced is not None:
+                blocks = blocks if blocks is not None else list(content)
+                blocks[i] = replaced
+        return entry if blocks is None else self.with_message_content(entry, blocks)
+
+    def restored(self, entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
+        """The entry with every placeholder of a tool result or a tool input put back through
+        ``restorer`` (and any mark that hides a result removed), copy-on-write; ``entry`` itself
+        when nothing changed."""
+        message = self.api_message(entry)
+        blocks = message.get("content") if message is not None else None
+        if not isinstance(blocks, list):
+            return entry
+        new_blocks = [_restored_block(block, restorer) for block in blocks]
+        if all(new is old for new, old in zip(new_blocks, blocks)):
+            return entry
+        return self.with_message_content(entry, new_blocks)
+
+    def iter_api_messages(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """For :attr:`converts_through_messages`: ``{"role", "content": [blocks]}`` for each
+        message the agent sends the model, in its order and split as it splits them."""
+        raise NotImplementedError(f"{self.name} converts entry by entry")
+
     def model_of(self, entry: Mapping[str, Any]) -> str | None:
-        """The model named on an assistant message (None when it names none)."""
+        """The model named on an assistant message (None when it names none, or for a line
+        the agent wrote itself without a model call)."""
         model = entry.get("model")
         return model if isinstance(model, str) else None
+
+    def timestamp_of(self, entry: Mapping[str, Any]) -> Any:
+        """When a message was written, as the agent records it (an ISO 8601 string, epoch
+        milliseconds...; ``ctxtool.clock.parse_timestamp`` reads both), or None."""
+        return entry.get("timestamp")
 
     def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
         """The agent's session id recorded on a line (names the store folder), or None."""
@@ -198,6 +375,26 @@ class FormatAdapter:
         """True for a line of standing instructions (a system/developer message) that stays in
         front of the conversation when its head is summarized or cut."""
         return False
+
+    def is_compaction_request(self, entry: Mapping[str, Any]) -> bool:
+        """True for a message the agent wrote itself to ask for a compaction (OpenCode's
+        compaction part): not the user's words."""
+        return False
+
+    def typed_text(self, entry: Mapping[str, Any]) -> str | None:
+        """For a user message holding parts the agent added itself (OpenCode: synthetic and
+        ignored parts), the text the user typed (may be blank); None when the message's text is
+        all the user's."""
+        return None
+
+    def claude_code_tool(self, block: Block) -> Block:
+        """A content block with a tool call under Claude Code's tool name and input keys (a
+        view), for agents with :attr:`own_tool_names`; other blocks as they are."""
+        return block
+
+    def summary_text(self, entry: Mapping[str, Any]) -> str | None:
+        """For :data:`AGENT_RULE` agents: the text of a compaction summary message, else None."""
+        return None
 
     def is_api_error(self, entry: Mapping[str, Any]) -> bool:
         """True for a line recording an API error notice, not a model message (convert drops
@@ -211,10 +408,63 @@ class FormatAdapter:
         the context size), or None (no usage, a synthetic line, a format without usage)."""
         return None
 
+    def results_after_usage(self, entry: Mapping[str, Any],
+                            estimate: Callable[[Block], int]) -> int | None:
+        """For an entry whose :meth:`usage_of` starts a new anchor: the tokens of what the entry
+        holds after that model call (OpenCode: its last step's tool results, ``estimate`` sizing
+        each block), the call's output being counted exactly by its usage; or None when the
+        entry is the call's own output (its estimate counts with the anchor, Claude Code)."""
+        return None
+
+    def compaction_tracker(self) -> CompactionTracker | None:
+        """A fresh tracker for one pass over a session when a compaction shows as messages (a
+        summary answering a request, OpenCode) rather than as one record
+        (:meth:`is_compaction_record`); None otherwise."""
+        return None
+
     def context_entries(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """The entries the agent would send to the model now, in the order it sends them (what
         its last compaction left in view). Only called when :attr:`reads_whole_session`."""
         return list(entries)
+
+    def entries_sent(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The entries the agent sends to the model now, in the order it sends them (OpenCode:
+        the kept tail after the summary); lines that are not messages may be left out. Only
+        called when :attr:`reads_whole_session`."""
+        return list(entries)
+
+    def compaction_starts(self, entries: Iterable[dict[str, Any]]) -> Iterator[tuple[int, str | None]]:
+        """For :data:`AGENT_RULE` agents, read forward once: (index, ``file:line``) of the entry
+        where each completed compaction's context starts (OpenCode: the compaction request a
+        finished summary answered)."""
+        return iter(())
+
+    def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
+        """How many compactions the session went through (for the estimate report). Only called
+        when :attr:`reads_whole_session`."""
+        return sum(1 for entry in entries if self.is_compaction_record(entry))
+
+    def configured_limits(self, view: list[dict[str, Any]],
+                          lookup: Callable[..., Mapping[str, int]] | None) -> Mapping[str, int]:
+        """The model's limits (``context``, ``input``, ``output``) from the agent's own config,
+        found with ``lookup`` for the model the session (``view``: :meth:`entries_sent`) uses;
+        empty when the agent has no such config or ``lookup`` is None."""
+        return {}
+
+    def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
+                      input_limit: int | None, output_limit: int | None,
+                      env: Mapping[str, str] | None) -> Any | None:
+        """The agent's own overflow verdict for the context now (an object with ``as_dict()``,
+        reported beside ctxtool's thresholds), or None when ctxtool's thresholds are the
+        agent's (Claude Code). ``view``: :meth:`entries_sent`; ``context``: ctxtool's size."""
+        return None
+
+    def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
+                             env: Mapping[str, str]) -> int | None:
+        """The context size at which the agent compacts by its own rule for a ``window``-token
+        model (OpenCode's usable tokens; ``summarize --auto`` uses it), or None when ctxtool's
+        auto-compact threshold applies. Reads ``entries`` only when it returns a number."""
+        return None
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         """True for a message holding a compaction summary (counted as ``compact_summaries``)."""
@@ -224,6 +474,14 @@ class FormatAdapter:
         """True for a line that records a compaction and starts the context over (Claude Code's
         ``compact_boundary``)."""
         return False
+
+    # --- validate ---------------------------------------------------------------------------
+
+    def own_checks(self) -> TranscriptChecks | None:
+        """Fresh checks for one transcript when the agent's lines follow rules of their own
+        (OpenCode: a call and its result share one part), used instead of the generic tool
+        pairing and uuid chain checks; None: the generic checks."""
+        return None
 
     # --- store location ---------------------------------------------------------------------
 
@@ -241,4 +499,32 @@ class FormatAdapter:
         return f"<{type(self).__name__} {self.name}>"
 
 
-__all__ = ["Block", "FormatAdapter", "ResultSlot", "Usage"]
+def _cleared_block(block: dict[str, Any], entry: dict[str, Any],
+                   clearer: Clearer) -> dict[str, Any] | None:
+    """The replacement of one block, or None when it stays."""
+    kind = block.get("type")
+    if kind == "tool_result":
+        text = clearer.result(block.get("tool_use_id"), block.get("content"), entry)
+        return None if text is None else {**block, "content": text}
+    if kind == "tool_use" and clearer.wants_input(block.get("id")):
+        tool_input = block.get("input")
+        saved = dumps_json(tool_input).decode() if tool_input else ""
+        new = clearer.tool_input(block["id"], str(block.get("name") or ""), tool_input, saved,
+                                 entry)
+        return None if new is None else {**block, "input": new}
+    return None
+
+
+def _restored_block(block: Any, restorer: Restorer) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "tool_result" and "content" in block:
+        content = restorer.result(block["content"], str(block.get("tool_use_id") or ""))
+        return block if content is block["content"] else {**block, "content": content}
+    if block.get("type") == "tool_use" and "input" in block:
+        value = restorer.tool_input(block["input"], str(block.get("id") or ""))
+        return block if value is block["input"] else {**block, "input": value}
+    return block
+
+
+__all__ = ["AGENT_RULE", "BOUNDARY", "MARKER", "Block", "Clearer", "CompactionTracker", "Finding", "FormatAdapter", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]

@@ -24,6 +24,8 @@ def block_kinds(entry: Mapping[str, Any]) -> set[str]:
 class AnthropicAdapter(FormatAdapter):
     name: ClassVar[str] = "anthropic"
     schema: ClassVar[str | None] = "anthropic-message"
+    blocks_kept: ClassVar[frozenset[str]] = frozenset({"document", "thinking", "redacted_thinking"})
+    system_in_messages: ClassVar[bool] = False
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return isinstance(entry.get("role"), str) and bool(block_kinds(entry) & BLOCK_TYPES)

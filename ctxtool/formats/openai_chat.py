@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ctxtool.formats.adapter import FormatAdapter, ResultSlot
+from ctxtool.formats.adapter import Clearer, FormatAdapter, Restorer, ResultSlot
 from ctxtool.formats.anthropic import BLOCK_TYPES, block_kinds
 from ctxtool.formats.content import Block, as_blocks, tool_result_text
-from ctxtool.formats.jsonl import loads_json
+from ctxtool.formats.jsonl import dumps_json, loads_json
 
 ROLES = ("system", "tool", "developer", "function")  # roles the Messages API does not have
 PART_TYPES = frozenset({"image_url", "input_audio", "refusal", "file"})
@@ -56,8 +56,63 @@ class OpenAIChatAdapter(FormatAdapter):
                              changes: Mapping[int, Any]) -> dict[str, Any]:
         return {**entry, "content": changes[-1]}
 
+    def cleared(self, entry: dict[str, Any], clearer: Clearer) -> dict[str, Any]:
+        """A ``role: "tool"`` message is the result; ``tool_calls`` hold the inputs."""
+        if entry.get("role") == "tool":
+            text = clearer.result(entry.get("tool_call_id"), entry.get("content"), entry)
+            return entry if text is None else {**entry, "content": text}
+        calls = entry.get("tool_calls")
+        if not isinstance(calls, list):
+            return entry
+        new_calls = [_cleared_call(call, entry, clearer) for call in calls]
+        if all(new is old for new, old in zip(new_calls, calls)):
+            return entry
+        return {**entry, "tool_calls": new_calls}
+
+    def restored(self, entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
+        if entry.get("role") == "tool" and "content" in entry:
+            content = restorer.result(entry["content"], str(entry.get("tool_call_id") or ""))
+            return entry if content is entry["content"] else {**entry, "content": content}
+        calls = entry.get("tool_calls")
+        if not isinstance(calls, list):
+            return entry
+        new_calls = [_restored_call(call, restorer) for call in calls]
+        if all(new is old for new, old in zip(new_calls, calls)):
+            return entry
+        return {**entry, "tool_calls": new_calls}
+
     def is_instruction(self, entry: Mapping[str, Any]) -> bool:
         return entry.get("role") in INSTRUCTION_ROLES
+
+
+def _cleared_call(call: Any, entry: dict[str, Any], clearer: Clearer) -> Any:
+    if not isinstance(call, dict) or not clearer.wants_input(call.get("id")):
+        return call
+    function = call.get("function")
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    try:
+        parsed = loads_json(arguments.encode("utf-8")) if isinstance(arguments, str) else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    if parsed is None:
+        return call
+    assert isinstance(function, dict) and isinstance(arguments, str)
+    # the arguments string itself is saved, so restore puts back its exact spelling
+    replaced = clearer.tool_input(call["id"], str(function.get("name") or ""), parsed, arguments,
+                                  entry)
+    if replaced is None:
+        return call
+    return {**call, "function": {**function, "arguments": dumps_json(replaced).decode()}}
+
+
+def _restored_call(call: Any, restorer: Restorer) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or "arguments" not in function:
+        return call
+    value = restorer.arguments(function["arguments"], str(call.get("id") or ""))
+    if value is function["arguments"]:
+        return call
+    return {**call, "function": {**function, "arguments": value}}
 
 
 def openai_blocks(message: Mapping[str, Any]) -> list[Block]:

@@ -37,10 +37,10 @@ import orjson
 
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.formats.registry import adapter_for
 from ctxtool.storage import durable, marker
 from ctxtool.storage.paths import claude_project_dir, safe_name
 from ctxtool.storage.safe_fs import Folder, create_exclusive, open_folder, open_regular
-from ctxtool.types import CLAUDE_CODE
 
 TOOL_RESULTS = "tool-results"
 LINES = "ctxtool-lines"
@@ -322,17 +322,11 @@ def resolve_store(option: str | None, *, env: Mapping[str, str], fmt: str,
         return ToolResultStore(option, notice=notice)
     if env.get(STORE_ENV):
         return ToolResultStore(env[STORE_ENV], notice=notice)
-    if fmt == CLAUDE_CODE and session_id and cwd and os.path.isabs(cwd):
+    if adapter_for(fmt).results_beside_session and session_id and cwd and os.path.isabs(cwd):
         store = ToolResultStore(claude_project_dir(cwd, env), notice=notice)
         store._claimed = True  # Claude Code's own project folder: never marked as a store
         return store
     return ToolResultStore(DEFAULT_ROOT, notice=notice)
-
-
-def session_of(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(sessionId, cwd) of a Claude Code entry, each None when absent or not a string."""
-    session, cwd = entry.get("sessionId"), entry.get("cwd")
-    return (session if isinstance(session, str) else None, cwd if isinstance(cwd, str) else None)
 
 
 def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
@@ -343,10 +337,11 @@ def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
     iterator = iter(entries)
     seen: list[E] = []
     session_id = cwd = None
-    if not option and not env.get(STORE_ENV) and fmt == CLAUDE_CODE:
+    adapter = adapter_for(fmt)
+    if not option and not env.get(STORE_ENV) and adapter.results_beside_session:
         for entry in iterator:
             seen.append(entry)
-            session_id, cwd = session_of(entry)
+            session_id, cwd = adapter.session_and_cwd(entry)
             if (session_id and cwd) or len(seen) >= PEEK_LIMIT:
                 break
     store = resolve_store(option, env=env, fmt=fmt, session_id=session_id, cwd=cwd, notice=notice)

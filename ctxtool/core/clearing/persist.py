@@ -50,8 +50,8 @@ from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.opencode.truncate import MAX_BYTES as OPENCODE_MAX_BYTES
 from ctxtool.formats.opencode.truncate import over_limits, truncated_output
-from ctxtool.formats.opencode.view import session_id
-from ctxtool.types import CLAUDE_CODE, OPENCODE, ResultStore, location_of
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import ResultStore, location_of
 
 # Claude Code's per-result limit was 50,000 characters for most tools before v2.1 raised the
 # default to 400,000; 50,000 keeps any single result under ~12,500 tokens (6% of a 200K window).
@@ -83,7 +83,7 @@ class PersistOptions:
     def style_for(self, fmt: str) -> str:
         if self.style is not None:
             return self.style
-        return "opencode" if fmt == OPENCODE and not self.truncate else "claude-code"
+        return "claude-code" if self.truncate else adapter_for(fmt).placeholder_style
 
 
 @dataclass
@@ -233,7 +233,7 @@ def persist(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore |
     ``now`` stamps the boundary entry (None: the clock).
     """
     report = report if report is not None else PersistReport()
-    savings = AnchorSavings(fmt) if fmt == CLAUDE_CODE else None
+    savings = AnchorSavings(fmt) if adapter_for(fmt).writes_clearing_boundary else None
     for entry in entries:
         report.entries += 1
         new = entry if getattr(entry, "invalid", False) else _persist_entry(
@@ -294,20 +294,13 @@ def _chars_only(options: PersistOptions) -> PersistOptions:
                           truncate=True, preview_chars=options.preview_chars)
 
 
-def _session(entry: dict[str, Any], fmt: str) -> str | None:
-    if fmt == OPENCODE:
-        return session_id(entry)
-    session = entry.get("sessionId") if fmt == CLAUDE_CODE else None
-    return session if isinstance(session, str) else None
-
-
 def _saved(entry: dict[str, Any], fmt: str, slot: ResultSlot, store: ResultStore | None,
            options: PersistOptions, report: PersistReport, warn: Warn) -> str | None:
     if store is None:
         raise ValueError("persist needs a store unless options.truncate is set")
     try:
         path = store.save(slot.content, tool_use_id=slot.tool_use_id,
-                          session_id=_session(entry, fmt))
+                          session_id=adapter_for(fmt).session_id_of(entry))
     except StoreError as exc:
         report.failed += 1
         warn(f"{location_of(entry) or '<entry>'}: tool result "
@@ -333,7 +326,8 @@ def _keep_original_line(entry: dict[str, Any], fmt: str, store: LineKeeper,
     if raw == canonical + b"\n":
         return True
     try:
-        store.save_line(raw, canonical=canonical, session_id=_session(entry, fmt))
+        store.save_line(raw, canonical=canonical,
+                        session_id=adapter_for(fmt).session_id_of(entry))
     except StoreError as exc:
         warn(f"{location_of(entry) or '<entry>'}: tool results left in place: "
                                f"{exc.format()}")

@@ -16,15 +16,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from ctxtool.core.clearing.restore import LineKeeper
 from ctxtool.core.clearing.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
                                   result_tokens)
-from ctxtool.core.messages.blocks import api_message, with_message_content
-from ctxtool.formats.jsonl import dumps_json, loads_json
-from ctxtool.formats.opencode.view import obj, output_text, parts_of, session_id, with_output_text
-from ctxtool.types import OPENAI, OPENCODE, Entry, ResultStore
+from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.opencode.view import session_id
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import Entry, ResultStore
 
 # Replacement texts exactly as Claude Code (and seed 001) write them.
 CLEARED = "[Old tool result content cleared]"
@@ -87,59 +85,46 @@ class Clearing:
     inputs: frozenset[str] = frozenset()  # tool_use ids whose input is blanked too
     report: ClearReport = field(default_factory=ClearReport)
 
+    # --- the Clearer the format adapters call (ctxtool.formats.adapter.Clearer) ---
+
+    def result(self, tool_id: Any, content: Any, entry: dict[str, Any]) -> str | None:
+        """The placeholder for the result of ``tool_id`` when it was chosen, can be cleared
+        and would shrink (its content saved first), else None."""
+        record = self.results.get(tool_id) if isinstance(tool_id, str) else None
+        if record is None or not is_clearable(content):
+            return None
+        return _replace_result(record, content, entry, self)
+
+    def wants_result(self, tool_id: Any) -> bool:
+        return isinstance(tool_id, str) and tool_id in self.results
+
+    def wants_input(self, tool_id: Any) -> bool:
+        return tool_id in self.inputs
+
+    def tool_input(self, tool_id: str, name: str, value: Any, saved: str,
+                   entry: dict[str, Any]) -> dict[str, Any] | None:
+        """The cleared input of ``tool_id`` (``saved``, its text, goes to the store first),
+        or None when it was not chosen or there is nothing to clear."""
+        if tool_id not in self.inputs or not isinstance(value, Mapping) or not value \
+                or is_cleared_input(value):
+            return None
+        return _replace_input(tool_id, name, saved, entry, self)
+
 
 def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
                  clearing: Clearing) -> Iterator[dict[str, Any]]:
     """Second pass: each entry with its chosen tool results (and inputs) replaced. Streaming."""
     report = clearing.report
+    adapter = adapter_for(fmt)
     for entry in entries:
         if getattr(entry, "invalid", False):
             yield entry
             continue
-        new = _clear_entry(entry, fmt, clearing)
+        new = adapter.cleared(entry, clearing)
         if new is not entry:
             report.entries_changed += 1
             _keep_original_line(entry, clearing)
         yield new
-
-
-def _clear_entry(entry: dict[str, Any], fmt: str, clearing: Clearing) -> dict[str, Any]:
-    if fmt == OPENAI:
-        return _clear_openai(entry, clearing)
-    if fmt == OPENCODE:
-        return _clear_opencode(entry, clearing)
-    message = api_message(entry, fmt)
-    content = message.get("content") if message is not None else None
-    if not isinstance(content, list):
-        return entry
-    blocks: list[Any] | None = None
-    for i, block in enumerate(content):
-        replaced = _clear_block(block, entry, clearing) if isinstance(block, dict) else None
-        if replaced is not None:
-            blocks = blocks if blocks is not None else list(content)
-            blocks[i] = replaced
-    return entry if blocks is None else with_message_content(entry, fmt, blocks)
-
-
-def _clear_block(block: dict[str, Any], entry: dict[str, Any],
-                 clearing: Clearing) -> dict[str, Any] | None:
-    """The replacement of one block, or None when it stays."""
-    kind = block.get("type")
-    if kind == "tool_result":
-        tool_id = block.get("tool_use_id")
-        record = clearing.results.get(tool_id) if isinstance(tool_id, str) else None
-        if record is None or not is_clearable(block.get("content")):
-            return None
-        text = _replace_result(record, block.get("content"), entry, clearing)
-        return None if text is None else {**block, "content": text}
-    if kind == "tool_use" and block.get("id") in clearing.inputs:
-        tool_input = block.get("input")
-        if not isinstance(tool_input, Mapping) or not tool_input or is_cleared_input(tool_input):
-            return None
-        saved = dumps_json(tool_input).decode()
-        return {**block, "input": _replace_input(block["id"], str(block.get("name") or ""),
-                                                 saved, entry, clearing)}
-    return None
 
 
 def placeholder_cost(placeholder: Placeholder, store: ResultStore | None) -> int:
@@ -206,61 +191,6 @@ def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
     if raw != canonical + b"\n":
         store.save_line(raw, canonical=canonical, session_id=_session(entry))
         clearing.report.lines_kept += 1
-
-
-def _clear_opencode(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
-    """OpenCode: a tool part's result text (``state.output``, or the error) becomes the
-    placeholder; its input, attachments and times stay. Parts OpenCode already shows as cleared
-    (``state.time.compacted``) are left alone."""
-    new = entry
-    for part in parts_of(entry):
-        call_id = part.get("callID")
-        record = clearing.results.get(call_id) if isinstance(call_id, str) else None
-        text = output_text(part) if record is not None else None
-        state = obj(part.get("state"))
-        if record is None or text is None or not is_clearable(text) \
-                or obj(state.get("time")).get("compacted"):
-            continue
-        replaced = _replace_result(record, text, entry, clearing)
-        if replaced is not None:
-            new = with_output_text(new, record.id, replaced)
-    return new
-
-
-def _clear_openai(entry: dict[str, Any], clearing: Clearing) -> dict[str, Any]:
-    """OpenAI chat: a ``role: "tool"`` message is the result; ``tool_calls`` hold the inputs."""
-    if entry.get("role") == "tool":
-        tool_id = entry.get("tool_call_id")
-        record = clearing.results.get(tool_id) if isinstance(tool_id, str) else None
-        if record is None or not is_clearable(entry.get("content")):
-            return entry
-        text = _replace_result(record, entry["content"], entry, clearing)
-        return entry if text is None else {**entry, "content": text}
-    calls = entry.get("tool_calls")
-    if not clearing.inputs or not isinstance(calls, list):
-        return entry
-    new_calls = [_clear_openai_call(call, entry, clearing) for call in calls]
-    if all(new is old for new, old in zip(new_calls, calls)):
-        return entry
-    return {**entry, "tool_calls": new_calls}
-
-
-def _clear_openai_call(call: Any, entry: dict[str, Any], clearing: Clearing) -> Any:
-    if not isinstance(call, dict) or call.get("id") not in clearing.inputs:
-        return call
-    function = call.get("function")
-    arguments = function.get("arguments") if isinstance(function, dict) else None
-    try:
-        parsed = loads_json(arguments.encode("utf-8")) if isinstance(arguments, str) else None
-    except orjson.JSONDecodeError:
-        parsed = None
-    if not isinstance(parsed, dict) or not parsed or is_cleared_input(parsed):
-        return call
-    assert isinstance(function, dict) and isinstance(arguments, str)
-    # the arguments string itself is saved, so restore puts back its exact spelling
-    replaced = _replace_input(call["id"], str(function.get("name") or ""), arguments, entry,
-                              clearing)
-    return {**call, "function": {**function, "arguments": dumps_json(replaced).decode()}}
 
 
 __all__ = ["CLEARED", "SNIPPED", "ClearReport", "Clearing", "Placeholder", "ToolStats",

@@ -22,12 +22,12 @@ import orjson
 
 from ctxtool.core.clearing.boundary import without_own_boundaries
 from ctxtool.core.clearing.twopass import cleared_input_path
-from ctxtool.core.messages.blocks import api_message, tool_result_text, with_message_content
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.formats.opencode.truncate import HINT_HEAD, HINT_TAIL, persisted_path
-from ctxtool.formats.opencode.view import obj, output_text, parts_of, with_output_text
-from ctxtool.types import OPENAI, OPENCODE, Entry, ResultStore, location_of
+from ctxtool.formats.adapter import ResultSlot
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import Entry, ResultStore, location_of
 
 PERSISTED_OPEN = "<persisted-output>"
 PERSISTED_CLOSE = "</persisted-output>"
@@ -96,53 +96,16 @@ def looks_like_placeholder(content: Any) -> bool:
 
 # --- tool result slots (shared with persist) -----------------------------------------------------
 
-@dataclass(frozen=True)
-class ResultSlot:
-    """One tool result of an entry: its position in the message's content list (-1 for an
-    OpenAI ``role: "tool"`` message, whose content is the result) and its content."""
-
-    index: int
-    tool_use_id: str
-    content: Any
-
-
 def result_slots(entry: dict[str, Any], fmt: str) -> list[ResultSlot]:
-    """The tool results of an entry with their original content (not a view). For OpenCode, the
-    result text of each tool part OpenCode still shows (slot index = the part's index)."""
-    if fmt == OPENCODE:
-        return [ResultSlot(i, str(part.get("callID") or ""), text)
-                for i, part in enumerate(parts_of(entry))
-                if (text := output_text(part)) is not None
-                and not obj(obj(part.get("state")).get("time")).get("compacted")]
-    if fmt == OPENAI:
-        if entry.get("role") != "tool":
-            return []
-        return [ResultSlot(-1, str(entry.get("tool_call_id") or ""), entry.get("content"))]
-    message = api_message(entry, fmt)
-    content = message.get("content") if message is not None else None
-    if not isinstance(content, list):
-        return []
-    return [ResultSlot(i, str(block.get("tool_use_id") or ""), block.get("content"))
-            for i, block in enumerate(content)
-            if isinstance(block, dict) and block.get("type") == "tool_result"]
+    """The tool results of an entry with their original content (not a view); see
+    :meth:`ctxtool.formats.adapter.FormatAdapter.result_slots`."""
+    return adapter_for(fmt).result_slots(entry)
 
 
 def with_result_contents(entry: dict[str, Any], fmt: str,
                          changes: dict[int, Any]) -> dict[str, Any]:
     """A new entry whose tool results at the given slots hold new content (copy-on-write)."""
-    if fmt == OPENCODE:
-        for index, content in changes.items():
-            call_id = str(parts_of(entry)[index].get("callID") or "")
-            entry = with_output_text(entry, call_id, content)
-        return entry
-    if fmt == OPENAI:
-        return {**entry, "content": changes[-1]}
-    message = api_message(entry, fmt)
-    assert message is not None
-    blocks = list(message["content"])
-    for index, content in changes.items():
-        blocks[index] = {**blocks[index], "content": content}
-    return with_message_content(entry, fmt, blocks)
+    return adapter_for(fmt).with_result_contents(entry, changes)
 
 
 # --- restore -------------------------------------------------------------------------------------
@@ -192,15 +155,14 @@ def restore(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore,
     their placeholders. Streaming: one entry at a time. A placeholder whose file is missing or
     unreadable stays as it is, with a warning (``warn``) and a count in ``report``."""
     report = report if report is not None else RestoreReport()
+    adapter = adapter_for(fmt)
     for entry in without_own_boundaries(entries):  # microcompact's, undone with its clearing
         report.entries += 1
         if getattr(entry, "invalid", False):
             yield entry
             continue
         loader = _Loader(store, report, warn, location_of(entry) or "<entry>")
-        new = (_restore_openai(entry, loader) if fmt == OPENAI
-               else _restore_opencode(entry, loader) if fmt == OPENCODE
-               else _restore_blocks(entry, fmt, loader))
+        new = adapter.restored(entry, loader)
         if new is not entry and not loader.pending and isinstance(store, LineKeeper):
             new = _original_line(new, entry, loader.paths, store, report)
         report.entries_changed += new is not entry
@@ -258,6 +220,10 @@ class _Loader:
         text = self._load(path, f"tool input {tool_id}")
         return text if isinstance(text, str) else value
 
+    def unmarked(self, count: int) -> None:
+        """``count`` results hidden by a mark (not replaced) were shown again."""
+        self.report.restored += count
+
     def _load(self, path: str, what: str) -> Any:
         self.report.placeholders += 1
         try:
@@ -277,84 +243,6 @@ class _Loader:
     def _fail(self, message: str) -> None:
         self.pending += 1
         self.warn(f"{self.where}: {message}")
-
-
-def _restore_blocks(entry: dict[str, Any], fmt: str, loader: _Loader) -> dict[str, Any]:
-    message = api_message(entry, fmt)
-    blocks = message.get("content") if message is not None else None
-    if not isinstance(blocks, list):
-        return entry
-    new_blocks = [_restore_block(block, loader) for block in blocks]
-    if all(new is old for new, old in zip(new_blocks, blocks)):
-        return entry
-    return with_message_content(entry, fmt, new_blocks)
-
-
-def _restore_block(block: Any, loader: _Loader) -> Any:
-    if not isinstance(block, dict):
-        return block
-    if block.get("type") == "tool_result" and "content" in block:
-        content = loader.result(block["content"], str(block.get("tool_use_id") or ""))
-        return block if content is block["content"] else {**block, "content": content}
-    if block.get("type") == "tool_use" and "input" in block:
-        value = loader.tool_input(block["input"], str(block.get("id") or ""))
-        return block if value is block["input"] else {**block, "input": value}
-    return block
-
-
-def _restore_opencode(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:
-    """OpenCode: a tool part's result text that is a placeholder gets the saved text back, and a
-    part marked ``state.time.compacted`` (microcompact's or OpenCode's own prune) loses the mark:
-    it still holds its output, which OpenCode then sends again instead of its placeholder."""
-    new = _unmark_compacted(entry, loader.report)
-    for part in parts_of(entry):
-        text = output_text(part)
-        if text is None:
-            continue
-        call_id = str(part.get("callID") or "")
-        content = loader.result(text, call_id)
-        if content is not text:
-            new = with_output_text(new, call_id, content if isinstance(content, str)
-                                   else tool_result_text(content))
-    return new
-
-
-def _unmark_compacted(entry: dict[str, Any], report: RestoreReport) -> dict[str, Any]:
-    parts = parts_of(entry)
-    marked = [i for i, part in enumerate(parts)
-              if "compacted" in obj(obj(part.get("state")).get("time"))]
-    if not marked:
-        return entry
-    report.restored += len(marked)
-    new_parts = list(parts)
-    for i in marked:
-        state = obj(parts[i].get("state"))
-        when = {k: v for k, v in obj(state.get("time")).items() if k != "compacted"}
-        new_parts[i] = {**parts[i], "state": {**state, "time": when}}
-    return {**entry, "parts": new_parts}
-
-
-def _restore_openai(entry: dict[str, Any], loader: _Loader) -> dict[str, Any]:
-    if entry.get("role") == "tool" and "content" in entry:
-        content = loader.result(entry["content"], str(entry.get("tool_call_id") or ""))
-        return entry if content is entry["content"] else {**entry, "content": content}
-    calls = entry.get("tool_calls")
-    if not isinstance(calls, list):
-        return entry
-    new_calls = [_restore_call(call, loader) for call in calls]
-    if all(new is old for new, old in zip(new_calls, calls)):
-        return entry
-    return {**entry, "tool_calls": new_calls}
-
-
-def _restore_call(call: Any, loader: _Loader) -> Any:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or "arguments" not in function:
-        return call
-    value = loader.arguments(function["arguments"], str(call.get("id") or ""))
-    if value is function["arguments"]:
-        return call
-    return {**call, "function": {**function, "arguments": value}}
 
 
 def _original_line(new: dict[str, Any], old: dict[str, Any], paths: list[str], store: LineKeeper,

@@ -29,7 +29,7 @@ Reads its input twice (see :mod:`ctxtool.core.clearing.twopass`); holds one smal
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -41,8 +41,9 @@ from ctxtool.core.clearing.twopass import (LineKey, Limits, ToolRecord, ToolScan
                                   line_key, reiterable, scan_tools, second_pass)
 from ctxtool.core.sizing.meter import ContextMeter, usage_of
 from ctxtool.errors import UsageError
-from ctxtool.formats.opencode.context import context_entries
-from ctxtool.types import CLAUDE_CODE, OPENCODE, ResultStore
+from ctxtool.formats.opencode.tools import SNIP_TOOLS
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import ResultStore
 
 READ_TOOLS = frozenset({"Read", "read_file", "view"})
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "write_file", "edit_file",
@@ -51,10 +52,7 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS", "WebSearch", "ToolSearch", "grep
                           "grep_search", "list_files", "file_search", "codebase_search",
                           "web_search"})
 MIN_TOKENS = 100  # a placeholder naming its saved file is about this long
-# OpenCode names its tools in lower case (read, edit, write, grep, glob, list...); on its
-# sessions each set also matches the lower-case names, plus these tools of its own.
-OPENCODE_TOOLS = {"read_tools": frozenset(), "write_tools": frozenset({"apply_patch"}),
-                  "search_tools": frozenset({"list", "codesearch"})}
+OPENCODE_TOOLS = SNIP_TOOLS  # OpenCode's tools of its own, per tool set
 
 READ_AGAIN = "read again later"
 STALE = "file changed after the read"
@@ -107,11 +105,14 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
     report = report if report is not None else SnipReport()
     meter = ContextMeter(fmt) if options.min_usage is not None else None
     scanned = entries
-    if fmt == OPENCODE:  # buffered: only what OpenCode's last compaction left in view counts
-        entries = list(entries)
-        scanned, options = context_entries(entries), for_opencode(options)
+    adapter = adapter_for(fmt)
+    if adapter.reads_whole_session:  # buffered: only what OpenCode's last compaction left in
+        entries = list(entries)      # view counts
+        scanned = adapter.context_entries(entries)
+    if adapter.own_tool_names is not None:
+        options = with_own_tools(options, adapter.own_tool_names)
     anchor: list[LineKey] = []  # Claude Code: where the last API call with usage is
-    if fmt == CLAUDE_CODE:
+    if adapter.writes_clearing_boundary:
         scanned = _noting_last_call(scanned, fmt, anchor)
     scan = scan_tools(scanned, fmt=fmt, meter=meter, digests=options.identical)
     report.clear.entries = scan.entries
@@ -119,7 +120,8 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
     clearing = Clearing({r.id: r for r in chosen}, snip_placeholder, store, report=report.clear)
     lines = {line for r in chosen for line in r.lines} | set(anchor)
     cleared = iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing)
-    yield from _with_boundary(cleared, scan, report.clear, now) if fmt == CLAUDE_CODE else cleared
+    yield from (_with_boundary(cleared, scan, report.clear, now)
+                if adapter.writes_clearing_boundary else cleared)
 
 
 def _with_boundary(cleared: Iterator[dict[str, Any]], scan: ToolScan, report: ClearReport,
@@ -149,11 +151,17 @@ def _noting_last_call(entries: Iterable[dict[str, Any]], fmt: str,
         yield entry
 
 
-def for_opencode(options: SnipOptions) -> SnipOptions:
-    """``options`` with each tool set matching OpenCode's lower-case tool names too."""
+def with_own_tools(options: SnipOptions, own: Mapping[str, frozenset[str]]) -> SnipOptions:
+    """``options`` with each tool set matching the agent's lower-case tool names too, plus the
+    agent's own tools of that kind (``own``: set name -> names)."""
     return replace(options, **{
         name: getattr(options, name) | {n.lower() for n in getattr(options, name)} | extra
-        for name, extra in OPENCODE_TOOLS.items()})
+        for name, extra in own.items()})
+
+
+def for_opencode(options: SnipOptions) -> SnipOptions:
+    """``options`` with each tool set matching OpenCode's lower-case tool names too."""
+    return with_own_tools(options, OPENCODE_TOOLS)
 
 
 def select_snips(scan: ToolScan, options: SnipOptions, *, limits: Limits,
@@ -229,4 +237,4 @@ def _repeated(results: list[ToolRecord]) -> Iterator[ToolRecord]:
 
 
 __all__ = ["OPENCODE_TOOLS", "READ_TOOLS", "SEARCH_TOOLS", "WRITE_TOOLS", "SnipOptions",
-           "SnipReport", "for_opencode", "select_snips", "snip"]
+           "SnipReport", "for_opencode", "select_snips", "snip", "with_own_tools"]

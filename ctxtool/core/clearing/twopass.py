@@ -23,13 +23,14 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ctxtool.clock import parse_timestamp
-from ctxtool.core.messages.blocks import api_message, content_blocks, role_of
+from ctxtool.core.messages.blocks import content_blocks, role_of
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.opencode.truncate import persisted_path
-from ctxtool.types import OPENCODE, Entry
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import Entry
 
 LineKey = tuple[str, int]  # (source, lineno) of an entry read from input
 Limits = Callable[[str | None], Thresholds]  # the model a transcript names -> its thresholds
@@ -199,16 +200,12 @@ def _note_entry(scan: ToolScan, entry: dict[str, Any], blocks: list[dict[str, An
         return
     role = role_of(entry, scan.fmt)
     if role == "assistant":
-        message = api_message(entry, scan.fmt) or {}
-        stamp = entry.get("timestamp")
-        if scan.fmt == OPENCODE:  # the message info: epoch milliseconds and modelID
-            times = message.get("time")
-            stamp = (times.get("completed") or times.get("created")) \
-                if isinstance(times, dict) else None
+        adapter = adapter_for(scan.fmt)
+        stamp = adapter.timestamp_of(entry)
         if stamp is not None:
             scan.last_assistant_stamp = stamp
-        model = message.get("modelID" if scan.fmt == OPENCODE else "model")
-        if isinstance(model, str) and model != "<synthetic>":
+        model = adapter.model_of(entry)
+        if model is not None and model != "<synthetic>":
             scan.model = model
     elif role == "user" and _is_user_turn(entry, blocks):
         scan.turns += 1

@@ -41,19 +41,21 @@ What happens on the way, in order (every lossy step is listed, and counted in Co
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import Block, api_message, content_blocks, role_of, tool_result_text
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.formats.opencode import view as opencode_view
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry
+from ctxtool.formats.adapter import FormatAdapter
+from ctxtool.formats.opencode.view import INTERRUPTED
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, Entry
 
 Thinking = Literal["drop", "keep"]
 Message = dict[str, Any]  # {"role": ..., "content": [Anthropic-shaped blocks]}
 
-INTERRUPTED = opencode_view.INTERRUPTED  # "[Tool execution was interrupted]", as OpenCode sends
+# INTERRUPTED: "[Tool execution was interrupted]", as OpenCode sends for a result that is missing
 NOT_INCLUDED = "[Earlier conversation not included]"
 
 
@@ -84,7 +86,7 @@ def is_model_message(entry: dict[str, Any], fmt: str) -> bool:
     """True for an entry that is sent to the model as a message (see step 1 above)."""
     if getattr(entry, "invalid", False) or api_message(entry, fmt) is None:
         return False
-    return not (fmt == CLAUDE_CODE and entry.get("isApiErrorMessage") is True)
+    return not adapter_for(fmt).is_api_error(entry)
 
 
 def _response_id(entry: dict[str, Any]) -> str | None:
@@ -169,11 +171,12 @@ def iter_api_messages(entries: Iterable[dict[str, Any]], fmt: str, *,
     """``{"role": "user"|"assistant"|"system", "content": [blocks]}`` for each model message,
     streamed responses merged (steps 1-2). Blocks are the entries' own objects: do not mutate.
     OpenCode messages are split into steps as OpenCode does (:mod:`ctxtool.formats.opencode.view`)."""
-    if fmt == OPENCODE:
-        yield from opencode_view.iter_api_messages(entries)
+    adapter = adapter_for(fmt)
+    if adapter.converts_through_messages:
+        yield from adapter.iter_api_messages(entries)
         return
     messages: Iterable[dict[str, Any]] = (e for e in entries if is_model_message(e, fmt))
-    if fmt == CLAUDE_CODE:
+    if adapter.streams_over_lines:
         messages = merge_streamed(messages, report=report)
     for entry in messages:
         role = role_of(entry, fmt)
@@ -196,7 +199,7 @@ def located(message: dict[str, Any], origin: dict[str, Any]) -> dict[str, Any]:
 
 # --- 3: clean blocks ------------------------------------------------------------------------------
 
-def _clean_block(block: Block, target: str, thinking: Thinking,
+def _clean_block(block: Block, target: FormatAdapter, thinking: Thinking,
                  report: ConvertReport) -> Block | None:
     kind = block.get("type")
     if kind == "text":
@@ -214,9 +217,10 @@ def _clean_block(block: Block, target: str, thinking: Thinking,
         source = _image_source(block.get("source"))
         if source is not None:
             return {"type": "image", "source": source}
-    elif kind == "document" and target == ANTHROPIC and isinstance(block.get("source"), dict):
+    elif kind == "document" and kind in target.blocks_kept and isinstance(block.get("source"), dict):
         return {k: block[k] for k in ("type", "source", "title", "context") if k in block}
-    elif kind in ("thinking", "redacted_thinking") and target == ANTHROPIC and thinking == "keep":
+    elif kind in ("thinking", "redacted_thinking") and kind in target.blocks_kept \
+            and thinking == "keep":
         key = "signature" if kind == "thinking" else "data"
         if block.get(key):
             return {k: block[k] for k in ("type", "thinking", "signature", "data") if k in block}
@@ -258,13 +262,13 @@ def _image_source(source: Any) -> dict[str, Any] | None:
     return {"type": "url", "url": url}
 
 
-def _cleaned(messages: Iterable[Message], target: str, thinking: Thinking,
+def _cleaned(messages: Iterable[Message], target: FormatAdapter, thinking: Thinking,
              report: ConvertReport) -> Iterator[Message]:
     for message in messages:
         blocks = [c for b in message["content"]
                   if (c := _clean_block(b, target, thinking, report)) is not None]
         role = message["role"]
-        if role == "system" and target == ANTHROPIC:
+        if role == "system" and not target.system_in_messages:
             role = "user"
             blocks = [{"type": "text", "text": "[system] " + b["text"]}
                       if b["type"] == "text" else b for b in blocks]
@@ -331,7 +335,8 @@ def _answered(message: Message, pending: list[str], report: ConvertReport) -> Me
 def _normalized(entries: Iterable[dict[str, Any]], fmt: str, target: str, thinking: Thinking,
                 report: ConvertReport) -> Iterator[Message]:
     messages = iter_api_messages(entries, fmt, report=report)
-    return _pair_tools(_merge_roles(_cleaned(messages, target, thinking, report), report), report)
+    return _pair_tools(_merge_roles(_cleaned(messages, adapter_for(target), thinking, report),
+                                    report), report)
 
 
 # --- 6: Anthropic ---------------------------------------------------------------------------------
@@ -437,5 +442,20 @@ def _openai_part(block: Block, report: ConvertReport) -> dict[str, Any] | None:
     return None
 
 
+def to_messages(entries: Iterable[dict[str, Any]], fmt: str, *, target: str,
+                thinking: Thinking = "drop",
+                report: ConvertReport | None = None) -> Iterator[dict[str, Any]]:
+    """The messages of ``target`` (``anthropic``: :func:`to_anthropic`, ``openai``:
+    :func:`to_openai`, which keeps no thinking) for a transcript."""
+    return _TARGETS[target](entries, fmt, thinking, report)
+
+
+_TARGETS: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {
+    ANTHROPIC: lambda entries, fmt, thinking, report: to_anthropic(
+        entries, fmt, thinking=thinking, report=report),
+    OPENAI: lambda entries, fmt, thinking, report: to_openai(entries, fmt, report=report),
+}
+
+
 __all__ = ["INTERRUPTED", "NOT_INCLUDED", "ConvertReport", "Message", "is_model_message",
-           "iter_api_messages", "merge_streamed", "to_anthropic", "to_openai"]
+           "iter_api_messages", "merge_streamed", "to_anthropic", "to_messages", "to_openai"]

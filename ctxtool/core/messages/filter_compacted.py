@@ -44,15 +44,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxtool.core.messages.blocks import content_blocks, iter_tool_results, role_of, with_tool_result_content
+from ctxtool.core.messages.blocks import content_blocks, iter_tool_results, with_tool_result_content
 from ctxtool.core.messages.convert import ConvertReport, is_model_message, merge_streamed
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary, is_microcompact_boundary
 from ctxtool.formats.jsonl import exact_entry
-from ctxtool.formats.opencode.context import compaction_request, is_finished_summary
-from ctxtool.formats.opencode.session import filter_compacted_opencode
+from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY, MARKER
 from ctxtool.formats.opencode.view import CLEARED  # the placeholder both agents use
-from ctxtool.formats.opencode.view import is_message, string
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, location_of
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import location_of
 
 View = Literal["transcript", "model"]
 SUMMARY_MARKER = "[ctxtool summary]"
@@ -65,9 +64,10 @@ def is_summary_message(entry: dict[str, Any], fmt: str) -> bool:
     Anthropic/OpenAI message whose text starts with :data:`SUMMARY_MARKER`."""
     if getattr(entry, "invalid", False):
         return False
-    if fmt == CLAUDE_CODE:
+    compactions = adapter_for(fmt).compactions
+    if compactions == BOUNDARY:
         return is_compact_summary(entry)
-    if fmt not in (ANTHROPIC, OPENAI):
+    if compactions != MARKER:
         return False
     texts = [b.get("text") for b in content_blocks(entry, fmt) if b.get("type") == "text"]
     first = texts[0] if texts else None
@@ -111,10 +111,11 @@ class FilterReport:
 
 def plan_cut(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
     """Read the entries once (streaming) and find the cut; see the module docstring."""
-    if fmt == CLAUDE_CODE:
-        return _plan_claude(entries)
-    if fmt == OPENCODE:
-        return _plan_opencode(entries)
+    compactions = adapter_for(fmt).compactions
+    if compactions == BOUNDARY:
+        return _plan_claude(entries, fmt)
+    if compactions == AGENT_RULE:
+        return _plan_agent_rule(entries, fmt)
     plan = CutPlan(fmt)
     for index, entry in enumerate(entries):
         plan.entries += 1
@@ -124,22 +125,19 @@ def plan_cut(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
     return plan
 
 
-def _plan_opencode(entries: Iterable[dict[str, Any]]) -> CutPlan:
-    """OpenCode: the compaction requests a finished summary answered (for the report; the
-    second pass applies OpenCode's own rule). Keeps the request ids only."""
-    plan = CutPlan(OPENCODE)
-    requests: dict[Any, tuple[int, str | None]] = {}
-    for index, entry in enumerate(entries):
-        plan.entries += 1
-        if not is_message(entry):
-            continue
-        info = entry["info"]
-        parent = string(info.get("parentID"))  # looked up as it was stored: as a string
-        if compaction_request(entry) is not None:
-            requests[string(info.get("id"))] = (index, location_of(entry))
-        elif is_finished_summary(info) and parent in requests:
-            plan.cut, plan.cut_location = requests[parent]
-            plan.compactions += 1
+def _plan_agent_rule(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
+    """An agent that applies its own rule (OpenCode): where each completed compaction starts,
+    for the report; the second pass applies the rule (``entries_sent``)."""
+    plan = CutPlan(fmt)
+
+    def counted() -> Iterator[dict[str, Any]]:
+        for entry in entries:
+            plan.entries += 1
+            yield entry
+
+    for index, location in adapter_for(fmt).compaction_starts(counted()):
+        plan.cut, plan.cut_location = index, location
+        plan.compactions += 1
     return plan
 
 
@@ -151,8 +149,8 @@ class _Boundary:
     metadata: dict[str, Any]
 
 
-def _plan_claude(entries: Iterable[dict[str, Any]]) -> CutPlan:
-    plan = CutPlan(CLAUDE_CODE)
+def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
+    plan = CutPlan(fmt)
     nodes: dict[str, tuple[str | None, int]] = {}  # uuid -> (parentUuid, index)
     last: dict[bool, _Boundary] = {}  # per thread (isSidechain) the last boundary
     counts = {False: 0, True: 0}
@@ -246,12 +244,14 @@ def filter_compacted(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
     """The view after the last compaction, from a second reading of the entries ``plan`` was
     made from (same order). Streams; see the module docstring for what it buffers."""
     report = report if report is not None else FilterReport()
-    if plan.fmt == OPENCODE:  # OpenCode's own rule; it buffers the session, as OpenCode does
-        session = filter_compacted_opencode(entries)
-        return iter(session) if view == "transcript" else (e for e in session if is_message(e))
+    adapter = adapter_for(plan.fmt)
+    if adapter.compactions == AGENT_RULE:  # OpenCode's own rule; it buffers the session, as
+        session = adapter.entries_sent(entries)  # OpenCode does
+        return iter(session) if view == "transcript" else (
+            e for e in session if adapter.api_message(e) is not None)
     if plan.cut is None and view == "transcript":
         return iter(entries)  # no compaction: the input itself, byte for byte
-    if plan.fmt == CLAUDE_CODE:
+    if adapter.compactions == BOUNDARY:
         kept = _claude_view(entries, plan, sidechains=sidechains)
         return _claude_model_view(kept, plan, report) if view == "model" else kept
     listed = entries if plan.cut is None else _list_view(entries, plan)
@@ -270,7 +270,7 @@ def _list_view(entries: Iterable[dict[str, Any]], plan: CutPlan) -> Iterator[dic
 def _kept_before_cut(entry: dict[str, Any], fmt: str) -> bool:
     if getattr(entry, "invalid", False):
         return False
-    return fmt == OPENAI and role_of(entry, fmt) in ("system", "developer")
+    return adapter_for(fmt).is_instruction(entry)
 
 
 def _claude_view(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
@@ -323,8 +323,8 @@ def _claude_model_view(entries: Iterable[dict[str, Any]], plan: CutPlan,
                        report: FilterReport) -> Iterator[dict[str, Any]]:
     def messages() -> Iterator[dict[str, Any]]:
         for entry in entries:
-            if is_model_message(entry, CLAUDE_CODE):
-                yield _with_cleared_results(entry, plan.cleared_tool_ids, report)
+            if is_model_message(entry, plan.fmt):
+                yield _with_cleared_results(entry, plan.fmt, plan.cleared_tool_ids, report)
             else:
                 report.dropped += 1
 
@@ -343,14 +343,14 @@ def _linear_chain(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]
         yield entry
 
 
-def _with_cleared_results(entry: dict[str, Any], cleared: frozenset[str],
+def _with_cleared_results(entry: dict[str, Any], fmt: str, cleared: frozenset[str],
                           report: FilterReport) -> dict[str, Any]:
     if not cleared or entry.get("type") != "user":
         return entry
     new = entry
-    for result in iter_tool_results(entry, CLAUDE_CODE):
+    for result in iter_tool_results(entry, fmt):
         if result.tool_use_id in cleared and result.content != CLEARED:
-            new = with_tool_result_content(new, CLAUDE_CODE, result.tool_use_id, CLEARED)
+            new = with_tool_result_content(new, fmt, result.tool_use_id, CLEARED)
             report.cleared_results += 1
     if new is not entry and "toolUseResult" in new:
         new = {k: v for k, v in new.items() if k != "toolUseResult"}

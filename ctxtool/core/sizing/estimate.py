@@ -15,17 +15,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxtool.core.messages.blocks import role_and_blocks
-from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, SYNTHETIC_MODEL, ContextMeter, Usage
+from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter, Usage
 from ctxtool.core.sizing.tokens import (
     DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
     estimate_block_tokens, estimate_entry_tokens, thresholds,
 )
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
-from ctxtool.formats.opencode.context import completed_compactions, is_summary
-from ctxtool.formats.opencode.rule import ModelLimits, OpenCodeLimits, opencode_limits, session_model
-from ctxtool.formats.opencode.session import filter_compacted_opencode
-from ctxtool.formats.opencode.view import obj
-from ctxtool.types import CLAUDE_CODE, OPENCODE, location_of
+from ctxtool.formats.opencode.rule import ModelLimits, OpenCodeLimits
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import location_of
 
 CATEGORIES = ("system_and_tools", "user_text", "assistant_text", "thinking", "tool_inputs",
               "tool_results", "images", "compact_summaries", "system_messages")
@@ -203,8 +201,7 @@ class _Segment:
         role, blocks = role_and_blocks(entry, fmt)
         if not blocks:
             return role, 0
-        summary = is_compact_summary(entry) or (
-            fmt == OPENCODE and is_summary(obj(entry.get("info"))))
+        summary = is_compact_summary(entry) or adapter_for(fmt).is_summary_entry(entry)
         text_category = "compact_summaries" if summary else _TEXT_CATEGORY.get(role, "user_text")
         breakdown, total, framing = self.breakdown, 0, MESSAGE_OVERHEAD
         for block in blocks:
@@ -262,6 +259,7 @@ class Estimator:
         self.compacted = 0  # estimated tokens of what compactions took out of view
         self.entries = self.messages = self.boundaries = 0
         self.model: str | None = None
+        self.adapter = adapter_for(fmt)
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
     def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
@@ -281,10 +279,10 @@ class Estimator:
                 self.note_model(entry)
 
     def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
-        """An OpenCode session (buffered, as OpenCode reads it): the messages its last
+        """A session read whole (OpenCode, as OpenCode reads it): the messages its last
         compaction took out of view count as compacted, the others as with :meth:`add`."""
         entries = list(entries)
-        self.view = filter_compacted_opencode(entries)  # OpenCode's order, for its own rule
+        self.view = self.adapter.entries_sent(entries)  # the agent's order, for its own rule
         self._observe_system(entries)
         kept = {id(e) for e in self.view}
         for entry in entries:
@@ -293,7 +291,7 @@ class Estimator:
             else:
                 self.entries += 1
                 self.compacted += estimate_entry_tokens(entry, self.fmt)
-        self.boundaries = completed_compactions(entries)
+        self.boundaries = self.adapter.count_compactions(entries)
 
     def _observe_system(self, entries: list[dict[str, Any]]) -> None:
         """The system figure from the session's first call, in file order: the view starts
@@ -307,12 +305,8 @@ class Estimator:
 
     def note_model(self, entry: dict[str, Any]) -> None:
         """The model that wrote an assistant message (the last one named wins)."""
-        if self.fmt == OPENCODE:
-            model = obj(entry.get("info")).get("modelID")
-        else:
-            message = entry.get("message") if self.fmt == CLAUDE_CODE else entry
-            model = message.get("model") if isinstance(message, dict) else None
-        if model != self.model and isinstance(model, str) and model and model != SYNTHETIC_MODEL:
+        model = self.adapter.model_of(entry)
+        if model != self.model and model:
             self.model = model
 
     def limits(self, model: str | None, window: int | None,
@@ -333,14 +327,13 @@ class Estimator:
         meter, segment = self.meter, self.segment
         model = model or self.model
         limits, window_source = self.limits(model, context_window, env)
-        rule = None
-        if self.fmt == OPENCODE:
-            found = model_limits(*session_model(self.view)) if model_limits else {}
-            if not context_window and found.get("context"):
-                limits, window_source = self.limits(model, found["context"], env)[0], "config"
-            rule = opencode_limits(self.view, window=limits.window, context=meter.context_tokens,
-                                   input_limit=input_limit or found.get("input"),
-                                   output_limit=found.get("output"), env=env)
+        found = self.adapter.configured_limits(self.view, model_limits)
+        if not context_window and found.get("context"):
+            limits, window_source = self.limits(model, found["context"], env)[0], "config"
+        rule = self.adapter.overflow_rule(self.view, window=limits.window,
+                                          context=meter.context_tokens,
+                                          input_limit=input_limit or found.get("input"),
+                                          output_limit=found.get("output"), env=env)
         context = meter.context_tokens
         breakdown = {c: segment.breakdown.get(c, 0) for c in CATEGORIES}
         breakdown["system_and_tools"] = max(0, context - sum(breakdown.values()))
@@ -372,7 +365,7 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
     ``model_limits`` looks the session's model up in OpenCode's config: context, input, output).
     """
     state = Estimator(fmt, system_tokens=system_tokens, top=top, use_usage=use_usage)
-    if fmt == OPENCODE:
+    if state.adapter.reads_whole_session:
         state.add_session(entries)
     else:
         for entry in entries:
@@ -404,8 +397,9 @@ def api_view(entries: Iterable[dict[str, Any]], fmt: str) -> list[dict[str, Any]
     ``count_tokens``): entries after the last compact boundary, of the main chain, converted by
     :func:`ctxtool.core.messages.convert.to_anthropic` (thinking dropped). Buffers that part."""
     from ctxtool.core.messages.convert import to_anthropic  # only for --exact: kept off start-up
-    if fmt == OPENCODE:  # in the order OpenCode sends them (a kept tail after the summary)
-        return list(to_anthropic(filter_compacted_opencode(entries), fmt))
+    adapter = adapter_for(fmt)
+    if adapter.reads_whole_session:  # in the order the agent sends them (OpenCode: a kept tail
+        return list(to_anthropic(adapter.entries_sent(entries), fmt))  # after the summary)
     meter = ContextMeter(fmt)
     view: list[dict[str, Any]] = []
     for entry in entries:

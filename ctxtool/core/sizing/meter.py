@@ -46,100 +46,34 @@ stale; ``use_usage=False`` then estimates every entry instead.
 
 from __future__ import annotations
 
-import operator
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import Any
 
 from ctxtool.core.sizing.tokens import (estimate_block_tokens, estimate_entry_tokens,
                                         estimate_text_tokens)
+from ctxtool.formats.adapter import Usage
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
-from ctxtool.formats.opencode.context import CompactionTracker, last_step_split, opencode_usage
-from ctxtool.types import CLAUDE_CODE, OPENCODE
+from ctxtool.formats.registry import adapter_for
 
 # Claude Code's system prompt plus its built-in tool definitions (and CLAUDE.md, MCP tools...):
 # the first API call of a session minus the estimate of the messages before it, median over 28
 # corpus sessions (13.6K-44K; Claude Code 1.0 ~15K, 2.1 ~26K). Override with --system-tokens.
 DEFAULT_SYSTEM_TOKENS = 24_000
 
-SYNTHETIC_MODEL = "<synthetic>"
-
 # Entries remembered for a boundary that keeps messages by reference: Claude Code keeps the last
 # few messages before it, far fewer than this.
 _RECENT_ENTRIES = 20_000
 
 
-class Usage(NamedTuple):
-    """One API call's usage, de-duplicated over its streamed lines. (A named tuple: one is
-    built for every assistant line, and a tuple costs a fraction of a frozen dataclass.)"""
-
-    key: tuple[str, str]
-    input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
-
-    def merged(self, other: Usage) -> Usage:
-        """The largest snapshot of each counter (streamed lines repeat or grow them)."""
-        if (other.input_tokens <= self.input_tokens
-                and other.cache_creation_input_tokens <= self.cache_creation_input_tokens
-                and other.cache_read_input_tokens <= self.cache_read_input_tokens
-                and other.output_tokens <= self.output_tokens):
-            return self  # a repeated snapshot (the common case): nothing to build
-        return Usage(self.key, max(self.input_tokens, other.input_tokens),
-                     max(self.cache_creation_input_tokens, other.cache_creation_input_tokens),
-                     max(self.cache_read_input_tokens, other.cache_read_input_tokens),
-                     max(self.output_tokens, other.output_tokens))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"message_id": self.key[0], "request_id": self.key[1] or None,
-                "input_tokens": self.input_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens,
-                "output_tokens": self.output_tokens, "prompt_tokens": self.prompt_tokens}
+def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
+    """The usage the agent recorded for the call that wrote ``entry`` (a Claude Code assistant
+    line, a finished OpenCode assistant message...), or None (no usage, synthetic, other
+    formats): see :meth:`ctxtool.formats.adapter.FormatAdapter.usage_of`."""
+    return adapter_for(fmt).usage_of(entry)
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
-
-
-def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
-    """The usage recorded on a Claude Code assistant line or a finished OpenCode assistant
-    message (``info.tokens``), or None (no usage, synthetic, other formats)."""
-    if fmt != CLAUDE_CODE:
-        if fmt == OPENCODE:
-            recorded = opencode_usage(entry)
-            return None if recorded is None else Usage((recorded[0], ""), *recorded[1:])
-        return None
-    if entry.get("type") != "assistant":
-        return None
-    message = entry.get("message")
-    if not isinstance(message, dict) or message.get("model") == SYNTHETIC_MODEL:
-        return None
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    try:  # C calls only in the common case: this runs for every assistant line
-        counts = _COUNTERS(usage)
-        valid = _ONLY_INTS(map(type, counts)) and min(counts) >= 0
-    except KeyError:
-        valid = False
-    if not valid:  # missing, negative or odd counters
-        counts = tuple(_int(usage.get(name)) for name in _COUNTER_NAMES)
-    if counts[0] + counts[1] + counts[2] <= 0:
-        return None
-    key = (str(message.get("id") or ""), str(entry.get("requestId") or ""))
-    return _new_tuple(Usage, (key, *counts))  # as Usage(key, *counts), without a Python call
-
-
-_new_tuple = tuple.__new__
-_COUNTER_NAMES = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                  "output_tokens")
-_COUNTERS = operator.itemgetter(*_COUNTER_NAMES)
-_ONLY_INTS = frozenset({int}).issuperset
 
 
 def attachment_tokens(entry: dict[str, Any]) -> int:
@@ -191,8 +125,13 @@ class ContextMeter:
         self.since_anchor = 0  # estimate of the entries after the anchor (or the boundary)
         self._chain: bool | None = None  # isSidechain value of the context being measured
         self.peak_prompt = 0  # the largest prompt a call recorded (read even when not used)
+        adapter = adapter_for(fmt)
+        self._usage_of = adapter.usage_of
+        self._results_after_usage = adapter.results_after_usage
         # OpenCode: a finished summary answering a compaction request restarts the context
-        self._opencode = CompactionTracker() if fmt == OPENCODE else None
+        self._compactions = adapter.compaction_tracker()
+        # Claude Code 2.1: attachment lines record the texts sent for them (rendered)
+        self._rendered_attachments = adapter.rendered_attachments
 
     @property
     def system_tokens(self) -> int:
@@ -264,24 +203,24 @@ class ContextMeter:
                     # Code's own: the file keeps the content, the next call does not)
                     self.content = max(0, self.content - saved)
                     if self.observed_system is not None and self.given_system is None \
-                            and self._opencode is None:
+                            and self._compactions is None:
                         self.observed_system = max(0, self.observed_system - saved)
                 return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
-        if not tokens and entry.get("type") == "attachment" and self.fmt == CLAUDE_CODE:
+        if not tokens and entry.get("type") == "attachment" and self._rendered_attachments:
             tokens = attachment_tokens(entry)
         uuid = entry.get("uuid")
         if uuid.__class__ is str:
             self._remember(uuid, entry.get("parentUuid"), tokens)
-        usage = usage_of(entry, self.fmt)
+        usage = self._usage_of(entry)
         if usage is not None:
             if usage.prompt_tokens > self.peak_prompt:
                 self.peak_prompt = usage.prompt_tokens
             if not self.use_usage:
                 usage = None
-        if self._opencode is not None and "info" in entry:
-            restart = self._opencode.note(entry, tokens)
+        if self._compactions is not None:
+            restart = self._compactions.note(entry, tokens)
             if restart is not None:
                 self.reset()
                 self.since_anchor = restart
@@ -291,13 +230,13 @@ class ContextMeter:
         elif self.anchor is not None and usage.key == self.anchor.key:
             self.anchor = self.anchor.merged(usage)
             self.anchor_content += tokens
-        elif self._opencode is not None:
-            # its tokens are its last step's call: that step's tool results came after it.
-            # OpenCode records the final output count, so no estimate of it is needed
+        elif (after := self._results_after_usage(entry, estimate_block_tokens)) is not None:
+            # OpenCode: its tokens are its last step's call; that step's tool results came after
+            # it. The final output count is recorded, so no estimate of it is needed
             self._observe_system(usage)
             self.anchor = usage
             self.anchor_content = 0
-            self.since_anchor = last_step_split(entry, estimate_block_tokens)[1]
+            self.since_anchor = after
             self.saved = 0
         else:
             self._observe_call(usage)

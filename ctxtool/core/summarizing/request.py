@@ -31,13 +31,11 @@ from ctxtool.core.clearing.persist import truncate_text  # head and tail around 
 from ctxtool.core.messages.blocks import block_text, content_blocks, role_of
 from ctxtool.core.messages.filter_compacted import SUMMARY_MARKER, is_summary_message
 from ctxtool.core.summarizing.prompt import is_continuation_text
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
-from ctxtool.formats.opencode.context import compaction_request, is_summary
-from ctxtool.formats.opencode.tools import as_claude_code_tool
-from ctxtool.formats.opencode.view import obj, parts_of
+from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY
+from ctxtool.formats.registry import adapter_for
 from ctxtool.llm.base import (ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, QUEUED, TOOL_RESULTS,
                               USER_MESSAGE_KINDS, SummaryRequest, Turn)
-from ctxtool.types import CLAUDE_CODE, OPENCODE, location_of
+from ctxtool.types import location_of
 
 TOOL_RESULT_CHARS = 3000  # per tool result sent to a summarizer ("a few thousand characters")
 INPUT_VALUE_CHARS = 3000  # per string inside a tool call's input (Write content, Edit strings)
@@ -63,7 +61,7 @@ def main_chain(entries: Sequence[dict[str, Any]], fmt: str) -> list[int]:
     """Indices of the entries of the main conversation (side chains left out unless the file is
     nothing but a side chain)."""
     usable = [i for i, e in enumerate(entries) if not getattr(e, "invalid", False)]
-    if fmt != CLAUDE_CODE:
+    if not adapter_for(fmt).side_chains:
         return usable
     main = [i for i in usable if entries[i].get("isSidechain") is not True]
     has_messages = any(entries[i].get("type") in ("user", "assistant") for i in main)
@@ -139,17 +137,18 @@ class _Where(TypedDict):
 
 def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
     """The turn of one message entry, or None for entries that are not messages."""
-    role = role_of(entry, fmt)
-    if role is None or (fmt == OPENCODE and compaction_request(entry) is not None):
+    adapter = adapter_for(fmt)
+    role, raw_blocks = adapter.role_and_blocks(entry)
+    if role is None or adapter.is_compaction_request(entry):
         return None  # an OpenCode compaction request is OpenCode's, not the user's
-    raw_blocks = content_blocks(entry, fmt)
     blocks = tuple(b for b in (_cut_block(b) for b in raw_blocks) if b is not None)
     where = _Where(location=location_of(entry), timestamp=_str(entry.get("timestamp")))
-    if fmt == OPENCODE:  # Claude Code's tool names, so files and todos are tracked the same way
-        blocks = tuple(map(as_claude_code_tool, blocks))
-        if role == "user":
-            kind, text = _opencode_user_text(entry)
-            return Turn("user", kind, blocks, text=text, **where)
+    if adapter.own_tool_names is not None:  # Claude Code's tool names, so that files and todos
+        blocks = tuple(map(adapter.claude_code_tool, blocks))  # are tracked the same way
+    typed = adapter.typed_text(entry) if role == "user" else None
+    if typed is not None:  # the agent's own parts left out
+        kind, text = classify_user_text(typed) if typed.strip() else (CONTEXT, "")
+        return Turn("user", kind, blocks, text=text, **where)
     if role == "assistant":
         return Turn("assistant", ASSISTANT, blocks, **where) if blocks else None
     if role in ("system", "developer"):
@@ -173,7 +172,7 @@ def entry_turns(entry: dict[str, Any], fmt: str) -> list[Turn]:
     results - as prompts of their own; a queued message for Claude Code's queue lines."""
     turn = entry_turn(entry, fmt)
     if turn is None:
-        queued = queued_text(entry) if fmt == CLAUDE_CODE else None
+        queued = queued_text(entry) if adapter_for(fmt).queues_prompts else None
         return [] if queued is None else [Turn("user", QUEUED, ({"type": "text", "text": queued},),
                                                 text=queued, location=location_of(entry),
                                                 timestamp=_str(entry.get("timestamp")))]
@@ -215,17 +214,6 @@ def queued_text(entry: dict[str, Any]) -> str | None:
     return text if kind in (PROMPT, COMMAND) and text else None
 
 
-def _opencode_user_text(entry: dict[str, Any]) -> tuple[str, str]:
-    """(kind, text) of an OpenCode user message from the text the user typed: synthetic parts
-    (a file read for an @mention, the "continue" after an automatic compaction) and ignored
-    ones are OpenCode's."""
-    typed = [str(p.get("text") or "") for p in parts_of(entry) if p.get("type") == "text"
-             and not p.get("synthetic") and not p.get("ignored")]
-    if not any(t.strip() for t in typed):
-        return CONTEXT, ""
-    return classify_user_text("\n".join(typed))
-
-
 def first_kept(count: int, keep_last: int, keep_tokens: int,
                tokens_of: Callable[[int], int]) -> int:
     """Index of the first of ``count`` messages (or groups) kept verbatim after a summary: the
@@ -251,12 +239,11 @@ def summary_text_of(entry: dict[str, Any], fmt: str) -> str | None:
     """The text of an earlier compaction summary (Claude Code's isCompactSummary entry, or
     ctxtool's summary message at the top of a message list, OpenCode's ``summary: true``
     assistant message), else None."""
-    if fmt == OPENCODE:
-        if not is_summary(obj(entry.get("info"))):
-            return None
-        return "\n".join(str(p.get("text") or "") for p in parts_of(entry) if p.get("type") == "text")
-    if fmt == CLAUDE_CODE:
-        if not is_compact_summary(entry):
+    adapter = adapter_for(fmt)
+    if adapter.compactions == AGENT_RULE:
+        return adapter.summary_text(entry)
+    if adapter.compactions == BOUNDARY:
+        if not adapter.is_summary_entry(entry):
             return None
         return _plain_text(content_blocks(entry, fmt))
     if role_of(entry, fmt) != "user":
@@ -290,6 +277,7 @@ class RequestBuilder:
                  sink: Callable[[Turn], None] | None = None,
                  on_compaction: Callable[[], None] | None = None) -> None:
         self.fmt = fmt
+        self.adapter = adapter_for(fmt)
         self.instructions = instructions
         self.max_summary_tokens = max_summary_tokens
         self.sink = sink
@@ -305,7 +293,7 @@ class RequestBuilder:
         self.queued: set[str] = set()  # queued messages not yet seen delivered
 
     def add(self, entry: dict[str, Any]) -> None:
-        if self.fmt == CLAUDE_CODE and is_compact_boundary(entry):
+        if self.adapter.is_compaction_record(entry):
             self._compaction()
             return
         prior = summary_text_of(entry, self.fmt)

@@ -21,12 +21,15 @@ from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.summarizing.request import RequestBuilder
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import StreamingSummarizer, Summarizer, TurnSink
+from ctxtool.formats.adapter import BOUNDARY
+from ctxtool.formats.registry import adapter_for
 from ctxtool.types import CLAUDE_CODE
 
 
 def streams(fmt: str, summarizer: Summarizer, *, keeps_messages: bool) -> bool:
     """Whether :func:`scan` can stand in for holding the transcript."""
-    return fmt == CLAUDE_CODE and isinstance(summarizer, StreamingSummarizer) and not keeps_messages
+    return (adapter_for(fmt).compactions == BOUNDARY and isinstance(summarizer, StreamingSummarizer)
+            and not keeps_messages)
 
 
 @dataclass

@@ -48,11 +48,12 @@ from ctxtool.core.summarizing.prompt import continuation_text
 from ctxtool.core.summarizing.request import build_request, first_kept, main_chain, summary_text_of
 from ctxtool.core.summarizing.stream import scan, streams
 from ctxtool.errors import LLMError
+from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY, MARKER
 from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import (Progress, StreamingSummarizer, Summarizer, SummaryRequest,
                               SummaryResult, no_progress)
-from ctxtool.types import CLAUDE_CODE, OPENAI, OPENCODE
+from ctxtool.formats.registry import adapter_for
 
 
 class TranscriptStore(Protocol):
@@ -116,12 +117,14 @@ def _message_groups(items: Sequence[dict[str, Any]], fmt: str, indices: Iterable
     """Message entries as groups: one API message each (streamed assistant lines together)."""
     groups: list[list[int]] = []
     last_key: str | None = None
+    adapter = adapter_for(fmt)
+    streamed = adapter.streams_over_lines  # one response over several lines (Claude Code)
     for index in indices:
         entry = items[index]
         role = role_of(entry, fmt)
         if role not in ("user", "assistant", "tool") or summary_text_of(entry, fmt) is not None:
             continue
-        message = entry.get("message") if fmt == CLAUDE_CODE else None
+        message = adapter.api_message(entry) if streamed else None
         key = message.get("id") if isinstance(message, dict) and role == "assistant" else None
         if groups and isinstance(key, str) and key == last_key:
             groups[-1].append(index)
@@ -174,9 +177,10 @@ def _context_tokens(entries: Iterable[dict[str, Any]], fmt: str) -> int:
 def _last_cut(items: Sequence[dict[str, Any]], fmt: str, main: list[int]) -> int:
     """Index of the last compaction (boundary, or prior summary in a message list), else -1."""
     found = -1
+    adapter = adapter_for(fmt)
     for index in main:
         entry = items[index]
-        if (fmt == CLAUDE_CODE and is_compact_boundary(entry)) or summary_text_of(entry, fmt) is not None:
+        if adapter.is_compaction_record(entry) or summary_text_of(entry, fmt) is not None:
             found = index
     return found
 
@@ -193,7 +197,7 @@ class _Plan:
 
 
 def _plan(items: list[dict[str, Any]], fmt: str, options: SummarizeOptions) -> _Plan:
-    if fmt == OPENCODE:
+    if adapter_for(fmt).compactions == AGENT_RULE:
         found = plan_opencode(items, keep_last=options.keep_last, keep_tokens=options.keep_tokens,
                               restore_files=options.restore_files,
                               instructions=options.instructions,
@@ -251,8 +255,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
         return _finish(unchanged, fmt)
     _record(report, result, started, options)
     report.kept_messages = plan.kept_messages
-    build = (_claude_code_output if fmt == CLAUDE_CODE else _opencode_output if fmt == OPENCODE
-             else _message_list_output)
+    build = _OUTPUTS[adapter_for(fmt).compactions]
     output = build(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
     after = _context_tokens(output, fmt)
     if after >= report.tokens_before:  # a summary must never cost more than it replaces
@@ -437,8 +440,13 @@ def _message_list_output(items: list[dict[str, Any]], head: list[dict[str, Any]]
         message["content"] = [{"type": "text", "text": text}] + [
             {"type": "text", "text": note} for _, note in notes]
         report.restored_files = [record.path for record, _ in notes]
-    lead = [e for e in head if fmt == OPENAI and e.get("role") in ("system", "developer")]
+    adapter = adapter_for(fmt)
+    lead = [e for e in head if adapter.is_instruction(e)]
     return [*lead, message, *tail]
+
+
+# how a compaction is written back, by how the agent records compactions
+_OUTPUTS = {BOUNDARY: _claude_code_output, AGENT_RULE: _opencode_output, MARKER: _message_list_output}
 
 
 def summarize(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,

@@ -48,10 +48,10 @@ from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import api_message, iter_tool_results, iter_tool_uses, role_of
 from ctxtool.errors import CtxtoolError, InputError
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.claude_code.chain import is_compact_summary
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.formats.opencode.validate import OpenCodeChecks
-from ctxtool.types import CLAUDE_CODE, OPENCODE, Entry
+from ctxtool.formats.registry import adapter_for
+from ctxtool.types import Entry
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -144,8 +144,8 @@ def validate(entries: Iterable[dict[str, Any]], *, fmt: str, source: str = "<inp
     their line is their 1-based position. Entries marked ``invalid`` are left to ``check_entry``.
     """
     scan = _Scan(fmt=fmt, file=source)
-    opencode = OpenCodeChecks() if fmt == OPENCODE else None  # its own rules (a call and its
-    try:                                                       # result share one part)
+    opencode = adapter_for(fmt).own_checks()  # OpenCode's own rules (a call and its result
+    try:                                         # share one part)
         for index, entry in enumerate(entries):
             scan.file, line = _location(entry, index, source)
             if check_entry is not None:
@@ -201,7 +201,7 @@ def _add(scan: _Scan, entry: dict[str, Any], line: int) -> None:
         scan.uses.setdefault(use.id, []).append((node, use.name))
     for result in iter_tool_results(entry, scan.fmt, node.index):
         scan.results.setdefault(result.tool_use_id, []).append(node)
-    if scan.fmt == CLAUDE_CODE and is_compact_boundary(entry):
+    if adapter_for(scan.fmt).is_compaction_record(entry):
         _check_boundary_fields(scan, entry, node)
 
 

@@ -8,7 +8,7 @@ import operator
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import FormatAdapter, Usage
+from ctxtool.formats.adapter import BOUNDARY, FormatAdapter, Usage
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
 from ctxtool.formats.content import Block, as_blocks
 
@@ -27,7 +27,11 @@ class ClaudeCodeAdapter(FormatAdapter):
     schema: ClassVar[str | None] = "claude-code-entry"
     writes_clearing_boundary: ClassVar[bool] = True
     results_beside_session: ClassVar[bool] = True
-    summary_output: ClassVar[str] = "claude-code"
+    streams_over_lines: ClassVar[bool] = True
+    side_chains: ClassVar[bool] = True
+    rendered_attachments: ClassVar[bool] = True
+    queues_prompts: ClassVar[bool] = True
+    compactions: ClassVar[str] = BOUNDARY
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return "type" in entry and any(k in entry for k in KEYS)
@@ -66,7 +70,7 @@ class ClaudeCodeAdapter(FormatAdapter):
     def model_of(self, entry: Mapping[str, Any]) -> str | None:
         message = entry.get("message")
         model = message.get("model") if isinstance(message, dict) else None
-        return model if isinstance(model, str) else None
+        return model if isinstance(model, str) and model != SYNTHETIC_MODEL else None
 
     def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
         session = entry.get("sessionId")

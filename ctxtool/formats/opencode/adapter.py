@@ -6,13 +6,22 @@ and OpenCode's own truncation notice when a result is persisted (:mod:`.truncate
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import FormatAdapter, ResultSlot, Usage
+from ctxtool.formats.adapter import AGENT_RULE, Clearer, FormatAdapter, Restorer, ResultSlot, Usage
 from ctxtool.formats.content import Block, tool_result_text
 from ctxtool.formats.opencode import view
-from ctxtool.formats.opencode.context import context_entries, is_summary, opencode_usage
+from ctxtool.formats.opencode.context import (CompactionTracker, compaction_request,
+                                              completed_compactions, context_entries,
+                                              is_finished_summary, is_summary, last_step_split,
+                                              opencode_usage)
+from ctxtool.formats.opencode.rule import (OpenCodeLimits, opencode_limits, session_model,
+                                           session_version, usable_tokens)
+from ctxtool.formats.opencode.session import filter_compacted_opencode, is_older_session
+from ctxtool.formats.opencode.tools import SNIP_TOOLS, as_claude_code_tool
+from ctxtool.formats.opencode.validate import OpenCodeChecks
+from ctxtool.types import location_of
 
 
 class OpenCodeAdapter(FormatAdapter):
@@ -21,8 +30,11 @@ class OpenCodeAdapter(FormatAdapter):
     reads_whole_session: ClassVar[bool] = True
     placeholder_style: ClassVar[str] = "opencode"
     clears_by_marking: ClassVar[bool] = True
-    summary_output: ClassVar[str] = "opencode"
+    clearing_strategy: ClassVar[str] = "opencode"
+    own_tool_names: ClassVar[Mapping[str, frozenset[str]] | None] = SNIP_TOOLS
+    compactions: ClassVar[str] = AGENT_RULE
     converts_through_messages: ClassVar[bool] = True
+    convert_targets: ClassVar[tuple[str, ...]] = ("opencode", "opencode-export", "opencode-storage")
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         if isinstance(entry.get("info"), dict) and isinstance(entry.get("parts"), list):
@@ -64,9 +76,69 @@ class OpenCodeAdapter(FormatAdapter):
             entry = view.with_output_text(entry, call_id, content)
         return entry
 
+    def cleared(self, entry: dict[str, Any], clearer: Clearer) -> dict[str, Any]:
+        """A tool part's result text (``state.output``, or the error) becomes the placeholder;
+        its input, attachments and times stay. Parts OpenCode already shows as cleared
+        (``state.time.compacted``) are left alone."""
+        new = entry
+        for part in view.parts_of(entry):
+            call_id = part.get("callID")
+            if not clearer.wants_result(call_id):
+                continue
+            text = view.output_text(part)
+            if text is None or view.obj(view.obj(part.get("state")).get("time")).get("compacted"):
+                continue
+            replaced = clearer.result(call_id, text, entry)
+            if replaced is not None:
+                new = view.with_output_text(new, call_id, replaced)
+        return new
+
+    def restored(self, entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
+        """A tool part's result text that is a placeholder gets the saved text back, and a part
+        marked ``state.time.compacted`` (microcompact's or OpenCode's own prune) loses the mark:
+        it still holds its output, which OpenCode then sends again instead of its placeholder."""
+        new = _unmark_compacted(entry, restorer)
+        for part in view.parts_of(entry):
+            text = view.output_text(part)
+            if text is None:
+                continue
+            call_id = str(part.get("callID") or "")
+            content = restorer.result(text, call_id)
+            if content is not text:
+                new = view.with_output_text(new, call_id, content if isinstance(content, str)
+                                            else tool_result_text(content))
+        return new
+
+    def iter_api_messages(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        return view.iter_api_messages(entries)
+
+    def is_compaction_request(self, entry: Mapping[str, Any]) -> bool:
+        return compaction_request(entry) is not None
+
+    def typed_text(self, entry: Mapping[str, Any]) -> str | None:
+        """Synthetic parts (a file read for an @mention, the "continue" after an automatic
+        compaction) and ignored ones are OpenCode's."""
+        typed = [str(p.get("text") or "") for p in view.parts_of(entry) if p.get("type") == "text"
+                 and not p.get("synthetic") and not p.get("ignored")]
+        return "\n".join(typed)
+
+    def claude_code_tool(self, block: Block) -> Block:
+        return as_claude_code_tool(block)
+
+    def summary_text(self, entry: Mapping[str, Any]) -> str | None:
+        if not is_summary(view.obj(entry.get("info"))):
+            return None
+        return "\n".join(str(p.get("text") or "") for p in view.parts_of(entry)
+                         if p.get("type") == "text")
+
     def model_of(self, entry: Mapping[str, Any]) -> str | None:
         model = view.obj(entry.get("info")).get("modelID")
         return model if isinstance(model, str) else None
+
+    def timestamp_of(self, entry: Mapping[str, Any]) -> Any:
+        """The message info's epoch milliseconds: completed, else created."""
+        times = view.obj(entry.get("info")).get("time")
+        return (times.get("completed") or times.get("created")) if isinstance(times, dict) else None
 
     def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
         return view.session_id(entry)
@@ -75,11 +147,69 @@ class OpenCodeAdapter(FormatAdapter):
         recorded = opencode_usage(entry)
         return None if recorded is None else Usage((recorded[0], ""), *recorded[1:])
 
+    def results_after_usage(self, entry: Mapping[str, Any],
+                            estimate: Callable[[Block], int]) -> int | None:
+        return last_step_split(entry, estimate)[1]
+
+    def compaction_tracker(self) -> CompactionTracker:
+        return CompactionTracker()
+
     def context_entries(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return context_entries(entries)
 
+    def entries_sent(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return filter_compacted_opencode(entries)
+
+    def compaction_starts(self, entries: Iterable[dict[str, Any]]) -> Iterator[tuple[int, str | None]]:
+        """The compaction requests a finished summary answered (keeps the request ids only)."""
+        requests: dict[Any, tuple[int, str | None]] = {}
+        for index, entry in enumerate(entries):
+            if not view.is_message(entry):
+                continue
+            info = entry["info"]
+            parent = view.string(info.get("parentID"))  # looked up as stored: as a string
+            if compaction_request(entry) is not None:
+                requests[view.string(info.get("id"))] = (index, location_of(entry))
+            elif is_finished_summary(info) and parent in requests:
+                yield requests[parent]
+
+    def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
+        return completed_compactions(entries)
+
+    def configured_limits(self, view: list[dict[str, Any]],
+                          lookup: Callable[..., Mapping[str, int]] | None) -> Mapping[str, int]:
+        return lookup(*session_model(view)) if lookup else {}
+
+    def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
+                      input_limit: int | None, output_limit: int | None,
+                      env: Mapping[str, str] | None) -> OpenCodeLimits:
+        return opencode_limits(view, window=window, context=context, input_limit=input_limit,
+                               output_limit=output_limit, env=env)
+
+    def own_checks(self) -> OpenCodeChecks:
+        return OpenCodeChecks()
+
+    def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
+                             env: Mapping[str, str]) -> int | None:
+        return usable_tokens(window=window, env=env, older=is_older_session(session_version(entries)))
+
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_summary(view.obj(entry.get("info")))
+
+
+def _unmark_compacted(entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
+    parts = view.parts_of(entry)
+    marked = [i for i, part in enumerate(parts)
+              if "compacted" in view.obj(view.obj(part.get("state")).get("time"))]
+    if not marked:
+        return entry
+    restorer.unmarked(len(marked))
+    new_parts = list(parts)
+    for i in marked:
+        state = view.obj(parts[i].get("state"))
+        when = {k: v for k, v in view.obj(state.get("time")).items() if k != "compacted"}
+        new_parts[i] = {**parts[i], "state": {**state, "time": when}}
+    return {**entry, "parts": new_parts}
 
 
 __all__ = ["OpenCodeAdapter"]

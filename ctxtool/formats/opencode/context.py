@@ -80,7 +80,10 @@ class CompactionTracker:
 
     def note(self, entry: Mapping[str, Any], tokens: int) -> int | None:
         """Record one message; the tokens the context restarts from when it completes a
-        compaction (request + retained tail + summary), else None."""
+        compaction (request + retained tail + summary), else None. Lines that are not messages
+        (the session line) are not counted."""
+        if "info" not in entry:
+            return None
         info = _info(entry)
         ident = string(info.get("id"))
         self.position[ident] = len(self.order)

@@ -19,6 +19,10 @@ CLAUDE_CODE_NAMES = {
     "websearch": "WebSearch", "todowrite": "TodoWrite", "todoread": "TodoRead", "task": "Task",
     "skill": "Skill",
 }
+# snip's tool sets on OpenCode sessions: each also matches the lower-case names, plus these tools
+# of OpenCode's own (read, edit, write, grep, glob, list... are Claude Code's in lower case).
+SNIP_TOOLS = {"read_tools": frozenset(), "write_tools": frozenset({"apply_patch"}),
+              "search_tools": frozenset({"list", "codesearch"})}
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
@@ -40,4 +44,4 @@ def as_claude_code_tool(block: dict[str, Any]) -> dict[str, Any]:
     return {**block, "name": name, "input": snake_keys(block.get("input"))}
 
 
-__all__ = ["CLAUDE_CODE_NAMES", "as_claude_code_tool", "snake_keys"]
+__all__ = ["CLAUDE_CODE_NAMES", "SNIP_TOOLS", "as_claude_code_tool", "snake_keys"]

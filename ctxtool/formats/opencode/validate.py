@@ -23,9 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ctxtool.formats.adapter import Finding
 from ctxtool.formats.opencode.view import is_message, is_session_line, obj, parts_of, string
-
-Finding = tuple[int, str, str, str]  # (line, severity, code, message)
 
 
 class OpenCodeChecks:

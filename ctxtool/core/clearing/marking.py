@@ -1,4 +1,6 @@
-"""``microcompact`` on OpenCode sessions: mark tool parts compacted, as OpenCode's prune does.
+"""``microcompact`` on sessions whose agent hides cleared results by a mark (OpenCode,
+:attr:`ctxtool.formats.adapter.FormatAdapter.clears_by_marking`): mark tool parts compacted, as
+OpenCode's prune does.
 
 OpenCode never rewrites a tool output to clear it: ``SessionCompaction.prune`` sets
 ``state.time.compacted`` and its loader then shows the model ``[Old tool result content
@@ -20,24 +22,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ctxtool.core.clearing.choosing import (MicrocompactOptions, MicrocompactReport, Selection,
+                                            measures_context, select)
 from ctxtool.core.clearing.replace import ToolStats
 from ctxtool.core.clearing.twopass import Limits, result_tokens, scan_tools
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.errors import UsageError
-from ctxtool.formats.opencode.context import context_entries
 from ctxtool.formats.opencode.session import mark_compacted, prune_marks
 from ctxtool.formats.opencode.view import CLEARED, is_message, output_text, parts_of, string
-from ctxtool.types import OPENCODE
-
-if TYPE_CHECKING:  # microcompact imports this module
-    from ctxtool.core.clearing.microcompact import MicrocompactOptions, MicrocompactReport
+from ctxtool.formats.registry import adapter_for
 
 
-def microcompact_opencode(entries: list[dict[str, Any]], *, now: datetime,
-                          options: MicrocompactOptions, limits: Limits,
-                          report: MicrocompactReport) -> list[dict[str, Any]]:
+def microcompact_by_marking(entries: list[dict[str, Any]], *, fmt: str, now: datetime,
+                            options: MicrocompactOptions, limits: Limits,
+                            report: MicrocompactReport) -> list[dict[str, Any]]:
     """The session with the chosen tool parts marked compacted (see the module docstring)."""
     if options.clear_tool_inputs:
         raise UsageError("--clear-tool-inputs does not apply to OpenCode sessions",
@@ -46,15 +46,13 @@ def microcompact_opencode(entries: list[dict[str, Any]], *, now: datetime,
     if options.strategy == "opencode":
         out, marked = _prune(entries, now_ms, options, report)
     else:
-        out, marked = _choose_and_mark(entries, now, now_ms, options, limits, report)
+        out, marked = _choose_and_mark(entries, fmt, now, now_ms, options, limits, report)
     _account(report, entries, out, marked)
     return out
 
 
 def _prune(entries: list[dict[str, Any]], now_ms: int, options: MicrocompactOptions,
            report: MicrocompactReport) -> tuple[list[dict[str, Any]], list[str]]:
-    from ctxtool.core.clearing.microcompact import Selection
-
     shielded = {n for name in options.protect for n in (name, name.lower())}
     result = prune_marks(entries, now_ms=now_ms, protect=options.target,
                          minimum=-1 if options.force else options.clear_at_least,
@@ -70,18 +68,16 @@ def _prune(entries: list[dict[str, Any]], now_ms: int, options: MicrocompactOpti
     return result.entries, result.marked
 
 
-def _choose_and_mark(entries: list[dict[str, Any]], now: datetime, now_ms: int,
+def _choose_and_mark(entries: list[dict[str, Any]], fmt: str, now: datetime, now_ms: int,
                      options: MicrocompactOptions, limits: Limits,
                      report: MicrocompactReport) -> tuple[list[dict[str, Any]], list[str]]:
-    from ctxtool.core.clearing.microcompact import _measures_context, select
-
     def either_case(names: frozenset[str]) -> frozenset[str]:
         return names | {name.lower() for name in names}
 
     options = replace(options, tools=either_case(options.tools),
                       exclude_tools=either_case(options.exclude_tools))
-    meter = ContextMeter(OPENCODE) if _measures_context(options) else None
-    scan = scan_tools(context_entries(entries), fmt=OPENCODE, meter=meter)
+    meter = ContextMeter(fmt) if measures_context(options) else None
+    scan = scan_tools(adapter_for(fmt).context_entries(entries), fmt=fmt, meter=meter)
     report.selection = select(scan, options, now=now, limits=limits, report=report)
     return mark_compacted(entries, [r.id for r in report.selection.records], now_ms=now_ms)
 
@@ -112,4 +108,4 @@ def _account(report: MicrocompactReport, entries: list[dict[str, Any]],
     report.marked = bool(marked)
 
 
-__all__ = ["microcompact_opencode"]
+__all__ = ["microcompact_by_marking"]

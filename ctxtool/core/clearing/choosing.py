@@ -1,0 +1,216 @@
+"""Which tool results ``microcompact`` clears: its options, the three strategies
+(``claude-code``, ``opencode``, ``idle``; see :mod:`ctxtool.core.clearing.microcompact`) and the
+report. Shared by the replacing path and the marking path (:mod:`ctxtool.core.clearing.marking`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from ctxtool.core.clearing.replace import ClearReport
+from ctxtool.core.clearing.twopass import Limits, ToolRecord, ToolScan
+from ctxtool.errors import UsageError
+
+STRATEGIES = ("claude-code", "opencode", "idle")
+# Claude Code's compactable tools (gW2 in v2.1.19).
+COMPACTABLE_TOOLS = frozenset({"Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit",
+                               "Write"})
+DEFAULT_KEEP = {"claude-code": 3, "idle": 5, "opencode": 0}
+TARGET_TOKENS = 40_000  # uW2 / OpenCode PRUNE_PROTECT
+CLEAR_AT_LEAST = 20_000  # BW2 / OpenCode PRUNE_MINIMUM
+PROTECTED_TOOLS = frozenset({"skill"})  # OpenCode PRUNE_PROTECTED_TOOLS
+IDLE = timedelta(minutes=60)
+
+
+@dataclass(frozen=True)
+class MicrocompactOptions:
+    strategy: str = "claude-code"
+    keep: int | None = None  # newest tool calls left alone; None: 3, or 5 for idle
+    target: int = TARGET_TOKENS
+    clear_at_least: int = CLEAR_AT_LEAST
+    trigger: int | None = None  # context tokens; None: the warning threshold
+    force: bool = False
+    tools: frozenset[str] = COMPACTABLE_TOOLS
+    include_mcp: bool = False
+    exclude_tools: frozenset[str] = frozenset()
+    protect: frozenset[str] = PROTECTED_TOOLS
+    protect_turns: int = 2
+    idle: timedelta = IDLE
+    clear_tool_inputs: bool = False
+    # what one placeholder costs: a result no larger is left alone (it would not shrink), and
+    # savings are counted net of it; microcompact() sets it from the store when left at 0
+    placeholder_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise UsageError(f"unknown strategy {self.strategy!r}",
+                             hint=f"use one of {', '.join(STRATEGIES)}")
+        for name in ("keep", "target", "clear_at_least", "trigger", "protect_turns"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise UsageError(f"--{name.replace('_', '-')} must not be negative")
+
+    @property
+    def kept(self) -> int:
+        return self.keep if self.keep is not None else DEFAULT_KEEP[self.strategy]
+
+    def compactable(self, name: str) -> bool:
+        if name in self.exclude_tools:
+            return False
+        return name in self.tools or (self.include_mcp and name.startswith("mcp__"))
+
+
+@dataclass
+class Selection:
+    """The results a strategy chose, and the token counts Claude Code reports for them."""
+
+    records: list[ToolRecord] = field(default_factory=list)
+    tokens_before: int = 0  # tokens of the results the strategy looked at
+    tokens_saved: int = 0  # tokens of the chosen ones, less their placeholders
+    skipped: str | None = None  # why nothing is cleared, when nothing is
+
+
+@dataclass
+class MicrocompactReport:
+    strategy: str = "claude-code"
+    trigger: str = "auto"
+    context_tokens: int | None = None
+    threshold: int | None = None
+    selection: Selection = field(default_factory=Selection)
+    clear: ClearReport = field(default_factory=ClearReport)
+    boundary: bool = False
+    marked: bool = False  # OpenCode: parts marked state.time.compacted, their output kept
+
+    @property
+    def tokens_saved(self) -> int:
+        """Net: the cleared results' tokens less their placeholders' (never the gross count)."""
+        if not self.clear.results_cleared:
+            return 0
+        if self.marked:  # OpenCode keeps the output and shows its own short notice
+            return self.selection.tokens_saved
+        return max(0, self.clear.tokens_before - self.clear.tokens_after)
+
+    def as_dict(self) -> dict[str, Any]:
+        saved = self.tokens_saved
+        extra = {"marked_compacted": True} if self.marked else {}
+        return {"command": "microcompact", "strategy": self.strategy, "trigger": self.trigger,
+                "context_tokens": self.context_tokens, "trigger_tokens": self.threshold,
+                "tool_result_tokens_before": self.selection.tokens_before,
+                "tool_result_tokens_after": self.selection.tokens_before - saved,
+                "tokens_saved": saved, "skipped": self.selection.skipped,
+                "boundary_appended": self.boundary, **extra, **self.clear.as_dict()}
+
+def measures_context(options: MicrocompactOptions) -> bool:
+    return options.strategy == "claude-code" and not options.force
+
+
+# --- choosing -------------------------------------------------------------------------------------
+
+def select(scan: ToolScan, options: MicrocompactOptions, *, now: datetime, limits: Limits,
+           report: MicrocompactReport | None = None) -> Selection:
+    """The results a strategy clears, from the first pass alone."""
+    if options.strategy == "opencode":
+        selection = _select_opencode(scan, options)
+    elif options.strategy == "idle":
+        selection = _select_idle(scan, options, now)
+    else:
+        selection = _select_claude_code(scan, options, limits, report)
+    if selection.skipped:
+        return replace(selection, records=[])
+    selection.records = [r for r in selection.records if r.clearable]
+    if not selection.records:
+        selection.skipped = "no tool result to clear"
+    return selection
+
+
+def _candidates(scan: ToolScan, options: MicrocompactOptions) -> list[ToolRecord]:
+    """Compactable tool calls not cleared yet, in tool_use order; a result no larger than its
+    placeholder is never a candidate (clearing it would not save anything)."""
+    return [r for r in scan.by_use() if options.compactable(r.name) and not r.cleared
+            and r.tokens > options.placeholder_tokens]
+
+
+def _oldest_but(records: list[ToolRecord], keep: int) -> list[ToolRecord]:
+    return records[:max(0, len(records) - keep)]
+
+
+def _select_claude_code(scan: ToolScan, options: MicrocompactOptions, limits: Limits,
+                        report: MicrocompactReport | None) -> Selection:
+    candidates = _candidates(scan, options)
+    total = sum(r.tokens for r in candidates)
+    saved, chosen = 0, []
+    for record in _oldest_but(candidates, options.kept):
+        if total - saved > options.target:
+            chosen.append(record)
+            saved += record.tokens - options.placeholder_tokens
+    selection = Selection(chosen, total, saved)
+    if options.force or not chosen:
+        return _explain_empty(selection, f"compactable results hold {total} tokens: nothing "
+                                         f"past --keep {options.kept} to clear down to "
+                                         f"--target {options.target}")
+    trigger = options.trigger if options.trigger is not None else limits(scan.model).warning
+    context = scan.context_tokens or 0
+    if report is not None:
+        report.context_tokens, report.threshold = context, trigger
+    if context < trigger:
+        selection.skipped = f"context is {context} tokens, below the trigger of {trigger}"
+    elif saved < options.clear_at_least:
+        selection.skipped = (f"clearing would save {saved} tokens, less than --clear-at-least "
+                             f"{options.clear_at_least}")
+    return selection
+
+
+def _explain_empty(selection: Selection, reason: str) -> Selection:
+    if not selection.records:
+        selection.skipped = reason
+    return selection
+
+
+def _select_idle(scan: ToolScan, options: MicrocompactOptions, now: datetime) -> Selection:
+    candidates = _candidates(scan, options)
+    total = sum(r.tokens for r in candidates)
+    if scan.last_assistant_time is None:
+        return Selection([], total, 0, "no assistant entry with a timestamp")
+    gap = now - scan.last_assistant_time
+    if gap <= options.idle:
+        return Selection([], total, 0, f"idle for {_minutes(gap)}, not more than "
+                                       f"{_minutes(options.idle)}")
+    chosen = _oldest_but(candidates, options.kept)
+    saved = sum(r.tokens - options.placeholder_tokens for r in chosen)
+    return _explain_empty(Selection(chosen, total, saved),
+                          f"no more than --keep {options.kept} compactable results")
+
+
+def _minutes(delta: timedelta) -> str:
+    return f"{delta.total_seconds() / 60:g} min"
+
+
+def _select_opencode(scan: ToolScan, options: MicrocompactOptions) -> Selection:
+    protect = {name.lower() for name in options.protect}
+    total = pruned = 0
+    chosen: list[ToolRecord] = []
+    for record in reversed(scan.in_context()):
+        if record.turn > scan.turns - options.protect_turns:
+            continue  # one of the newest user turns
+        if record.name.lower() in protect or record.name in options.exclude_tools:
+            continue
+        if record.cleared:
+            break  # everything older was pruned by an earlier run
+        total += record.tokens
+        if total > options.target:
+            pruned += record.tokens
+            chosen.append(record)
+    chosen.reverse()
+    selection = Selection(chosen, total, pruned)
+    if not options.force and chosen and not pruned > options.clear_at_least:
+        selection.skipped = (f"pruning would remove {pruned} tokens, not more than "
+                             f"--clear-at-least {options.clear_at_least}")
+    return _explain_empty(selection, f"older tool output holds {total} tokens, not more than "
+                                     f"--target {options.target}")
+
+
+__all__ = ["CLEAR_AT_LEAST", "COMPACTABLE_TOOLS", "IDLE", "PROTECTED_TOOLS", "STRATEGIES",
+           "TARGET_TOKENS", "MicrocompactOptions", "MicrocompactReport", "Selection",
+           "measures_context", "select"]
