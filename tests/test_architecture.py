@@ -174,3 +174,182 @@ def test_readme_test_command_is_what_ci_runs() -> None:
                 if s[0] not in ("set", "cd")  # the script's own preamble
                 and s[-2:] != ["--upgrade", "pip"]]  # upgrading pip itself is CI-only
     assert ci_steps == steps([setup[1]])
+
+
+# --- format adapters, import arrows and floors (DESIGN §2) ---------------------------------------
+#
+# What one agent does differently lives in its adapter under ctxtool/formats/ (the registry gives
+# the adapter of a format; the detector asks them which claims a line): a transform never compares
+# format names. Lower folders import nothing from higher ones, and nothing imports in a circle.
+
+FORMAT_CONSTANTS = {"CLAUDE_CODE", "OPENCODE", "OPENAI", "ANTHROPIC", "CODEX"}
+FORMAT_VARIABLES = {"fmt", "format", "in_fmt", "target", "to", "agent"}
+# where format names may be compared: the adapters and the detector
+FORMAT_HOME = PACKAGE / "formats"
+LOWER = ("formats", "llm", "storage")  # import nothing from core/ or cli/
+# core's floors, lowest first: a module imports its own folder or a lower floor only
+CORE_FLOORS = {"messages": 0, "sizing": 1, "validating": 1, "clearing": 2, "summarizing": 3}
+
+
+def format_names() -> set[str]:
+    from ctxtool.formats.registry import format_names as registered
+    return set(registered())
+
+
+def format_comparisons(path: Path, names: set[str]) -> list[int]:
+    """Lines comparing a format: with a format constant (``fmt == OPENCODE``, ``fmt in (OPENAI,
+    ANTHROPIC)``), or a format variable with a format name (``fmt != "claude-code"``)."""
+
+    def constant(node: ast.AST) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(constant(e) for e in node.elts)
+        return (isinstance(node, ast.Name) and node.id in FORMAT_CONSTANTS) or (
+            isinstance(node, ast.Attribute) and node.attr in FORMAT_CONSTANTS)
+
+    def name(node: ast.AST) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(name(e) for e in node.elts)
+        return isinstance(node, ast.Constant) and node.value in names
+
+    def variable(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Name) and node.id in FORMAT_VARIABLES) or (
+            isinstance(node, ast.Attribute) and node.attr in FORMAT_VARIABLES)
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(map(constant, sides)) or (any(map(variable, sides)) and any(map(name, sides))):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+def test_no_format_comparison_outside_the_adapters() -> None:
+    names = format_names()
+    found = [f"{path.relative_to(ROOT)}:{line}"
+             for path in sorted(PACKAGE.rglob("*.py")) if FORMAT_HOME not in path.parents
+             for line in format_comparisons(path, names)]
+    assert found == [], "compare formats in an adapter (ctxtool/formats/), not in a transform"
+
+
+def test_format_comparison_check_sees_them(tmp_path: Path) -> None:
+    sample = tmp_path / "m.py"
+    sample.write_text("if fmt == OPENCODE: pass\n"
+                      "if self.fmt in (OPENAI, ANTHROPIC): pass\n"
+                      "x = 1 if fmt != 'claude-code' else 2\n"
+                      "if scan.fmt == types.CLAUDE_CODE: pass\n"
+                      "if kind == 'tool_use' or strategy == 'opencode': pass\n")
+    assert format_comparisons(sample, format_names()) == [1, 2, 3, 4]
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (at any depth of the file: lazy imports and
+    TYPE_CHECKING ones count), ``from pkg import module`` resolved to the module."""
+    modules = {module_name(p, package.parent): p for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.add(node.module)
+                targets.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[module] = {t for t in targets if t in modules and t != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a circle (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                other = stack.pop()
+                group.append(other)
+                if other == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_circle_check_sees_one() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_graph_sees_lazy_and_package_imports(tmp_path: Path) -> None:
+    package = tmp_path / "ctxtool"
+    (package / "core").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "core" / "__init__.py").write_text("")
+    (package / "core" / "a.py").write_text("def f():\n    from ctxtool.core import b\n")
+    (package / "core" / "b.py").write_text("import ctxtool.core.a\n")
+    graph = import_graph(package)
+    assert graph["ctxtool.core.a"] == {"ctxtool.core", "ctxtool.core.b"}
+    assert circles(graph) == [["ctxtool.core.a", "ctxtool.core.b"]]
+
+
+@pytest.mark.parametrize("layer", LOWER)
+def test_lower_folders_import_no_transform_or_command(layer: str) -> None:
+    graph = import_graph()
+    wrong = [f"{module} -> {target}" for module, targets in sorted(graph.items())
+             if module.startswith(f"ctxtool.{layer}") for target in sorted(targets)
+             if target.startswith(("ctxtool.core", "ctxtool.cli"))]
+    assert wrong == []
+
+
+def test_core_modules_sit_on_floors() -> None:
+    loose = [p.name for p in (PACKAGE / "core").glob("*.py") if p.name != "__init__.py"]
+    assert loose == [], "core/ is grouped by capability: put each module in a floor's folder"
+    folders = {p.name for p in (PACKAGE / "core").iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(CORE_FLOORS)
+
+
+def test_core_imports_go_down() -> None:
+    wrong = []
+    for module, targets in sorted(import_graph().items()):
+        if not module.startswith("ctxtool.core."):
+            continue
+        floor = module.split(".")[2]
+        for target in sorted(t for t in targets if t.startswith("ctxtool.core.")):
+            other = target.split(".")[2]
+            if other != floor and CORE_FLOORS[other] >= CORE_FLOORS[floor]:
+                wrong.append(f"{module} ({floor}) -> {target} ({other})")
+    assert wrong == []
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    declared = re.search(r"^packages = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(),
+                         re.MULTILINE | re.DOTALL)
+    assert declared
+    listed = set(re.findall(r'"([\w.]+)"', declared.group(1)))
+    packages = {module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("__init__.py")}
+    assert packages - listed == set(), "add the new package to pyproject's packages list"
