@@ -202,6 +202,9 @@ class FormatAdapter:
     clears_by_marking: ClassVar[bool] = False
     #: The ``microcompact`` strategy that does what the agent itself does (its default there).
     clearing_strategy: ClassVar[str] = "claude-code"
+    #: The tools whose results ``microcompact`` may clear when ``--tools`` is not given (None:
+    #: Claude Code's compactable tools).
+    compactable_tools: ClassVar[frozenset[str] | None] = None
     #: When the agent names its tools its own way (OpenCode: ``read``, ``edit`` in lower case,
     #: camelCase inputs): its own tools per kind (``read_tools``, ``write_tools``,
     #: ``search_tools``), added to ``snip``'s sets (which then match lower-case names too), and
@@ -464,6 +467,14 @@ class FormatAdapter:
         """The context size at which the agent compacts by its own rule for a ``window``-token
         model (OpenCode's usable tokens; ``summarize --auto`` uses it), or None when ctxtool's
         auto-compact threshold applies. Reads ``entries`` only when it returns a number."""
+        return None
+
+    def summary_lines(self, items: list[dict[str, Any]], head: list[dict[str, Any]],
+                      tail: list[dict[str, Any]], summary: str,
+                      timestamp: str) -> list[dict[str, Any]] | None:
+        """The lines ``summarize`` appends to ``items`` when the agent records a compaction as
+        lines of its own kind (Codex CLI's ``compacted`` record; ``head``: what the summary
+        covers, ``tail``: what is kept verbatim); None: the way :attr:`compactions` says."""
         return None
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:

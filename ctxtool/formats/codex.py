@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ctxtool.formats.adapter import FormatAdapter, ResultSlot, Usage
+from ctxtool.formats.adapter import Clearer, FormatAdapter, Restorer, ResultSlot, Usage
 from ctxtool.formats.jsonl import loads_json
 
 NAME = "codex"
@@ -147,8 +147,12 @@ def role_and_blocks(entry: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
     if item is not None:
         return item_role_and_blocks(item)
     if entry.get("type") == "compacted":
-        message = summary_of(entry)
-        return "user", ([{"type": "text", "text": message}] if message else [])
+        history = replacement_history(entry)
+        if history is None:  # the summary alone
+            message = summary_of(entry)
+            return "user", ([{"type": "text", "text": message}] if message else [])
+        # what the record puts in front of what follows: every item it keeps, summary last
+        return "user", [b for item in history for b in item_role_and_blocks(item)[1]]
     return None, []
 
 
@@ -362,6 +366,14 @@ def session_roots(env: Mapping[str, str] | None = None) -> list[Path]:
 
 # --- the adapter ----------------------------------------------------------------------------------
 
+class _Restarts:
+    """The meter's compaction tracker: a ``compacted`` record restarts the context with what it
+    keeps (its blocks are its replacement history, so its own estimate is that)."""
+
+    def note(self, entry: Mapping[str, Any], tokens: int) -> int | None:
+        return tokens if is_compacted(entry) else None
+
+
 class CodexAdapter(FormatAdapter):
     """Codex CLI rollouts (module docstring). A tool output is its own line, as OpenAI chat's
     ``role: "tool"`` messages are; the context is what follows the last ``compacted`` record."""
@@ -402,6 +414,26 @@ class CodexAdapter(FormatAdapter):
                              changes: Mapping[int, Any]) -> dict[str, Any]:
         return with_tool_output(entry, changes[-1])
 
+    def cleared(self, entry: dict[str, Any], clearer: Clearer) -> dict[str, Any]:
+        found = tool_output(entry)
+        if found is None or not clearer.wants_result(found[0]):
+            return entry
+        text = clearer.result(found[0], found[1], entry)
+        return entry if text is None else with_tool_output(entry, text)
+
+    def restored(self, entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
+        found = tool_output(entry)
+        if found is None:
+            return entry
+        content = restorer.result(found[1], found[0])
+        return entry if content is found[1] else with_tool_output(entry, content)
+
+    def compaction_tracker(self) -> _Restarts:
+        return _Restarts()
+
+    def summary_text(self, entry: Mapping[str, Any]) -> str | None:
+        return summary_of(entry) if is_compacted(entry) else None
+
     def model_of(self, entry: Mapping[str, Any]) -> str | None:
         return model_of(entry)
 
@@ -415,7 +447,9 @@ class CodexAdapter(FormatAdapter):
         return session_id_of(entry), cwd if isinstance(cwd, str) else None
 
     def is_instruction(self, entry: Mapping[str, Any]) -> bool:
-        return is_instruction(entry)
+        # session_meta holds the base instructions Codex sends in front of every request (and
+        # names the session: a cut transcript still resumes)
+        return is_instruction(entry) or entry.get("type") == "session_meta"
 
     def usage_of(self, entry: Mapping[str, Any]) -> Usage | None:
         counts = usage_counts(entry)

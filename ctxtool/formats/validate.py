@@ -26,6 +26,7 @@ from typing import Any
 from ctxtool.errors import InputError
 from ctxtool.formats.jsonl import describe_invalid
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.registry import adapter_for
 from ctxtool.formats.schemas import load_schema
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry
 
@@ -43,7 +44,8 @@ _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", in
 
 def entry_checker(fmt: str) -> Callable[[dict[str, Any]], list[Finding]]:
     """``check_entry(entry) -> findings`` for entries of ``fmt``."""
-    validator = _validator(SCHEMA_OF[fmt]) if fmt in SCHEMA_OF else None
+    name = SCHEMA_OF.get(fmt) or adapter_for(fmt).schema  # an adapter names its own
+    validator = _validator(name) if name else None
 
     def check_entry(entry: dict[str, Any]) -> list[Finding]:
         if isinstance(entry, Entry) and entry.invalid:

@@ -96,9 +96,14 @@ class CodexCli:
         assert found, f"no rollout for {session_id} under {self.sessions}"
         return found[-1]
 
-    def place(self, data: bytes, session_id: str) -> Path:
-        """Write ``data`` over the session's rollout (the file codex resumes from)."""
-        path = self.session_path(session_id)
+    def place(self, data: bytes, rel: Path) -> Path:
+        """Write ``data`` as the rollout at ``rel`` (relative to CODEX_HOME, such as
+        ``sessions/2026/01/02/rollout-...-<id>.jsonl``). Codex records each session's rollout
+        path in its state database, so a rollout is placed in a fresh CODEX_HOME (which resume
+        reads it into), never copied with another home's databases (they point at the old
+        file)."""
+        path = self.codex_home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return path
 

@@ -158,7 +158,7 @@ def test_a_record_without_replacement_history_keeps_user_messages_then_the_summa
 
 def test_compaction_lines_follow_codex() -> None:
     last = {e["type"]: e for e in TOOLS if e["type"] in ("world_state", "turn_context")}
-    kept = [e["payload"] for e in TOOLS if ADAPTER.is_instruction(e)]
+    kept = [e["payload"] for e in TOOLS if codex.is_instruction(e)]  # developer messages
     lines = codex.compaction_lines("S", kept, last, "2026-01-01T00:00:00.000Z", ordinal=51)
     assert lines == codex.summary_lines(TOOLS, TOOLS, [], "S", "2026-01-01T00:00:00.000Z")
     assert [e["ordinal"] for e in lines] == [51, 52, 53] == [len(TOOLS) + n for n in range(3)]

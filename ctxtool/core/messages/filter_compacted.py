@@ -64,11 +64,14 @@ def is_summary_message(entry: dict[str, Any], fmt: str) -> bool:
     Anthropic/OpenAI message whose text starts with :data:`SUMMARY_MARKER`."""
     if getattr(entry, "invalid", False):
         return False
-    compactions = adapter_for(fmt).compactions
+    adapter = adapter_for(fmt)
+    compactions = adapter.compactions
     if compactions == BOUNDARY:
         return is_compact_summary(entry)
     if compactions != MARKER:
         return False
+    if adapter.is_compaction_record(entry):  # one record holding the summary (Codex CLI)
+        return True
     texts = [b.get("text") for b in content_blocks(entry, fmt) if b.get("type") == "text"]
     first = texts[0] if texts else None
     return isinstance(first, str) and first.lstrip().startswith(SUMMARY_MARKER)

@@ -240,7 +240,7 @@ def summary_text_of(entry: dict[str, Any], fmt: str) -> str | None:
     ctxtool's summary message at the top of a message list, OpenCode's ``summary: true``
     assistant message), else None."""
     adapter = adapter_for(fmt)
-    if adapter.compactions == AGENT_RULE:
+    if adapter.compactions == AGENT_RULE or adapter.is_compaction_record(entry):
         return adapter.summary_text(entry)
     if adapter.compactions == BOUNDARY:
         if not adapter.is_summary_entry(entry):

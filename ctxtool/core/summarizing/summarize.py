@@ -255,8 +255,10 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
         return _finish(unchanged, fmt)
     _record(report, result, started, options)
     report.kept_messages = plan.kept_messages
-    build = _OUTPUTS[adapter_for(fmt).compactions]
-    output = build(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
+    stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
+    added = adapter_for(fmt).summary_lines(items, items[:plan.cut], plan.tail, result.text, stamp)
+    output = [*items, *added] if added is not None else _OUTPUTS[adapter_for(fmt).compactions](
+        items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
     after = _context_tokens(output, fmt)
     if after >= report.tokens_before:  # a summary must never cost more than it replaces
         report.reason = _not_smaller(report.tokens_before, after)

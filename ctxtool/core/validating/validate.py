@@ -50,6 +50,7 @@ from ctxtool.core.messages.blocks import api_message, iter_tool_results, iter_to
 from ctxtool.errors import CtxtoolError, InputError
 from ctxtool.formats.claude_code.chain import is_compact_summary
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.adapter import BOUNDARY
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import Entry
 
@@ -201,7 +202,8 @@ def _add(scan: _Scan, entry: dict[str, Any], line: int) -> None:
         scan.uses.setdefault(use.id, []).append((node, use.name))
     for result in iter_tool_results(entry, scan.fmt, node.index):
         scan.results.setdefault(result.tool_use_id, []).append(node)
-    if adapter_for(scan.fmt).is_compaction_record(entry):
+    adapter = adapter_for(scan.fmt)
+    if adapter.compactions == BOUNDARY and adapter.is_compaction_record(entry):
         _check_boundary_fields(scan, entry, node)
 
 
