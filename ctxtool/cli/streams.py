@@ -169,7 +169,9 @@ def open_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bina
             yield handle
         return
     try:
-        if _is_special_file(output):  # /dev/null, a FIFO, a terminal: written into, never replaced
+        # /dev/null, a FIFO, a terminal: written into, never replaced (a rename over one would put
+        # a regular file where /dev/null was - as root, for every program on the machine)
+        if not is_rereadable(output):
             with open(output, "wb") as handle:
                 yield handle
             return
@@ -177,17 +179,6 @@ def open_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bina
             yield handle
     except OSError as exc:
         raise StoreError(f"cannot write: {exc.strerror or exc}", source=output) from exc
-
-
-def _is_special_file(path: str) -> bool:
-    """True for an existing device, FIFO or socket. Replacing one by rename (the atomic write of
-    a regular file) would put a regular file where ``/dev/null`` was - as root, for every program
-    on the machine - so such a target is opened and written instead."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def output_mode(output: str, inputs: Iterable[str]) -> int | None:
