@@ -256,7 +256,7 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     yield "context now", f"{_n(used)}  ({how})"
     yield "total", (f"{_n(report.total_tokens)}  (incl. {_n(report.total_tokens - used)} "
                     f"compacted away, {report.compact_boundaries} compaction(s))")
-    if report.opencode is not None:
+    if report.agent_rule is not None:
         yield from _opencode_rows(report)
         return
     state = "" if limits.auto_compact_enabled else "  (auto-compact disabled)"
@@ -267,7 +267,7 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
 
 def _opencode_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     """OpenCode's overflow rule: where it compacts, and what its own check sees now."""
-    rule = report.opencode
+    rule = report.agent_rule
     assert rule is not None
     if rule.input_limit:
         base = f"input limit {_n(rule.input_limit)} - reserved {_n(rule.reserved)}"

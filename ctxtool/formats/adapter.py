@@ -24,7 +24,8 @@ only what its agent does differently. The members, grouped by who uses them:
 * usage anchors and sizing (``core/sizing``: meter, estimate) - :meth:`usage_of`,
   :meth:`results_after_usage`, :meth:`compaction_tracker`, :attr:`reads_whole_session`,
   :meth:`context_entries`, :meth:`entries_sent`, :meth:`count_compactions`,
-  :meth:`configured_limits`, :meth:`overflow_rule`, :meth:`is_summary_entry`;
+  :meth:`configured_limits`, :meth:`overflow_rule`, :meth:`is_summary_entry`,
+  :meth:`context_mark` (with :class:`ContextMark`), :meth:`system_sent`;
 * compaction records (``filter-compacted``, ``summarize``) - :attr:`compactions`,
   :meth:`is_compaction_record`, :meth:`compaction_starts`, :meth:`summary_text`,
   :meth:`is_compaction_request`, :meth:`compaction_threshold`;
@@ -96,6 +97,50 @@ class Usage(NamedTuple):
                 "cache_creation_input_tokens": self.cache_creation_input_tokens,
                 "cache_read_input_tokens": self.cache_read_input_tokens,
                 "output_tokens": self.output_tokens, "prompt_tokens": self.prompt_tokens}
+
+
+class ContextMark(NamedTuple):
+    """What a line that is not a message does to the context (see
+    :meth:`FormatAdapter.context_mark`): a compaction that restarts it (``kind`` "compact"), or
+    a clearing that took ``saved`` tokens out of what the last call saw ("clear")."""
+
+    kind: str  # COMPACT_MARK or CLEAR_MARK
+    #: compact: the tokens every compaction so far took out (Claude Code's
+    #: ``cumulativeDroppedTokens``), 0 when not recorded
+    dropped_before: int = 0
+    #: compact: the ids of the messages before it that it keeps by reference (spliced in after
+    #: the summary), or None
+    kept_ids: list[Any] | None = None
+    #: compact: (head id, tail id) of a kept chain of messages, followed back from the tail by
+    #: their parent ids, when no list is given; or None
+    kept_segment: tuple[Any, Any] | None = None
+    trigger: str | None = None  # compact: "auto"/"manual" as recorded
+    pre_tokens: int | None = None  # compact: the context size it records before it
+    saved: int = 0  # clear: the tokens it records as taken out
+
+
+COMPACT_MARK = "compact"
+CLEAR_MARK = "clear"
+
+
+#: Looks a model's limits up in the agent's own config: (provider, model, variant) ->
+#: ``{"context", "input", "output"}`` (see :meth:`FormatAdapter.configured_limits`).
+LimitsLookup = Callable[[str | None, str | None, str | None], Mapping[str, int]]
+
+
+class OverflowVerdict(Protocol):
+    """The agent's own overflow verdict (see :meth:`FormatAdapter.overflow_rule`)."""
+
+    #: the key the estimate report holds it under (``"opencode"``)
+    report_key: ClassVar[str]
+
+    @property
+    def usable(self) -> int:
+        """The context size at which the agent compacts."""
+        ...
+
+    def as_dict(self) -> dict[str, Any]:
+        ...
 
 
 class CompactionTracker(Protocol):
@@ -419,6 +464,20 @@ class FormatAdapter:
         entry is the call's own output (its estimate counts with the anchor, Claude Code)."""
         return None
 
+    def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:
+        """For a line that records a change of the context without being a message (Claude
+        Code's ``compact_boundary`` and ``microcompact_boundary``): what it records, which the
+        meter applies and the timeline marks; None for every other line (the default). Called
+        for every line: return early on the common ones."""
+        return None
+
+    def system_sent(self, entries: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
+        """What the agent sends in front of the messages that no message line holds, for a
+        session whose lines record no usage to measure it by: (a text its lines record, sized
+        like the messages; the tokens of what they do not record, such as tool definitions,
+        measured from the agent's requests). None (the default): ctxtool's default figure."""
+        return None
+
     def compaction_tracker(self) -> CompactionTracker | None:
         """A fresh tracker for one pass over a session when a compaction shows as messages (a
         summary answering a request, OpenCode) rather than as one record
@@ -448,7 +507,7 @@ class FormatAdapter:
         return sum(1 for entry in entries if self.is_compaction_record(entry))
 
     def configured_limits(self, view: list[dict[str, Any]],
-                          lookup: Callable[..., Mapping[str, int]] | None) -> Mapping[str, int]:
+                          lookup: LimitsLookup | None) -> Mapping[str, int]:
         """The model's limits (``context``, ``input``, ``output``) from the agent's own config,
         found with ``lookup`` for the model the session (``view``: :meth:`entries_sent`) uses;
         empty when the agent has no such config or ``lookup`` is None."""
@@ -456,9 +515,9 @@ class FormatAdapter:
 
     def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
                       input_limit: int | None, output_limit: int | None,
-                      env: Mapping[str, str] | None) -> Any | None:
-        """The agent's own overflow verdict for the context now (an object with ``as_dict()``,
-        reported beside ctxtool's thresholds), or None when ctxtool's thresholds are the
+                      env: Mapping[str, str] | None) -> OverflowVerdict | None:
+        """The agent's own overflow verdict for the context now (reported beside ctxtool's
+        thresholds, under its ``report_key``), or None when ctxtool's thresholds are the
         agent's (Claude Code). ``view``: :meth:`entries_sent`; ``context``: ctxtool's size."""
         return None
 
@@ -538,4 +597,4 @@ def _restored_block(block: Any, restorer: Restorer) -> Any:
     return block
 
 
-__all__ = ["AGENT_RULE", "BOUNDARY", "MARKER", "Block", "Clearer", "CompactionTracker", "Finding", "FormatAdapter", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]
+__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionTracker", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OverflowVerdict", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]

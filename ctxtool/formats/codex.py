@@ -52,6 +52,12 @@ COMPACTABLE_TOOLS = frozenset({"exec_command", "write_stdin", "shell", "local_sh
                                "shell_command", "read_file", "list_dir", "grep_files",
                                "view_image", "web_search", "apply_patch"})
 
+# What Codex 0.169.0 sends in front of the items besides its base instructions (tool definitions
+# and request fields), which no rollout line records: its first request of a session (the
+# fixtures' fake Responses API counts characters / 4) was 9,622 tokens, of which the base
+# instructions (20,751 characters) are 5,188 and the three items sent about 1,040.
+UNRECORDED_SYSTEM_TOKENS = 3_400
+
 # What Codex writes in front of a compaction summary (``compacted.message`` and the user message
 # that ends ``replacement_history``), as 0.169.0 does; the model reads it, so ours says the same.
 SUMMARY_PREFIX = (
@@ -460,6 +466,13 @@ class CodexAdapter(FormatAdapter):
 
     def context_entries(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return context_entries(entries)
+
+    def system_sent(self, entries: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
+        # the base instructions session_meta records go in front of every request, with the
+        # tool definitions no line records
+        meta = next((e for e in entries if e.get("type") == "session_meta"), None)
+        text = base_instructions(meta) if meta is not None else ""
+        return (text, UNRECORDED_SYSTEM_TOKENS) if text else None
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_compacted(entry)

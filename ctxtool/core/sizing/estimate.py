@@ -18,10 +18,9 @@ from ctxtool.core.messages.blocks import role_and_blocks
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter, Usage
 from ctxtool.core.sizing.tokens import (
     DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
-    estimate_block_tokens, estimate_entry_tokens, thresholds,
+    estimate_block_tokens, estimate_entry_tokens, estimate_text_tokens, thresholds,
 )
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
-from ctxtool.formats.opencode.rule import ModelLimits, OpenCodeLimits
+from ctxtool.formats.adapter import LimitsLookup, OverflowVerdict
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import location_of
 
@@ -70,13 +69,15 @@ class EstimateReport:
     top: list[Offender]
     limits: Thresholds
     window_source: str  # "option", "model", "usage" (a prompt larger than 200K was seen), "default"
-    opencode: OpenCodeLimits | None = None  # OpenCode sessions: OpenCode's own overflow rule
+    #: the agent's own overflow rule, when it has one (OpenCode), see
+    #: :meth:`ctxtool.formats.adapter.FormatAdapter.overflow_rule`
+    agent_rule: OverflowVerdict | None = None
 
     @property
     def compact_at(self) -> int:
-        """Where the agent compacts: OpenCode's usable tokens for its sessions, else Claude
-        Code's auto-compact threshold."""
-        return self.opencode.usable if self.opencode is not None else self.limits.auto_compact
+        """Where the agent compacts: by its own rule when it has one (OpenCode's usable
+        tokens), else Claude Code's auto-compact threshold."""
+        return self.agent_rule.usable if self.agent_rule is not None else self.limits.auto_compact
 
     @property
     def status(self) -> str:
@@ -90,7 +91,8 @@ class EstimateReport:
 
     def as_dict(self) -> dict[str, Any]:
         limits, used = self.limits, self.context_tokens
-        extra = {} if self.opencode is None else {"opencode": self.opencode.as_dict()}
+        rule = self.agent_rule
+        extra = {} if rule is None else {rule.report_key: rule.as_dict()}
         return {
             "source": self.source, "format": self.format, "model": self.model,
             "method": self.method, "context_tokens": used, "total_tokens": self.total_tokens,
@@ -201,7 +203,7 @@ class _Segment:
         role, blocks = role_and_blocks(entry, fmt)
         if not blocks:
             return role, 0
-        summary = is_compact_summary(entry) or adapter_for(fmt).is_summary_entry(entry)
+        summary = adapter_for(fmt).is_summary_entry(entry)
         text_category = "compact_summaries" if summary else _TEXT_CATEGORY.get(role, "user_text")
         breakdown, total, framing = self.breakdown, 0, MESSAGE_OVERHEAD
         for block in blocks:
@@ -260,6 +262,7 @@ class Estimator:
         self.entries = self.messages = self.boundaries = 0
         self.model: str | None = None
         self.adapter = adapter_for(fmt)
+        self._is_compaction = self.adapter.is_compaction_record
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
     def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
@@ -267,7 +270,7 @@ class Estimator:
         self.entries += 1
         if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
             return
-        if is_compact_boundary(entry):
+        if self._is_compaction(entry):
             self.boundaries += 1
             self.compacted += self.segment.tokens
             self.segment = _Segment(self.top)
@@ -301,7 +304,11 @@ class Estimator:
             probe.add(entry)
             if not probe.observing:
                 break
-        self.meter.observed_system, self.meter.observing = probe.observed_system, False
+        observed = probe.observed_system
+        sent = self.adapter.system_sent(entries) if observed is None else None
+        if sent is not None:  # no call recorded: what the agent's lines say it sends
+            observed = estimate_text_tokens(sent[0]) + sent[1]
+        self.meter.observed_system, self.meter.observing = observed, False
 
     def note_model(self, entry: dict[str, Any]) -> None:
         """The model that wrote an assistant message (the last one named wins)."""
@@ -323,7 +330,7 @@ class Estimator:
     def report(self, *, source: str | None = None, model: str | None = None,
                context_window: int | None = None, env: Mapping[str, str] | None = None,
                input_limit: int | None = None,
-               model_limits: ModelLimits | None = None) -> EstimateReport:
+               model_limits: LimitsLookup | None = None) -> EstimateReport:
         meter, segment = self.meter, self.segment
         model = model or self.model
         limits, window_source = self.limits(model, context_window, env)
@@ -345,7 +352,7 @@ class Estimator:
             entries=self.entries, messages=self.messages, compact_boundaries=self.boundaries,
             breakdown=breakdown,
             tool_results_by_tool=dict(sorted(segment.by_tool.items(), key=lambda kv: -kv[1])),
-            top=segment.offenders(), limits=limits, window_source=window_source, opencode=rule)
+            top=segment.offenders(), limits=limits, window_source=window_source, agent_rule=rule)
 
 
 def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None = None,
@@ -353,7 +360,7 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
              env: Mapping[str, str] | None = None, top: int = DEFAULT_TOP,
              source: str | None = None, use_usage: bool = True,
              input_limit: int | None = None,
-             model_limits: ModelLimits | None = None) -> EstimateReport:
+             model_limits: LimitsLookup | None = None) -> EstimateReport:
     """Size and breakdown of the context a transcript occupies. Streams (nothing buffered),
     except OpenCode sessions, which are read whole to find their last compaction.
 
@@ -405,7 +412,7 @@ def api_view(entries: Iterable[dict[str, Any]], fmt: str) -> list[dict[str, Any]
     for entry in entries:
         if getattr(entry, "invalid", False) or not meter.in_context(entry):
             continue
-        if is_compact_boundary(entry):
+        if adapter.is_compaction_record(entry):
             view = []
         view.append(entry)
     return list(to_anthropic(view, fmt))

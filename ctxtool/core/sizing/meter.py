@@ -51,8 +51,7 @@ from typing import Any
 
 from ctxtool.core.sizing.tokens import (estimate_block_tokens, estimate_entry_tokens,
                                         estimate_text_tokens)
-from ctxtool.formats.adapter import Usage
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.formats.adapter import COMPACT_MARK, ContextMark, Usage
 from ctxtool.formats.registry import adapter_for
 
 # Claude Code's system prompt plus its built-in tool definitions (and CLAUDE.md, MCP tools...):
@@ -72,10 +71,6 @@ def usage_of(entry: dict[str, Any], fmt: str) -> Usage | None:
     return adapter_for(fmt).usage_of(entry)
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
 def attachment_tokens(entry: dict[str, Any]) -> int:
     """Claude Code 2.1's ``attachment`` entries (files restored after a compaction, tool and
     skill listings, the date, reminders) record what was sent for them as ``rendered``
@@ -85,11 +80,6 @@ def attachment_tokens(entry: dict[str, Any]) -> int:
         return 0
     texts = [r.get("content") for r in rendered if isinstance(r, dict)]
     return sum(estimate_text_tokens(t) for t in texts if isinstance(t, str))
-
-
-def tokens_saved(entry: dict[str, Any]) -> int:
-    meta = entry.get("microcompactMetadata")
-    return _int(meta.get("tokensSaved")) if isinstance(meta, dict) else 0
 
 
 class ContextMeter:
@@ -130,6 +120,8 @@ class ContextMeter:
         self._results_after_usage = adapter.results_after_usage
         # OpenCode: a finished summary answering a compaction request restarts the context
         self._compactions = adapter.compaction_tracker()
+        # lines recording a compaction or a clearing (Claude Code's boundaries)
+        self._context_mark = adapter.context_mark
         # Claude Code 2.1: attachment lines record the texts sent for them (rendered)
         self._rendered_attachments = adapter.rendered_attachments
 
@@ -185,27 +177,10 @@ class ContextMeter:
 
     def account(self, entry: dict[str, Any], tokens: int | None = None) -> int:
         """:meth:`add` for an entry already known to be valid and in context."""
-        if entry.get("type") == "system":  # the boundaries are system entries
-            if is_compact_boundary(entry):
-                meta = entry.get("compactMetadata")
-                dropped = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
-                self.dropped_before = dropped if isinstance(dropped, int) and dropped > 0 else 0
-                kept = self._preserved_tokens(entry)
-                self.reset()
-                self.since_anchor = self.content = kept
-                return 0
-            if is_microcompact_boundary(entry):
-                if self.anchor is not None:
-                    saved = tokens_saved(entry)
-                    self.saved += saved
-                    # the anchor's call saw that much more than the file now holds (ctxtool's
-                    # boundaries: the file was cleared) or than the next call will see (Claude
-                    # Code's own: the file keeps the content, the next call does not)
-                    self.content = max(0, self.content - saved)
-                    if self.observed_system is not None and self.given_system is None \
-                            and self._compactions is None:
-                        self.observed_system = max(0, self.observed_system - saved)
-                return 0
+        mark = self._context_mark(entry)
+        if mark is not None:  # a compaction or clearing record (Claude Code's boundaries)
+            self.apply(mark)
+            return 0
         if tokens is None:
             tokens = estimate_entry_tokens(entry, self.fmt)
         if not tokens and entry.get("type") == "attachment" and self._rendered_attachments:
@@ -245,6 +220,25 @@ class ContextMeter:
         self.content += tokens
         return tokens
 
+    def apply(self, mark: ContextMark) -> None:
+        """A compaction restarts the context with what it keeps by reference; a clearing takes
+        what it saved off the anchor taken before it."""
+        if mark.kind == COMPACT_MARK:
+            self.dropped_before = mark.dropped_before
+            kept = self._preserved_tokens(mark)
+            self.reset()
+            self.since_anchor = self.content = kept
+        elif self.anchor is not None:
+            saved = mark.saved
+            self.saved += saved
+            # the anchor's call saw that much more than the file now holds (ctxtool's
+            # boundaries: the file was cleared) or than the next call will see (Claude
+            # Code's own: the file keeps the content, the next call does not)
+            self.content = max(0, self.content - saved)
+            if self.observed_system is not None and self.given_system is None \
+                    and self._compactions is None:
+                self.observed_system = max(0, self.observed_system - saved)
+
     def _observe_call(self, usage: Usage) -> None:
         """A new Claude Code call was sent the system prompt, the tools and the messages
         counted so far: the difference is the session's system figure as of this call."""
@@ -265,24 +259,21 @@ class ContextMeter:
         if len(recent) > _RECENT_ENTRIES:
             recent.popitem(last=False)
 
-    def _preserved_tokens(self, boundary: dict[str, Any]) -> int:
-        """Estimated tokens of the messages a boundary keeps (see the module docstring)."""
-        meta = boundary.get("compactMetadata")
-        if not isinstance(meta, dict):
-            return 0
-        listed, segment = meta.get("preservedMessages"), meta.get("preservedSegment")
-        uuids = listed.get("allUuids") or listed.get("uuids") if isinstance(listed, dict) else None
-        if not isinstance(uuids, list) and isinstance(segment, dict):
-            uuids, current = [], segment.get("tailUuid")
+    def _preserved_tokens(self, mark: ContextMark) -> int:
+        """Estimated tokens of the messages a compaction keeps (see the module docstring)."""
+        uuids, segment = mark.kept_ids, mark.kept_segment
+        if uuids is None and segment is not None:
+            head, current = segment
+            uuids = []
             while isinstance(current, str) and current in self._recent and current not in uuids:
                 uuids.append(current)
-                if current == segment.get("headUuid"):
+                if current == head:
                     break
                 current = self._recent[current][0]
-        if not isinstance(uuids, list):
+        if uuids is None:
             return 0
         recent = self._recent
         return sum(recent[u][1] for u in set(uuids) if isinstance(u, str) and u in recent)
 
 
-__all__ = ["DEFAULT_SYSTEM_TOKENS", "ContextMeter", "Usage", "tokens_saved", "usage_of"]
+__all__ = ["DEFAULT_SYSTEM_TOKENS", "ContextMeter", "Usage", "usage_of"]

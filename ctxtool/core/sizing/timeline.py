@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ctxtool.core.messages.blocks import role_of
-from ctxtool.core.sizing.meter import ContextMeter, tokens_saved, usage_of
+from ctxtool.core.sizing.meter import ContextMeter, usage_of
 from ctxtool.core.sizing.tokens import Thresholds
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary
+from ctxtool.formats.adapter import COMPACT_MARK
+from ctxtool.formats.registry import adapter_for
 
 E = TypeVar("E", bound=dict[str, Any])
 
@@ -64,10 +65,6 @@ class Timeline:
                 "thresholds": self.limits.as_dict() if self.limits else None}
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 class TimelineBuilder:
     """Feed every entry in file order with :meth:`add`; read :attr:`timeline`."""
 
@@ -77,11 +74,18 @@ class TimelineBuilder:
         self.timeline = Timeline()
         self._key: tuple[str, str] | None = None  # the call of the last point
         self._usage_seen = False  # then assistant messages without usage are no calls
+        self._context_mark = adapter_for(fmt).context_mark
 
     def add(self, entry: dict[str, Any]) -> None:
         if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
             return
-        if entry.get("type") == "system" and self._boundary(entry):
+        mark = self._context_mark(entry)
+        if mark is not None:  # a compaction or a clearing: marked (and measured by the meter)
+            self._mark(Mark("compact" if mark.kind == COMPACT_MARK else "microcompact",
+                            len(self.timeline.points) - 1, trigger=mark.trigger,
+                            pre_tokens=mark.pre_tokens, saved=mark.saved or None,
+                            timestamp=_stamp(entry)))
+            self.meter.account(entry)
             return
         before = self.meter.context_tokens
         self.meter.account(entry)
@@ -97,24 +101,6 @@ class TimelineBuilder:
                 points.append(Point(usage.prompt_tokens, stamp))
         elif not self._usage_seen and role_of(entry, self.fmt) == "assistant":
             points.append(Point(before, stamp, measured=False))
-
-    def _boundary(self, entry: dict[str, Any]) -> bool:
-        """A compact or microcompact boundary: marked (and measured by the meter)."""
-        if is_compact_boundary(entry):
-            meta = entry.get("compactMetadata")
-            meta = meta if isinstance(meta, Mapping) else {}
-            trigger = meta.get("trigger")
-            self._mark(Mark("compact", len(self.timeline.points) - 1,
-                            trigger=trigger if isinstance(trigger, str) else None,
-                            pre_tokens=_int(meta.get("preTokens")),
-                            timestamp=_stamp(entry)))
-        elif is_microcompact_boundary(entry):
-            self._mark(Mark("microcompact", len(self.timeline.points) - 1,
-                            saved=tokens_saved(entry) or None, timestamp=_stamp(entry)))
-        else:
-            return False
-        self.meter.account(entry)
-        return True
 
     def _mark(self, mark: Mark) -> None:
         self.timeline.marks.append(mark)

@@ -48,7 +48,6 @@ from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import api_message, iter_tool_results, iter_tool_uses, role_of
 from ctxtool.errors import CtxtoolError, InputError
-from ctxtool.formats.claude_code.chain import is_compact_summary
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.adapter import BOUNDARY
 from ctxtool.formats.registry import adapter_for
@@ -187,10 +186,11 @@ def _location(entry: dict[str, Any], index: int, source: str) -> tuple[str, int]
 def _add(scan: _Scan, entry: dict[str, Any], line: int) -> None:
     uuid, parent = entry.get("uuid"), entry.get("parentUuid")
     message = api_message(entry, scan.fmt)
+    adapter = adapter_for(scan.fmt)
     node = _Node(index=len(scan.nodes), line=line, uuid=uuid if isinstance(uuid, str) else None,
                  parent=parent if isinstance(parent, str) else None,
                  role=role_of(entry, scan.fmt), sidechain=entry.get("isSidechain") is True,
-                 compact_summary=is_compact_summary(entry))
+                 compact_summary=adapter.is_summary_entry(entry))
     if message is not None:
         message_id, model = message.get("id"), message.get("model")
         node.message_id = message_id if isinstance(message_id, str) else None
@@ -202,7 +202,6 @@ def _add(scan: _Scan, entry: dict[str, Any], line: int) -> None:
         scan.uses.setdefault(use.id, []).append((node, use.name))
     for result in iter_tool_results(entry, scan.fmt, node.index):
         scan.results.setdefault(result.tool_use_id, []).append(node)
-    adapter = adapter_for(scan.fmt)
     if adapter.compactions == BOUNDARY and adapter.is_compaction_record(entry):
         _check_boundary_fields(scan, entry, node)
 

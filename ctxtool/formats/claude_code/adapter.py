@@ -8,8 +8,9 @@ import operator
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import BOUNDARY, FormatAdapter, Usage
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.adapter import BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, Usage
+from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
+                                              is_compact_boundary, is_compact_summary)
 from ctxtool.formats.content import Block, as_blocks
 
 MESSAGE_TYPES = ("user", "assistant")
@@ -110,6 +111,37 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
         return is_compact_boundary(entry)  # type: ignore[arg-type]
+
+    def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:
+        if entry.get("type") != "system":  # the boundaries are system entries
+            return None
+        subtype = entry.get("subtype")
+        if subtype == COMPACT_BOUNDARY:
+            return compact_mark(entry.get("compactMetadata"))
+        if subtype == MICROCOMPACT_BOUNDARY:
+            meta = entry.get("microcompactMetadata")
+            return ContextMark(CLEAR_MARK, saved=_int(meta.get("tokensSaved"))
+                               if isinstance(meta, dict) else 0)
+        return None
+
+
+def compact_mark(meta: Any) -> ContextMark:
+    """A ``compact_boundary``'s ``compactMetadata`` as a :class:`ContextMark`: the dropped
+    tokens so far, the messages it keeps by reference (``preservedMessages`` uuids, or the
+    ``preservedSegment`` chain from its tail back to its head), its trigger and ``preTokens``."""
+    if not isinstance(meta, Mapping):
+        return ContextMark(COMPACT_MARK)
+    dropped = meta.get("cumulativeDroppedTokens")
+    listed, segment = meta.get("preservedMessages"), meta.get("preservedSegment")
+    uuids = listed.get("allUuids") or listed.get("uuids") if isinstance(listed, dict) else None
+    trigger, pre = meta.get("trigger"), meta.get("preTokens")
+    return ContextMark(
+        COMPACT_MARK, dropped_before=dropped if isinstance(dropped, int) and dropped > 0 else 0,
+        kept_ids=uuids if isinstance(uuids, list) else None,
+        kept_segment=(segment.get("headUuid"), segment.get("tailUuid"))
+        if isinstance(segment, dict) else None,
+        trigger=trigger if isinstance(trigger, str) else None,
+        pre_tokens=pre if isinstance(pre, int) and not isinstance(pre, bool) else None)
 
 
 def _int(value: Any) -> int:

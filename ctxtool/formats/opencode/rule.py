@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxtool.formats.opencode.session import (
     OUTPUT_TOKEN_MAX, is_older_session, max_output_tokens, overflow, usage_anchor,
@@ -30,6 +30,8 @@ OUTPUT_CAP_ENV = "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"
 @dataclass(frozen=True)
 class OpenCodeLimits:
     """OpenCode's view of one session's context (see the module docstring)."""
+
+    report_key: ClassVar[str] = "opencode"  # in the estimate report
 
     window: int
     max_output: int
