@@ -21,6 +21,7 @@ from ctxtool.storage.atomic import sweep_stale
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 TEMP_PREFIX = ".ctxtool-"  # the store's temp files, as atomic.temp_file named them before
 DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # fd-relative calls exist on Linux and macOS; elsewhere fall back to checked path operations
 FD_SAFE = (os.scandir in os.supports_fd and os.unlink in os.supports_dir_fd
            and os.rmdir in os.supports_dir_fd and os.open in os.supports_dir_fd)
@@ -168,19 +169,26 @@ def create_exclusive(folder: Folder, name: str, data: bytes) -> bool:
     exists. Not fsynced: a durable caller defers that to one batch (storage/durable.py)."""
     sweep_stale(folder.path, prefix=TEMP_PREFIX)
     tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}.tmp"
-    fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600,
-                 dir_fd=folder.fd)
+    fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC,
+                 0o600, dir_fd=folder.fd)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fchmod(handle.fileno(), 0o600)
+        try:  # os.write, not a file object: no buffer, no isatty/lseek/fstat per file
+            _write_all(fd, data)
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
         return _link_or_rename(folder, tmp, name)
     finally:
         try:
             os.unlink(folder.at(tmp), dir_fd=folder.fd)
         except OSError:
             pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _link_or_rename(folder: Folder, tmp: str, name: str) -> bool:

@@ -28,6 +28,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from pathlib import Path
@@ -50,6 +51,7 @@ DEFAULT_SESSION = "default"
 STORE_ENV = "CTXTOOL_STORE"
 SUFFIXES = (".txt", ".json")
 PEEK_LIMIT = 1000  # entries looked at to find the session id and cwd before choosing a store
+OPEN_FOLDERS = 8  # folders a store keeps open between writes (one per session and kind)
 
 Notice = Callable[[str], None]
 E = TypeVar("E", bound=dict[str, Any])  # an entry type, passed through unchanged
@@ -82,6 +84,13 @@ class ToolResultStore:
         # (a store that was moved or copied to another machine)
         self.relocate = relocate
         self._claimed = False  # checked for the store mark (first write)
+        # The folders written to, kept open between writes: a store-heavy run saves thousands
+        # of files into one folder, and opening it from the root each time (a stat, two
+        # mkdirs, three opens and closes) cost as much as writing the file. Held as fds, a
+        # folder swapped for a link later changes nothing (see safe_fs.Folder).
+        self._folders: dict[tuple[str, str], Folder] = {}
+        self._idents: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self._close_folders = weakref.finalize(self, _close_all, self._folders)
         self.files_written = 0
         self.files_reused = 0
         self.bytes_written = 0
@@ -172,25 +181,51 @@ class ToolResultStore:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def _put(self, parts: tuple[str, str], stem: str, suffix: str, data: bytes, *, what: str,
-             alternate: bool = True) -> Path:
-        folder_path = self.root.joinpath(*parts)
+    def close(self) -> None:
+        """Close the folders kept open between writes (also done when the store is dropped)."""
+        self._close_folders()
+        self._close_folders = weakref.finalize(self, _close_all, self._folders)
+
+    def _folder(self, parts: tuple[str, str], folder_path: Path, *, again: bool = False
+                ) -> Folder:
+        """The open folder ``<root>/<session>/<kind>``, created if missing. ``again``: open it
+        anew (the one held was removed meanwhile, by a cleanup or a user)."""
+        folder = self._folders.get(parts)
+        if folder is not None and not again and _still_at(folder, self._idents[parts]):
+            return folder
+        if folder is not None:
+            folder.close()
+            del self._folders[parts]
+        if len(self._folders) >= OPEN_FOLDERS:
+            _close_all(self._folders)
         try:
             self._claim()
             _make_dirs(self.root)
             folder = open_folder(str(self.root), parts, create=True)
         except OSError as exc:
             raise _store_error("cannot create the store folder", exc, folder_path) from exc
-        with folder:
-            first = f"{stem}{suffix}"
-            if self._create_or_match(folder, first, data) != "differs":
-                return folder_path / first
-            if not alternate:
-                self.notice(f"{folder_path / first} holds other content; kept it")
-                return folder_path / first
-            # content-addressed, so a re-run finds (and reuses) it again
-            second = f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
-            outcome = self._create_or_match(folder, second, data)
+        self._folders[parts] = folder
+        self._idents[parts] = _identity(folder)
+        return folder
+
+    def _put(self, parts: tuple[str, str], stem: str, suffix: str, data: bytes, *, what: str,
+             alternate: bool = True) -> Path:
+        folder_path = self.root.joinpath(*parts)
+        folder = self._folder(parts, folder_path)
+        first = f"{stem}{suffix}"
+        try:
+            outcome = self._create_or_match(folder, first, data)
+        except _FolderGone:  # the folder held open was removed: open (create) it again
+            folder = self._folder(parts, folder_path, again=True)
+            outcome = self._create_or_match(folder, first, data)
+        if outcome != "differs":
+            return folder_path / first
+        if not alternate:
+            self.notice(f"{folder_path / first} holds other content; kept it")
+            return folder_path / first
+        # content-addressed, so a re-run finds (and reuses) it again
+        second = f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
+        outcome = self._create_or_match(folder, second, data)
         if outcome == "differs":
             raise StoreError(f"cannot store {what}: {first} and {second} hold other content",
                              source=str(folder_path))
@@ -209,7 +244,8 @@ class ToolResultStore:
             marker.mark(self.root)
 
     def _create_or_match(self, folder: Folder, name: str, data: bytes) -> str:
-        """"created", "same" (``name`` already holds ``data``) or "differs"."""
+        """"created", "same" (``name`` already holds ``data``) or "differs". Raises
+        StoreError (:class:`_FolderGone` when ``folder`` itself was removed)."""
         target = os.path.join(folder.path, name)
         try:
             same = _holds(folder, name, data)
@@ -221,7 +257,8 @@ class ToolResultStore:
         try:
             created = create_exclusive(folder, name, data)
         except OSError as exc:
-            raise StoreError(f"cannot write: {exc.strerror or exc}", source=target) from exc
+            error = _FolderGone if isinstance(exc, FileNotFoundError) else StoreError
+            raise error(f"cannot write: {exc.strerror or exc}", source=target) from exc
         if not created:
             return self._create_or_match(folder, name, data)  # lost a race: look again
         if self.durable:
@@ -229,6 +266,35 @@ class ToolResultStore:
         self.files_written += 1
         self.bytes_written += len(data)
         return "created"
+
+
+class _FolderGone(StoreError):
+    """The folder a store held open was removed (its files cannot be created there)."""
+
+
+def _identity(folder: Folder) -> tuple[int, int] | None:
+    if folder.fd is None:
+        return None  # no fd-relative calls: every write goes by the checked path anyway
+    held = os.fstat(folder.fd)
+    return held.st_ino, held.st_dev
+
+
+def _still_at(folder: Folder, identity: tuple[int, int] | None) -> bool:
+    """Whether the folder held open is still the one its path names (not moved, removed or
+    replaced since), so the paths the store returns name the files it writes. One lstat."""
+    if identity is None:
+        return True
+    try:
+        named = os.stat(folder.path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (named.st_ino, named.st_dev) == identity
+
+
+def _close_all(folders: dict[tuple[str, str], Folder]) -> None:
+    for folder in folders.values():
+        folder.close()
+    folders.clear()
 
 
 def line_key(canonical: bytes) -> str:

@@ -172,6 +172,61 @@ def test_folders_inside_the_store_are_never_followed(tmp_path: Path, link: str, 
     assert store.load(other) == "y"
 
 
+@pytest.mark.parametrize("change", ["removed", "moved", "symlink"])
+def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str) -> None:
+    """The store keeps its folders open between writes: one removed, moved away or replaced
+    by a link after the first save is never written into by the next. The next file lands
+    where its returned path says (the folder created again), or the link is refused."""
+    import shutil
+
+    store = ToolResultStore(tmp_path / "store")
+    first = Path(store.save("one", tool_use_id="t1", session_id="s"))
+    folder, outside = first.parent, tmp_path / "outside"
+    outside.mkdir()
+    if change == "removed":
+        shutil.rmtree(folder)
+    elif change == "moved":
+        folder.rename(tmp_path / "moved")
+    else:
+        folder.rename(outside / "tool-results")
+        folder.symlink_to(outside / "tool-results")
+    if change == "symlink":
+        with pytest.raises(StoreError, match="symlink"):
+            store.save("two", tool_use_id="t2", session_id="s")
+        assert sorted(p.name for p in (outside / "tool-results").iterdir()) == ["t1.txt"]
+        return
+    second = Path(store.save("two", tool_use_id="t2", session_id="s"))
+    assert second.read_text() == "two" and second.parent == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["t2.txt"]
+    if change == "moved":
+        assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == ["t1.txt"]
+
+
+def test_a_store_keeps_a_few_folders_open_and_closes_them(tmp_path: Path) -> None:
+    """One open folder per session and kind, at most OPEN_FOLDERS, closed by close()."""
+    from ctxtool.storage.store import OPEN_FOLDERS
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    if not os.path.isdir("/proc/self/fd") or not safe_fs.FD_SAFE:
+        pytest.skip("counts open fds through /proc (Linux)")
+    before = open_fds()
+    store = ToolResultStore(tmp_path / "store")
+    for n in range(3 * OPEN_FOLDERS):
+        store.save("x", tool_use_id=f"t{n}", session_id=f"s{n}")
+        store.save("y", tool_use_id=f"u{n}", session_id=f"s{n}")
+    assert 1 <= open_fds() - before <= OPEN_FOLDERS
+    assert len(list((tmp_path / "store").glob("s*/tool-results/*.txt"))) == 6 * OPEN_FOLDERS
+    store.close()
+    assert open_fds() == before
+    del store  # dropped without close(): nothing left open either
+    other = ToolResultStore(tmp_path / "store")
+    other.save("z", tool_use_id="v", session_id="s0")
+    del other
+    assert open_fds() == before
+
+
 def test_load_missing_is_none_and_damaged_json_is_an_error(tmp_path: Path) -> None:
     store = ToolResultStore(tmp_path)
     assert store.load(str(tmp_path / "s" / "tool-results" / "nope.txt")) is None
