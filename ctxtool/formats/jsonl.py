@@ -74,16 +74,14 @@ def _size(count: int) -> str:
     return f"{count} bytes"
 
 
-LONG_LINE = 4 << 20  # past this, a line is gathered in a BytesIO (see _read_line)
+LONG_LINE = 4 << 20  # past this, a line is gathered in a BytesIO (see _rest_of_line)
 
 
-def _read_line(readline: Callable[[int], bytes], limit: int) -> bytes:
-    """One line of at most ``limit + 1`` bytes. A long one is gathered piece by piece in a
-    BytesIO, whose buffer grows in place and becomes the result without a copy: about 1.1x the
-    line's size at the peak, where ``readline(limit + 1)`` joins its pieces (2x)."""
-    line = readline(min(limit + 1, LONG_LINE))
-    if len(line) < LONG_LINE or line.endswith(b"\n"):
-        return line
+def _rest_of_line(line: bytes, readline: Callable[[int], bytes], limit: int) -> bytes:
+    """``line`` (the first :data:`LONG_LINE` bytes of a line) completed, up to ``limit + 1``
+    bytes. Gathered piece by piece in a BytesIO, whose buffer grows in place and becomes the
+    result without a copy: about 1.1x the line's size at the peak, where ``readline(limit + 1)``
+    joins its pieces (2x)."""
     buffer = io.BytesIO()
     buffer.write(line)
     size = len(line)
@@ -105,11 +103,23 @@ def bounded_lines(stream: BinaryIO | Iterable[bytes], source: str,
     checked line by line. Raises InputError (exit 3) naming the line."""
     limit = max_line_bytes() if limit is None else limit
     readline = getattr(stream, "readline", None)
-    lines: Iterable[bytes] = iter(lambda: _read_line(readline, limit), b"") if readline \
-        else stream
-    for lineno, line in enumerate(lines, start=1):
-        if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
-            raise _too_long(limit, source, lineno)
+    if readline is None:
+        for lineno, line in enumerate(stream, start=1):  # type: ignore[arg-type]
+            if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+                raise _too_long(limit, source, lineno)
+            yield line
+        return
+    # the loop every read of a file runs once per line: one C call, no helper, in the
+    # common case (a line shorter than the cap, or ending within it)
+    cap = min(limit + 1, LONG_LINE)
+    lineno = 0
+    while line := readline(cap):
+        lineno += 1
+        if len(line) == cap and not line.endswith(b"\n"):
+            if cap == LONG_LINE and cap <= limit:
+                line = _rest_of_line(line, readline, limit)
+            if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+                raise _too_long(limit, source, lineno)
         yield line
 
 
@@ -168,14 +178,16 @@ def iter_entries(
     for line in bounded_lines(stream, source):
         lineno += 1
         body = line[3:] if lineno == 1 and line.startswith(BOM) else line
-        if is_blank(body):
+        if body[:1] in _BLANK_START and not body.strip():  # is_blank(body), inlined
             if held is not None:
                 held.raw = (held.raw or b"") + line
             else:
                 pending += line
             continue
-        raw = pending + line
-        pending = b""
+        if pending:
+            raw, pending = pending + line, b""
+        else:
+            raw = line
         try:  # parsed here rather than in a helper: this runs for every line
             data = loads(body)
         except orjson.JSONDecodeError as exc:

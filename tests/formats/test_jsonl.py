@@ -133,17 +133,23 @@ def test_a_bad_max_line_bytes_is_a_usage_error(value: str) -> None:
         max_line_bytes({"CTXTOOL_MAX_LINE_BYTES": value})
 
 
-@pytest.mark.parametrize("long_line", [4 << 20, 16], ids=["default-pieces", "small-pieces"])
+@pytest.mark.parametrize("long_line", [4 << 20, 16, 100, 101, 102],
+                         ids=["default-pieces", "small-pieces", "pieces-of-limit",
+                              "pieces-of-limit+1", "pieces-of-limit+2"])
 def test_bounded_lines_allows_exactly_the_limit(long_line: int,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A line of ``limit`` bytes (newline not counted) passes, one byte more is refused after
     ``limit + 1`` bytes were read, naming its line; a last line without newline counts the same.
-    Small pieces: the BytesIO path for lines past LONG_LINE gives the same lines."""
+    Small pieces: the BytesIO path for lines past LONG_LINE gives the same lines, also when a
+    piece ends right at the limit or at the line's newline."""
     monkeypatch.setattr(jsonl, "LONG_LINE", long_line)
     ok = b"a" * 100 + b"\n" + b"b" * 100 + b"\n" + b"c" * 100
     assert list(bounded_lines(io.BytesIO(ok), "f", 100)) == ok.splitlines(keepends=True)
     assert list(bounded_lines(ok.splitlines(keepends=True), "f", 100)) == \
         ok.splitlines(keepends=True)
+    edges = b"d" * 99 + b"\n" + b"e" * 100 + b"\n" + b"f" * 101 + b"\n"[:0]
+    assert list(bounded_lines(io.BytesIO(edges[:-101]), "f", 100)) == \
+        edges[:-101].splitlines(keepends=True)
     for data, line in [(b"a\n" + b"b" * 101 + b"\n", 2), (b"a\n" + b"b" * 101, 2),
                        (b"x" * 5000, 1)]:
         stream = io.BytesIO(data)
