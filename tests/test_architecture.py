@@ -353,3 +353,58 @@ def test_every_package_is_in_the_wheel() -> None:
     listed = set(re.findall(r'"([\w.]+)"', declared.group(1)))
     packages = {module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("__init__.py")}
     assert packages - listed == set(), "add the new package to pyproject's packages list"
+
+
+# --- core knows no agent: agents are reached through formats.registry.adapter_for ---------------
+
+# core's folders written against the adapters only (i14-clear adds clearing and messages)
+AGENT_FREE = ("sizing", "summarizing", "validating")
+# modules still reading an agent's module directly, being taken out by their owner (issue 17:
+# `sessions` and its tail reader); remove a line when its module is clean
+NOT_YET_AGENT_FREE = {"ctxtool.core.sizing.sessions", "ctxtool.core.sizing.session_tail"}
+
+
+def agent_homes() -> set[str]:
+    """The module or package of every registered adapter (``ctxtool.formats.codex``,
+    ``ctxtool.formats.claude_code``...): what only that agent's code may import."""
+    from ctxtool.formats.registry import adapters
+    return {".".join(type(a).__module__.split(".")[:3]) for a in adapters()}
+
+
+def agent_imports(path: Path, homes: set[str]) -> list[str]:
+    """What ``path`` imports of an agent: its modules, or a format-name constant of
+    ``ctxtool.types`` (``CLAUDE_CODE``...), at any depth of the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found += [f"{node.lineno}: {name}" for name in names
+                  if any(name == home or name.startswith(home + ".") for home in homes)
+                  or (name.startswith("ctxtool.types.")
+                      and name.rsplit(".", 1)[1] in FORMAT_CONSTANTS)]
+    return found
+
+
+@pytest.mark.parametrize("folder", AGENT_FREE)
+def test_core_folders_import_no_agent(folder: str) -> None:
+    homes = agent_homes()
+    found = [f"{module_name(path)}:{hit}"
+             for path in sorted((PACKAGE / "core" / folder).rglob("*.py"))
+             if module_name(path) not in NOT_YET_AGENT_FREE
+             for hit in agent_imports(path, homes)]
+    assert found == [], "reach the agent through adapter_for(fmt) and a hook of its adapter"
+
+
+def test_agent_import_check_sees_them(tmp_path: Path) -> None:
+    sample = tmp_path / "m.py"
+    sample.write_text("from ctxtool.formats.claude_code.chain import is_compact_boundary\n"
+                      "from ctxtool.types import CLAUDE_CODE, location_of\n"
+                      "def f():\n    import ctxtool.formats.codex\n"
+                      "from ctxtool.formats.registry import adapter_for\n")
+    assert [hit.split(":")[0] for hit in agent_imports(sample, agent_homes())] == [
+        "1", "1", "2", "4"]
+    assert {"ctxtool.formats.codex", "ctxtool.formats.opencode"} <= agent_homes()

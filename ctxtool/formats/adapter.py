@@ -28,13 +28,16 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`context_mark` (with :class:`ContextMark`), :meth:`system_sent`;
 * compaction records (``filter-compacted``, ``summarize``) - :attr:`compactions`,
   :meth:`is_compaction_record`, :meth:`compaction_starts`, :meth:`summary_text`,
-  :meth:`is_compaction_request`, :meth:`compaction_threshold`;
+  :meth:`is_compaction_request`, :meth:`compaction_threshold`, and how ``summarize`` writes one:
+  :meth:`compaction_writer` (with :class:`CompactionWrite`, :class:`CompactionLines`),
+  :attr:`summary_keeps_lines`, :attr:`compaction_streams`;
 * clearing and restoring (``persist``, ``snip``, ``microcompact``, ``restore``) -
   :meth:`result_slots`, :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`,
   :attr:`placeholder_style`, :attr:`clears_by_marking`, :attr:`clearing_strategy`,
   :attr:`writes_clearing_boundary`, :attr:`own_tool_names`;
 * summarizing (``core/summarizing``) - :attr:`side_chains`, :attr:`queues_prompts`,
-  :meth:`typed_text`, :meth:`claude_code_tool`;
+  :meth:`typed_text`, :meth:`claude_code_tool`, :attr:`restore_files_refusal`,
+  :meth:`is_completed_summary`, :meth:`summary_prompt`;
 * validating - :meth:`own_checks` (and :attr:`schema`);
 * converting - :attr:`converts_through_messages`, :meth:`iter_api_messages`,
   :attr:`streams_over_lines`, :attr:`convert_targets`, and as a target :attr:`blocks_kept`,
@@ -52,12 +55,13 @@ adapter describes its format; the transforms decide what to do with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Protocol
 
 from ctxtool.formats.content import Block, as_blocks
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.llm.base import AgentPrompt
 
 
 BOUNDARY = "boundary"
@@ -216,6 +220,66 @@ class Clearer(Protocol):
 
 
 @dataclass(frozen=True)
+class CompactionWrite:
+    """What ``summarize`` gives an adapter's :class:`CompactionWriter`: the summary and what an
+    agent records with a compaction. The transform decides what is summarized and sizes the
+    result; the adapter writes it in its agent's own lines."""
+
+    summary: str  #: the summary as the summarizer wrote it
+    items: list[dict[str, Any]] | None  #: the whole input (None: read twice, not held)
+    head: list[dict[str, Any]] | None  #: the input up to the cut: what the summary covers
+    tail: list[dict[str, Any]]  #: the messages kept verbatim after the summary (file order)
+    main: list[dict[str, Any]] | None  #: the input's main-chain entries (None: not held)
+    timestamp: str  #: now, ISO 8601 in UTC with milliseconds
+    now_ms: int  #: the same moment in epoch milliseconds
+    auto: bool  #: an automatic compaction (``--auto``), not one asked for
+    pre_tokens: int  #: ctxtool's size of the context before it
+    duration_ms: int  #: how long the summary took
+    digest: str  #: sha256 of the input's bytes (new lines' ids derive from it: same input, same bytes)
+    #: (path, note) of each file to re-attach after the summary (``--restore-files``)
+    restored: list[tuple[str, str]]
+    backend: str  #: the summarizer (``offline``, ``anthropic``)
+    model: str | None  #: its model, when it called one
+    input_tokens: int  #: what the summary call cost
+    output_tokens: int
+    #: where the whole input was saved (adapters whose output does not keep the input's lines,
+    #: see :attr:`FormatAdapter.summary_keeps_lines`), None otherwise or with no store
+    transcript_saved: str | None
+    marker: str  #: what the summary message of a plain message list starts with (the cut mark)
+    #: ctxtool's text around the summary for the model: ``continuation(kept, path)`` (``kept``:
+    #: messages stay verbatim after it; ``path``: a transcript to name, or None)
+    continuation: Callable[[bool, str | None], str]
+    #: the transcript's path as given (``--transcript-path``), for ``continuation``
+    transcript_path: str | None
+    #: ctxtool's size of the context once ``lines`` are appended to the input
+    context_after: Callable[[list[dict[str, Any]]], int]
+
+
+@dataclass
+class CompactionLines:
+    """What a :class:`CompactionWriter` wrote."""
+
+    lines: list[dict[str, Any]]  #: appended to the input (with ``replaces``: the whole output)
+    replaces: bool = False  #: the output is ``lines`` alone (the input was saved first)
+    restored: list[str] = field(default_factory=list)  #: paths of the files re-attached
+    kept_messages: int | None = None  #: when fewer messages stay verbatim than were planned
+    notes: list[str] = field(default_factory=list)  #: for the report
+
+
+class CompactionWriter(Protocol):
+    """Writes one compaction in the agent's own lines (see
+    :meth:`FormatAdapter.compaction_writer`)."""
+
+    def add(self, entry: dict[str, Any]) -> None:
+        """Look at one entry of the input's main chain, in file order (all of them, before
+        :meth:`write`; the only look at the input when it is not held)."""
+        ...
+
+    def write(self, compaction: CompactionWrite) -> CompactionLines:
+        ...
+
+
+@dataclass(frozen=True)
 class ResultSlot:
     """One tool result of an entry with its original content (not a view).
 
@@ -278,6 +342,17 @@ class FormatAdapter:
     #: :data:`MARKER` (plain message lists: a user message starting with ctxtool's summary
     #: marker replaces the head).
     compactions: ClassVar[str] = MARKER
+    #: True when the agent's compaction is appended and every input line stays as it was, so
+    #: ``summarize`` saves nothing first; False (plain message lists): the output replaces the
+    #: input's lines, and the whole input is saved in the store before.
+    summary_keeps_lines: ClassVar[bool] = False
+    #: True when the :meth:`compaction_writer` needs no more of the input than its ``add`` sees
+    #: (``items``/``head``/``main`` None): ``summarize`` may then read a re-readable input twice
+    #: instead of holding it, when nothing is kept verbatim (Claude Code).
+    compaction_streams: ClassVar[bool] = False
+    #: (error, hint) when ``--restore-files`` does not apply to the agent's sessions (it
+    #: re-attaches no files after a compaction), None when it does.
+    restore_files_refusal: ClassVar[tuple[str, str] | None] = None
     #: True when ``convert`` reads this format through :meth:`iter_api_messages` (the agent
     #: stores more than messages, e.g. parts or events) rather than entry by entry.
     converts_through_messages: ClassVar[bool] = False
@@ -528,12 +603,24 @@ class FormatAdapter:
         auto-compact threshold applies. Reads ``entries`` only when it returns a number."""
         return None
 
-    def summary_lines(self, items: list[dict[str, Any]], head: list[dict[str, Any]],
-                      tail: list[dict[str, Any]], summary: str,
-                      timestamp: str) -> list[dict[str, Any]] | None:
-        """The lines ``summarize`` appends to ``items`` when the agent records a compaction as
-        lines of its own kind (Codex CLI's ``compacted`` record; ``head``: what the summary
-        covers, ``tail``: what is kept verbatim); None: the way :attr:`compactions` says."""
+    def compaction_writer(self) -> CompactionWriter:
+        """A fresh writer of one compaction in the agent's own lines (``summarize``: fed the
+        input's main chain, then asked to write). The default is the plain message list's: the
+        standing instructions of the head, a user message starting with ``marker`` holding
+        ctxtool's continuation text (and the restored files), then the kept tail - the input
+        is saved first (:attr:`summary_keeps_lines` False)."""
+        return _MessageListWriter(self)
+
+    def is_completed_summary(self, entry: Mapping[str, Any]) -> bool:
+        """For :data:`AGENT_RULE` agents: True for a summary message the agent starts its
+        context from (OpenCode: a finished one); messages after it can be kept verbatim."""
+        return self.is_summary_entry(entry)
+
+    def summary_prompt(self, head: list[dict[str, Any]], entries: list[dict[str, Any]], *,
+                       instructions: str | None) -> AgentPrompt | None:
+        """The request the agent's own compaction sends its summarizer for ``head`` (of the
+        session ``entries``), when ``summarize`` should ask the same way (OpenCode 1.18); None:
+        ctxtool's nine-section request."""
         return None
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
@@ -569,6 +656,27 @@ class FormatAdapter:
         return f"<{type(self).__name__} {self.name}>"
 
 
+class _MessageListWriter:
+    """The default :class:`CompactionWriter` (see :meth:`FormatAdapter.compaction_writer`)."""
+
+    def __init__(self, adapter: FormatAdapter) -> None:
+        self.adapter = adapter
+
+    def add(self, entry: dict[str, Any]) -> None:
+        pass  # the head is held: its instructions are read from it
+
+    def write(self, compaction: CompactionWrite) -> CompactionLines:
+        assert compaction.head is not None
+        text = compaction.marker + " " + compaction.continuation(False, compaction.transcript_saved)
+        message: dict[str, Any] = {"role": "user", "content": text}
+        if compaction.restored:
+            message["content"] = [{"type": "text", "text": text}] + [
+                {"type": "text", "text": note} for _, note in compaction.restored]
+        lead = [e for e in compaction.head if self.adapter.is_instruction(e)]
+        return CompactionLines([*lead, message, *compaction.tail], replaces=True,
+                               restored=[path for path, _ in compaction.restored])
+
+
 def _cleared_block(block: dict[str, Any], entry: dict[str, Any],
                    clearer: Clearer) -> dict[str, Any] | None:
     """The replacement of one block, or None when it stays."""
@@ -597,4 +705,4 @@ def _restored_block(block: Any, restorer: Restorer) -> Any:
     return block
 
 
-__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionTracker", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OverflowVerdict", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]
+__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OverflowVerdict", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]

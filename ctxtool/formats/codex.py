@@ -35,7 +35,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ctxtool.formats.adapter import Clearer, FormatAdapter, Restorer, ResultSlot, Usage
+from ctxtool.formats.adapter import (Clearer, CompactionLines, CompactionWrite, FormatAdapter,
+                                    Restorer, ResultSlot, Usage)
 from ctxtool.formats.jsonl import loads_json
 
 NAME = "codex"
@@ -380,6 +381,18 @@ class _Restarts:
         return tokens if is_compacted(entry) else None
 
 
+class _Writer:
+    """Appends a ``compacted`` record (see :func:`summary_lines`); every input line stays."""
+
+    def add(self, entry: dict[str, Any]) -> None:
+        pass  # the input is held: read whole when writing
+
+    def write(self, compaction: CompactionWrite) -> CompactionLines:
+        assert compaction.items is not None and compaction.head is not None
+        return CompactionLines(summary_lines(compaction.items, compaction.head, compaction.tail,
+                                             compaction.summary, compaction.timestamp))
+
+
 class CodexAdapter(FormatAdapter):
     """Codex CLI rollouts (module docstring). A tool output is its own line, as OpenAI chat's
     ``role: "tool"`` messages are; the context is what follows the last ``compacted`` record."""
@@ -388,7 +401,7 @@ class CodexAdapter(FormatAdapter):
     schema: ClassVar[str | None] = SCHEMA
     reads_whole_session: ClassVar[bool] = True  # a compacted record decides what is sent
     compactable_tools: ClassVar[frozenset[str]] = COMPACTABLE_TOOLS
-    summary_output: ClassVar[str] = NAME
+    summary_keeps_lines: ClassVar[bool] = True
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return claims(entry)
@@ -483,10 +496,8 @@ class CodexAdapter(FormatAdapter):
     def session_roots(self, env: Mapping[str, str]) -> list[Path]:
         return session_roots(env)
 
-    def summary_lines(self, items: list[dict[str, Any]], head: list[dict[str, Any]],
-                      tail: list[dict[str, Any]], summary: str,
-                      timestamp: str) -> list[dict[str, Any]]:
-        return summary_lines(items, head, tail, summary, timestamp)
+    def compaction_writer(self) -> _Writer:
+        return _Writer()
 
 
 __all__ = ["CodexAdapter", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",

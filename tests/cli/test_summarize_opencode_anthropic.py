@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from ctxtool.core.summarizing.model import call_max_tokens
-from ctxtool.core.summarizing.opencode_prompt import SYSTEM
+from ctxtool.formats.opencode.prompt import SYSTEM
 from ctxtool.errors import ExitCode
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_messages import TEMPLATE_SUMMARY

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ctxtool.core.summarizing.offline import OfflineSummarizer
-from ctxtool.core.summarizing.opencode import plan_opencode
-from ctxtool.core.summarizing.opencode_prompt import (SYSTEM, TEMPLATE_HEADINGS, compaction_prompt,
+from ctxtool.core.summarizing.summarize import plan_summary as plan_opencode
+from ctxtool.formats.opencode.prompt import (SYSTEM, TEMPLATE_HEADINGS, compaction_prompt,
                                                       fill_template, serialize, split_prior,
                                                       template_sections)
 from ctxtool.core.summarizing.summarize import SummarizeOptions, compact

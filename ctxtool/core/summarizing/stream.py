@@ -1,10 +1,12 @@
 """The first of two reads of a transcript ``summarize`` does not hold.
 
-A Claude Code transcript summarized offline with nothing kept verbatim (no ``--keep-last``,
+A transcript whose compaction writer needs nothing held (the adapter's ``compaction_streams``:
+Claude Code) summarized offline with nothing kept verbatim (no ``--keep-last``,
 ``--keep-tokens`` or ``--restore-files``) needs from its history only what the summary is made
-of, the context size, a digest of its bytes and the fields new entries copy. :func:`scan` reads
-the source once and gathers exactly that: every entry goes through a
-:class:`ctxtool.core.sizing.meter.ContextMeter` and the digest, and every main-chain entry through a
+of, the context size, a digest of its bytes and what the writer reads of the main chain.
+:func:`scan` reads the source once and gathers exactly that: every entry goes through a
+:class:`ctxtool.core.sizing.meter.ContextMeter` and the digest, and every main-chain entry through
+the adapter's compaction writer and a
 :class:`ctxtool.core.summarizing.request.RequestBuilder` whose turns go straight into the summarizer's
 :class:`ctxtool.llm.base.TurnSink` - nothing is kept but what the summary needs. The second read
 (:meth:`ctxtool.core.clearing.twopass.LazySource.iter_parsing`) copies the input to the output.
@@ -21,14 +23,13 @@ from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.summarizing.request import RequestBuilder
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import StreamingSummarizer, Summarizer, TurnSink
-from ctxtool.formats.adapter import BOUNDARY
+from ctxtool.formats.adapter import CompactionWriter
 from ctxtool.formats.registry import adapter_for
-from ctxtool.types import CLAUDE_CODE
 
 
 def streams(fmt: str, summarizer: Summarizer, *, keeps_messages: bool) -> bool:
     """Whether :func:`scan` can stand in for holding the transcript."""
-    return (adapter_for(fmt).compactions == BOUNDARY and isinstance(summarizer, StreamingSummarizer)
+    return (adapter_for(fmt).compaction_streams and isinstance(summarizer, StreamingSummarizer)
             and not keeps_messages)
 
 
@@ -39,25 +40,25 @@ class Scan:
     sink: TurnSink
     builder: RequestBuilder
     meter: ContextMeter
+    writer: CompactionWriter  # the adapter's, fed the main chain
     digest: str = ""
     count: int = 0  # entries read
     messages: bool = False  # the chain read holds user or assistant entries
-    template: dict[str, Any] | None = None  # the last entry with a sessionId (fields to copy)
-    last_uuid: str | None = None
     sidechains: bool = False  # read the side chains too (a subagent's own transcript)
     notes: list[str] = field(default_factory=list)
 
 
-def scan(source: Iterable[dict[str, Any]], summarizer: StreamingSummarizer, *,
+def scan(source: Iterable[dict[str, Any]], fmt: str, summarizer: StreamingSummarizer, *,
          instructions: str | None, max_summary_tokens: int, sidechains: bool = False) -> Scan:
     """One read of ``source`` (see the module docstring). The main chain only, as
     :func:`ctxtool.core.summarizing.request.main_chain` chooses it: with ``sidechains`` every entry
     (for a file that turned out to hold no main-chain message)."""
     sink = summarizer.begin()
-    builder = RequestBuilder(CLAUDE_CODE, instructions=instructions,
+    builder = RequestBuilder(fmt, instructions=instructions,
                              max_summary_tokens=max_summary_tokens, sink=sink.add,
                              on_compaction=sink.compaction)
-    found = Scan(sink, builder, ContextMeter(CLAUDE_CODE), sidechains=sidechains)
+    found = Scan(sink, builder, ContextMeter(fmt), adapter_for(fmt).compaction_writer(),
+                 sidechains=sidechains)
     sha = hashlib.sha256()
     for entry in source:
         found.count += 1
@@ -67,10 +68,7 @@ def scan(source: Iterable[dict[str, Any]], summarizer: StreamingSummarizer, *,
         if getattr(entry, "invalid", False) or (entry.get("isSidechain") is True and not sidechains):
             continue
         found.messages = found.messages or entry.get("type") in ("user", "assistant")
-        if isinstance(entry.get("sessionId"), str):
-            found.template = entry
-        if isinstance(entry.get("uuid"), str):
-            found.last_uuid = entry["uuid"]
+        found.writer.add(entry)
         builder.add(entry)
     found.digest = sha.hexdigest()
     return found

@@ -1,26 +1,33 @@
-"""``summarize``: replace a session's history by a nine-section summary, losing nothing.
+"""``summarize``: replace a session's history by a summary, losing nothing.
 
-* Claude Code transcripts: every input entry is passed through unchanged, then a
-  ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text
-  and the restored files (``restore_files``). The kept tail (``keep_last`` / ``keep_tokens``)
-  stays where it is and the boundary keeps it by reference (``preservedSegment``: Claude Code
-  splices it in after the summary when it loads the session) - the file Claude Code itself
-  would have after ``/compact``, and ``filter-compacted`` cuts it at the new boundary.
-* Anthropic / OpenAI message lists: OpenAI ``system``/``developer`` messages, the summary message
-  (its text starts with ``[ctxtool summary]``, the marker ``filter-compacted`` cuts at) and the
-  kept tail, unchanged. The full original list is saved in the store first and the summary names
-  the file, so nothing is lost.
-* OpenCode sessions: every line passed through, then what OpenCode's own compaction writes - a
-  user message with a ``compaction`` part, the ``summary: true`` assistant message, and for
-  ``auto`` runs the synthetic "continue" message (:mod:`ctxtool.core.summarizing.opencode`).
+What is summarized is decided here, for every format alike: everything before the kept tail
+(``keep_last`` / ``keep_tokens``) since the last compaction - for agents whose own rule decides
+what they send (:data:`~ctxtool.formats.adapter.AGENT_RULE`, OpenCode), the messages that rule
+sends now, the tail taken only from those written since its last summary and starting at a user
+message. How the compaction is written is the agent's: its adapter's
+:meth:`~ctxtool.formats.adapter.FormatAdapter.compaction_writer` gets the summary and what an
+agent records with one (:class:`~ctxtool.formats.adapter.CompactionWrite`) and gives the lines:
 
-The summary covers everything before the kept tail. When the result would not be smaller than
-the input (a short session, a long summary) the input is returned unchanged with a reason. A
-tail never starts between a ``tool_use`` and its result, nor inside one streamed response
-(assistant lines sharing ``message.id``).
+* Claude Code (:mod:`ctxtool.formats.claude_code.compaction`): every input entry unchanged, then
+  a ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text
+  and the restored files; the kept tail stays where it is, kept by reference - the file Claude
+  Code itself would have after ``/compact``;
+* OpenCode (:mod:`ctxtool.formats.opencode.compaction`): every line, then what OpenCode's own
+  compaction writes (1.18 sessions are also summarized with 1.18's own request);
+* Codex CLI: every line, then a ``compacted`` record Codex resumes from;
+* Anthropic / OpenAI message lists (the default writer): the ``system``/``developer`` messages,
+  the summary message (its text starts with ``[ctxtool summary]``, the marker
+  ``filter-compacted`` cuts at) and the kept tail. An adapter whose output does not keep the
+  input's lines (:attr:`~ctxtool.formats.adapter.FormatAdapter.summary_keeps_lines` False) has
+  the full original saved in the store first, and the summary names the file.
+
+When the result would not be smaller than the input (a short session, a long summary) the input
+is returned unchanged with a reason. A tail never starts between a ``tool_use`` and its result,
+nor inside one streamed response (assistant lines sharing ``message.id``).
 Buffers the whole input: the summary must see all of it before anything is written - except a
-Claude Code transcript summarized offline from a re-readable source with nothing kept verbatim,
-which is read twice instead (:mod:`ctxtool.core.summarizing.stream`).
+transcript whose writer needs nothing held (``compaction_streams``, Claude Code) summarized
+offline from a re-readable source with nothing kept verbatim, which is read twice instead
+(:mod:`ctxtool.core.summarizing.stream`).
 """
 
 from __future__ import annotations
@@ -28,8 +35,8 @@ from __future__ import annotations
 import hashlib
 import time
 from itertools import chain
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
@@ -39,17 +46,12 @@ from ctxtool.core.messages.filter_compacted import SUMMARY_MARKER  # the cut mar
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import estimate_entry_tokens, estimate_text_tokens
 from ctxtool.core.summarizing.file_state import collect_file_state
-from ctxtool.core.summarizing.opencode import opencode_output, plan_opencode
-from ctxtool.core.summarizing.output import (boundary_entry, common_fields, derived_uuid,
-                                         iso_timestamp, meta_user_entry, preserved_metadata,
-                                         preserved_segment, restored_files, set_post_tokens,
-                                         summary_entry, summary_message)
+from ctxtool.core.summarizing.output import iso_timestamp, restored_files
 from ctxtool.core.summarizing.prompt import continuation_text
 from ctxtool.core.summarizing.request import build_request, first_kept, main_chain, summary_text_of
 from ctxtool.core.summarizing.stream import scan, streams
-from ctxtool.errors import LLMError
-from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY, MARKER
-from ctxtool.formats.claude_code.chain import is_compact_boundary, last_uuid
+from ctxtool.errors import LLMError, UsageError
+from ctxtool.formats.adapter import AGENT_RULE, CompactionLines, CompactionWrite
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import (Progress, StreamingSummarizer, Summarizer, SummaryRequest,
                               SummaryResult, no_progress)
@@ -197,12 +199,11 @@ class _Plan:
 
 
 def _plan(items: list[dict[str, Any]], fmt: str, options: SummarizeOptions) -> _Plan:
+    refusal = adapter_for(fmt).restore_files_refusal
+    if options.restore_files and refusal is not None:
+        raise UsageError(refusal[0], hint=refusal[1])
     if adapter_for(fmt).compactions == AGENT_RULE:
-        found = plan_opencode(items, keep_last=options.keep_last, keep_tokens=options.keep_tokens,
-                              restore_files=options.restore_files,
-                              instructions=options.instructions,
-                              max_summary_tokens=options.max_summary_tokens)
-        return _Plan(found.request, len(items), found.tail, len(found.tail), found.reason)
+        return _plan_agent_rule(items, fmt, options)
     main = main_chain(items, fmt)
     since = _last_cut(items, fmt, main)
     groups = _message_groups(items, fmt, (i for i in main if i > since))
@@ -220,6 +221,51 @@ def _plan(items: list[dict[str, Any]], fmt: str, options: SummarizeOptions) -> _
     return plan
 
 
+def _plan_agent_rule(items: Sequence[dict[str, Any]], fmt: str,
+                     options: SummarizeOptions) -> _Plan:
+    """For an agent whose own rule decides what it sends (OpenCode): the messages it sends now,
+    less a kept tail of those written since its last summary (starting at a user message, so
+    the turn stays whole); the agent's own summarizer request when it has one."""
+    adapter = adapter_for(fmt)
+    order = {id(e): i for i, e in enumerate(items)}
+    view = [e for e in adapter.entries_sent(list(items)) if adapter.api_message(e) is not None]
+    since = max((order[id(m)] for m in view if adapter.is_completed_summary(m)), default=-1)
+    newer = sorted((m for m in view if order[id(m)] > since), key=lambda m: order[id(m)])
+    start = first_kept(len(newer), options.keep_last, options.keep_tokens,
+                       lambda k: estimate_entry_tokens(newer[k], fmt))
+    while 0 < start < len(newer) and role_of(newer[start], fmt) != "user":
+        start -= 1
+    tail = newer[start:]
+    kept = {id(e) for e in tail}
+    head = [e for e in view if id(e) not in kept]
+    request = build_request(head, fmt, instructions=options.instructions,
+                            max_summary_tokens=options.max_summary_tokens)
+    reason = None
+    if not request.recent_turns:
+        reason = "nothing to summarize: " + (
+            "the kept tail holds every message" if newer and start == 0
+            else "no messages since the last compaction"
+            if newer or request.turns or request.prior_summaries else "no messages")
+    prompt = adapter.summary_prompt(head, list(items), instructions=options.instructions)
+    if prompt is not None:  # the agent's own request carries the earlier summary itself
+        request = replace(request, prior_summaries=(), history_missing=False, agent_prompt=prompt)
+    return _Plan(request, len(items), tail, len(tail), reason)
+
+
+def plan_summary(items: list[dict[str, Any]], fmt: str | None = None, *, keep_last: int = 0,
+                 keep_tokens: int = 0, restore_files: int = 0, instructions: str | None = None,
+                 max_summary_tokens: int = 8000) -> _Plan:
+    """What :func:`compact` would summarize (``.request``) and keep (``.tail``); ``fmt``
+    detected from the entries when not given."""
+    if fmt is None:
+        from ctxtool.formats.detect import detect_format
+        fmt = detect_format(iter(items))[0]
+    return _plan(items, fmt, SummarizeOptions(keep_last=keep_last, keep_tokens=keep_tokens,
+                                              restore_files=restore_files,
+                                              instructions=instructions,
+                                              max_summary_tokens=max_summary_tokens))
+
+
 def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,
             options: SummarizeOptions = SummarizeOptions(), store: TranscriptStore | None = None,
             progress: Progress = no_progress) -> Compaction:
@@ -231,7 +277,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     held: :func:`_compact_stream` reads it twice (``entries`` of the result is then an iterator
     over the second read)."""
     if isinstance(entries, LazySource) and reads_twice(fmt, summarizer, options):
-        return _compact_stream(entries, summarizer=summarizer, options=options)
+        return _compact_stream(entries, fmt=fmt, summarizer=summarizer, options=options)
     items = list(entries)
     report = SummarizeReport(backend=summarizer.name, model=summarizer.model, entries_in=len(items))
     report.tokens_before = _context_tokens(items, fmt)
@@ -255,10 +301,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
         return _finish(unchanged, fmt)
     _record(report, result, started, options)
     report.kept_messages = plan.kept_messages
-    stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
-    added = adapter_for(fmt).summary_lines(items, items[:plan.cut], plan.tail, result.text, stamp)
-    output = [*items, *added] if added is not None else _OUTPUTS[adapter_for(fmt).compactions](
-        items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
+    output = _write(items, items[:plan.cut], plan.tail, fmt, result.text, options, report, store)
     after = _context_tokens(output, fmt)
     if after >= report.tokens_before:  # a summary must never cost more than it replaces
         report.reason = _not_smaller(report.tokens_before, after)
@@ -297,17 +340,17 @@ def _finish(compaction: Compaction, fmt: str) -> Compaction:
     return compaction
 
 
-def _compact_stream(source: LazySource, *, summarizer: Summarizer,
+def _compact_stream(source: LazySource, *, fmt: str, summarizer: Summarizer,
                     options: SummarizeOptions) -> Compaction:
-    """:func:`compact` of a Claude Code transcript read twice, never held: the first read
+    """:func:`compact` of a transcript read twice, never held: the first read
     (:func:`ctxtool.core.summarizing.stream.scan`) makes the summary, the second copies the input
     and the new entries follow. Same output and report as the buffered way."""
     assert isinstance(summarizer, StreamingSummarizer)
     started = time.monotonic()  # the summary is made while the transcript is read
-    found = scan(source, summarizer, instructions=options.instructions,
+    found = scan(source, fmt, summarizer, instructions=options.instructions,
                  max_summary_tokens=options.max_summary_tokens)
     if not found.messages:  # a subagent's own transcript: nothing but a side chain
-        found = scan(source, summarizer, instructions=options.instructions,
+        found = scan(source, fmt, summarizer, instructions=options.instructions,
                      max_summary_tokens=options.max_summary_tokens, sidechains=True)
     report = SummarizeReport(backend=summarizer.name, model=summarizer.model,
                              entries_in=found.count, tokens_before=found.meter.context_tokens)
@@ -330,90 +373,82 @@ def _compact_stream(source: LazySource, *, summarizer: Summarizer,
         report.error = exc.format()
         return unchanged
     _record(report, result, started, options)
-    added = claude_code_added(digest=found.digest, logical_parent=found.last_uuid,
-                              template=found.template, summary=result.text, options=options,
-                              report=report, restore=[])
-    dropped_before = found.meter.dropped_before
-    for entry in added:
-        found.meter.add(entry)
-    after = found.meter.context_tokens
+    measured: dict[int, int] = {}
+
+    def context_after(lines: list[dict[str, Any]]) -> int:  # the meter goes on over them, once
+        if id(lines) not in measured:
+            for entry in lines:
+                found.meter.add(entry)
+            measured[id(lines)] = found.meter.context_tokens
+        return measured[id(lines)]
+
+    written = _lines(found.writer, fmt, result.text, options, report, digest=found.digest,
+                     items=None, head=None, tail=[], main=None, restore=[],
+                     context_after=context_after)
+    added = written.lines
+    after = context_after(added)
     if after >= report.tokens_before:  # a summary must never cost more than it replaces
         report.reason = _not_smaller(report.tokens_before, after)
         return Compaction(source.iter_parsing(()), None, report)
-    set_post_tokens(added[0], after, dropped_before)
     report.entries_out, report.tokens_after = found.count + len(added), after
     report.compacted = True
     return Compaction(chain(source.iter_parsing(()), added), result.text, report)
 
 
-def _claude_code_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
-                        tail: list[dict[str, Any]], fmt: str, summary: str,
-                        options: SummarizeOptions, report: SummarizeReport,
-                        store: TranscriptStore | None) -> list[dict[str, Any]]:
-    """The input, then the boundary and summary; the kept tail stays where it is, kept by
-    reference (``preservedSegment``) as Claude Code's own ``/compact`` does, so no message is
-    written twice (copies sharing a ``message.id`` are merged back by Claude Code)."""
+def _write(items: list[dict[str, Any]], head: list[dict[str, Any]], tail: list[dict[str, Any]],
+           fmt: str, summary: str, options: SummarizeOptions, report: SummarizeReport,
+           store: TranscriptStore | None) -> list[dict[str, Any]]:
+    """The output: the input and the lines the agent's writer appends, or (an output that does
+    not keep the input's lines) what it writes instead, the input saved in ``store`` first."""
+    adapter = adapter_for(fmt)
     main = [items[i] for i in main_chain(items, fmt)]
-    template = next((e for e in reversed(main) if isinstance(e.get("sessionId"), str)), None)
-    logical = last_uuid(main)
-    segment = preserved_segment(main, tail, logical)
-    if tail and not segment:
-        report.notes.append("the kept messages are not on the chain of the last entry: "
-                            "none kept after the summary")
-        report.kept_messages = 0
-    listed = {e.get("uuid") for e in tail}
-    added = claude_code_added(digest=_digest(items), logical_parent=logical,
-                              template=template, summary=summary, options=options, report=report,
-                              restore=_restore(head, fmt, options.restore_files),
-                              segment=segment, kept=[u for u in segment if u in listed])
-    set_post_tokens(added[0], _context_tokens([*items, *added], fmt), _dropped_so_far(main))
-    return [*items, *added]
+    writer = adapter.compaction_writer()
+    for entry in main:
+        writer.add(entry)
+    digest = _digest(items)
+    if not adapter.summary_keeps_lines:
+        _save(items, digest, report, store)
+    written = _lines(writer, fmt, summary, options, report, digest=digest, items=items,
+                     head=head, tail=tail, main=main,
+                     restore=_restore(head, fmt, options.restore_files),
+                     context_after=lambda lines: _context_tokens([*items, *lines], fmt))
+    return written.lines if written.replaces else [*items, *written.lines]
 
 
-def claude_code_added(*, digest: str, logical_parent: str | None, template: dict[str, Any] | None,
-                      summary: str, options: SummarizeOptions, report: SummarizeReport,
-                      restore: list[tuple[Any, str]], segment: Sequence[str] = (),
-                      kept: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The entries appended to a Claude Code transcript: the boundary (keeping ``segment`` by
-    reference, ``kept`` its messages), the summary and restored files (for the buffered and the
-    streamed way alike; the caller records ``postTokens`` with :func:`set_post_tokens`)."""
-    common = common_fields(template)
-    stamp = iso_timestamp(options.now or datetime.now(timezone.utc))
-    anchor = derived_uuid(digest, "summary")
-    text = continuation_text(summary, transcript_path=options.transcript_path, auto=options.auto,
-                             kept=bool(segment))
-    boundary = boundary_entry(common=common, logical_parent=logical_parent, digest=digest,
-                              timestamp=stamp, trigger="auto" if options.auto else "manual",
-                              pre_tokens=report.tokens_before, duration_ms=report.duration_ms,
-                              preserved=preserved_metadata(segment, kept, anchor))
-    added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
-                                     timestamp=stamp, text=text)]
-    for record, note in restore:
-        added.append(meta_user_entry(common=common, parent=added[-1]["uuid"], digest=digest,
-                                     what=f"restore:{record.path}", timestamp=stamp, text=note))
-        report.restored_files.append(record.path)
-    return added
+def _lines(writer: Any, fmt: str, summary: str, options: SummarizeOptions,
+           report: SummarizeReport, *, digest: str, items: list[dict[str, Any]] | None,
+           head: list[dict[str, Any]] | None, tail: list[dict[str, Any]],
+           main: list[dict[str, Any]] | None, restore: list[tuple[Any, str]],
+           context_after: Callable[[list[dict[str, Any]]], int]) -> CompactionLines:
+    """What ``writer`` writes for this run (the report takes its notes and restored files)."""
+    moment = options.now or datetime.now(timezone.utc)
+    written = writer.write(CompactionWrite(
+        summary=summary, items=items, head=head, tail=tail, main=main,
+        timestamp=iso_timestamp(moment), now_ms=int(moment.timestamp() * 1000),
+        auto=options.auto, pre_tokens=report.tokens_before, duration_ms=report.duration_ms,
+        digest=digest, restored=[(record.path, note) for record, note in restore],
+        backend=report.backend, model=report.model, input_tokens=report.input_tokens,
+        output_tokens=report.output_tokens, transcript_saved=report.transcript_saved,
+        marker=SUMMARY_MARKER,
+        continuation=lambda kept, path: continuation_text(summary, transcript_path=path,
+                                                          auto=options.auto, kept=kept),
+        transcript_path=options.transcript_path, context_after=context_after))
+    report.notes.extend(written.notes)
+    report.restored_files.extend(written.restored)
+    if written.kept_messages is not None:
+        report.kept_messages = written.kept_messages
+    return written
 
 
-def _dropped_so_far(main: Sequence[dict[str, Any]]) -> int:
-    """``cumulativeDroppedTokens`` of the last earlier boundary (0 when there is none)."""
-    for entry in reversed(main):
-        if is_compact_boundary(entry):
-            meta = entry.get("compactMetadata")
-            value = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
-            return value if isinstance(value, int) and value > 0 else 0
-    return 0
-
-
-def _opencode_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
-                     tail: list[dict[str, Any]], fmt: str, summary: str,
-                     options: SummarizeOptions, report: SummarizeReport,
-                     store: TranscriptStore | None) -> list[dict[str, Any]]:
-    """What OpenCode writes (:mod:`ctxtool.core.summarizing.opencode`): every line is kept, so
-    no store is needed."""
-    return opencode_output(items, tail, summary, auto=options.auto, now=options.now,
-                           backend=report.backend, model=report.model,
-                           input_tokens=report.input_tokens, output_tokens=report.output_tokens)
+def _save(items: list[dict[str, Any]], digest: str, report: SummarizeReport,
+          store: TranscriptStore | None) -> None:
+    """The whole input, saved before an output that does not keep its lines."""
+    if store is not None:
+        data = b"".join(iter_lines_out(items))  # the input's own bytes
+        report.transcript_saved = store.save_transcript(data, name=f"transcript-{digest[:16]}",
+                                                        session_id=None)
+    else:
+        report.notes.append("no store given: the original list was not saved")
 
 
 def _restore(head: Sequence[dict[str, Any]], fmt: str, count: int) -> list[tuple[Any, str]]:
@@ -421,34 +456,6 @@ def _restore(head: Sequence[dict[str, Any]], fmt: str, count: int) -> list[tuple
         return []
     state = collect_file_state([head[i] for i in main_chain(head, fmt)], fmt)
     return restored_files(state.recent(len(state.files)), count)
-
-
-def _message_list_output(items: list[dict[str, Any]], head: list[dict[str, Any]],
-                         tail: list[dict[str, Any]], fmt: str, summary: str,
-                         options: SummarizeOptions, report: SummarizeReport,
-                         store: TranscriptStore | None) -> list[dict[str, Any]]:
-    digest = _digest(items)
-    if store is not None:
-        data = b"".join(iter_lines_out(items))  # the input's own bytes
-        report.transcript_saved = store.save_transcript(data, name=f"transcript-{digest[:16]}",
-                                                        session_id=None)
-    else:
-        report.notes.append("no store given: the original list was not saved")
-    text = SUMMARY_MARKER + " " + continuation_text(summary, transcript_path=report.transcript_saved,
-                                                    auto=options.auto)
-    message = summary_message(text)
-    notes = _restore(head, fmt, options.restore_files)
-    if notes:
-        message["content"] = [{"type": "text", "text": text}] + [
-            {"type": "text", "text": note} for _, note in notes]
-        report.restored_files = [record.path for record, _ in notes]
-    adapter = adapter_for(fmt)
-    lead = [e for e in head if adapter.is_instruction(e)]
-    return [*lead, message, *tail]
-
-
-# how a compaction is written back, by how the agent records compactions
-_OUTPUTS = {BOUNDARY: _claude_code_output, AGENT_RULE: _opencode_output, MARKER: _message_list_output}
 
 
 def summarize(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summarizer,

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from ctxtool.formats.adapter import BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, Usage
 from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
                                               is_compact_boundary, is_compact_summary)
+from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
 from ctxtool.formats.content import Block, as_blocks
 
 MESSAGE_TYPES = ("user", "assistant")
@@ -33,6 +34,8 @@ class ClaudeCodeAdapter(FormatAdapter):
     rendered_attachments: ClassVar[bool] = True
     queues_prompts: ClassVar[bool] = True
     compactions: ClassVar[str] = BOUNDARY
+    summary_keeps_lines: ClassVar[bool] = True
+    compaction_streams: ClassVar[bool] = True
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return "type" in entry and any(k in entry for k in KEYS)
@@ -111,6 +114,9 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
         return is_compact_boundary(entry)  # type: ignore[arg-type]
+
+    def compaction_writer(self) -> ClaudeCodeWriter:
+        return ClaudeCodeWriter()
 
     def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:
         if entry.get("type") != "system":  # the boundaries are system entries

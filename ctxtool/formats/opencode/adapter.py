@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from ctxtool.formats.adapter import AGENT_RULE, Clearer, FormatAdapter, Restorer, ResultSlot, Usage
 from ctxtool.formats.content import Block, tool_result_text
-from ctxtool.formats.opencode import view
+from ctxtool.formats.opencode import compaction, view
 from ctxtool.formats.opencode.context import (CompactionTracker, compaction_request,
                                               completed_compactions, context_entries,
                                               is_finished_summary, is_summary, last_step_split,
@@ -21,6 +21,7 @@ from ctxtool.formats.opencode.rule import (OpenCodeLimits, opencode_limits, sess
 from ctxtool.formats.opencode.session import filter_compacted_opencode, is_older_session
 from ctxtool.formats.opencode.tools import SNIP_TOOLS, as_claude_code_tool
 from ctxtool.formats.opencode.validate import OpenCodeChecks
+from ctxtool.llm.base import AgentPrompt
 from ctxtool.types import location_of
 
 
@@ -35,6 +36,8 @@ class OpenCodeAdapter(FormatAdapter):
     compactions: ClassVar[str] = AGENT_RULE
     converts_through_messages: ClassVar[bool] = True
     convert_targets: ClassVar[tuple[str, ...]] = ("opencode", "opencode-export", "opencode-storage")
+    summary_keeps_lines: ClassVar[bool] = True
+    restore_files_refusal: ClassVar[tuple[str, str] | None] = compaction.RESTORE_FILES_REFUSAL
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         if isinstance(entry.get("info"), dict) and isinstance(entry.get("parts"), list):
@@ -195,6 +198,16 @@ class OpenCodeAdapter(FormatAdapter):
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_summary(view.obj(entry.get("info")))
+
+    def is_completed_summary(self, entry: Mapping[str, Any]) -> bool:
+        return is_finished_summary(view.obj(entry.get("info")))
+
+    def summary_prompt(self, head: list[dict[str, Any]], entries: list[dict[str, Any]], *,
+                       instructions: str | None) -> AgentPrompt | None:
+        return compaction.summary_prompt(head, entries, instructions=instructions)
+
+    def compaction_writer(self) -> compaction.OpenCodeWriter:
+        return compaction.OpenCodeWriter()
 
 
 def _unmark_compacted(entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:

@@ -29,11 +29,11 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.opencode.context import is_finished_summary
 from ctxtool.formats.opencode.view import obj
 from ctxtool.llm.base import AgentPrompt
+from ctxtool.llm.sections import split_sections
 
 CLEARED = "[Old tool result content cleared]"  # what OpenCode sends for a pruned tool output
 RESULT_LIMIT = 2000  # characters (JavaScript's: UTF-16 code units) of a tool result kept

@@ -1,0 +1,163 @@
+"""What ``summarize`` appends to a Claude Code transcript: the compact boundary and the summary,
+restored files, the kept tail by reference (``compactMetadata.preservedSegment``, as Claude Code
+2.1 keeps recent messages).
+
+New entries look like the ones Claude Code writes (see the corpus): the boundary restarts the chain
+(``parentUuid: null``) and points back with ``logicalParentUuid``; the summary is a user entry
+with ``isCompactSummary`` and ``isVisibleInTranscriptOnly``. Their uuids are derived from a digest
+of the input (uuid5), so the same input and options give the same bytes. The kept tail stays where
+it is and the boundary keeps it by reference (Claude Code splices it in after the summary when it
+loads the session): the file Claude Code itself would have after ``/compact``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxtool.formats.adapter import CompactionLines, CompactionWrite
+from ctxtool.formats.claude_code.chain import COMPACT_BOUNDARY, is_compact_boundary
+
+_NAMESPACE = uuid.UUID("6f1d3a52-5c7e-4f0b-9a51-7c2e8d0b4a10")  # ctxtool's uuid5 namespace
+_COMMON_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "agentId",
+                "slug")
+
+
+def derived_uuid(digest: str, what: str) -> str:
+    return str(uuid.uuid5(_NAMESPACE, f"{digest}:{what}"))
+
+
+def common_fields(template: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The session fields new entries copy from the last entry of the conversation (a subagent's
+    own transcript is a side chain, and its new entries are too)."""
+    side = template is not None and template.get("isSidechain") is True
+    fields: dict[str, Any] = {"isSidechain": side}
+    for key in _COMMON_KEYS:
+        if template is not None and key in template:
+            fields[key] = template[key]
+    return fields
+
+
+def boundary_entry(*, common: dict[str, Any], logical_parent: str | None, digest: str,
+                   timestamp: str, trigger: str, pre_tokens: int, duration_ms: int = 0,
+                   preserved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Claude Code's boundary (``durationMs``: how long the summary took, as 2.1 records it);
+    ``postTokens``/``cumulativeDroppedTokens`` are filled in by :func:`set_post_tokens` once
+    the result is measured."""
+    return {"parentUuid": None, "logicalParentUuid": logical_parent, **common, "type": "system",
+            "subtype": COMPACT_BOUNDARY, "content": "Conversation compacted", "isMeta": False,
+            "timestamp": timestamp, "uuid": derived_uuid(digest, "boundary"), "level": "info",
+            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens,
+                                "durationMs": duration_ms, **(preserved or {})}}
+
+
+def set_post_tokens(boundary: dict[str, Any], post_tokens: int, dropped_before: int) -> None:
+    """Record the context after the compaction, and the tokens dropped by every compaction so
+    far (``dropped_before`` from the previous boundary), as Claude Code does."""
+    meta = boundary["compactMetadata"]
+    meta["postTokens"] = post_tokens
+    meta["cumulativeDroppedTokens"] = dropped_before + max(0, meta["preTokens"] - post_tokens)
+
+
+def summary_entry(*, common: dict[str, Any], parent: str, digest: str, timestamp: str,
+                  text: str) -> dict[str, Any]:
+    return {"parentUuid": parent, **common, "type": "user",
+            "message": {"role": "user", "content": text}, "isVisibleInTranscriptOnly": True,
+            "isCompactSummary": True, "uuid": derived_uuid(digest, "summary"),
+            "timestamp": timestamp}
+
+
+def meta_user_entry(*, common: dict[str, Any], parent: str, digest: str, what: str,
+                    timestamp: str, text: str) -> dict[str, Any]:
+    return {"parentUuid": parent, **common, "type": "user",
+            "message": {"role": "user", "content": text}, "isMeta": True,
+            "uuid": derived_uuid(digest, what), "timestamp": timestamp}
+
+
+def preserved_segment(entries: Sequence[Mapping[str, Any]], kept: Sequence[Mapping[str, Any]],
+                      tail_uuid: str | None) -> list[str]:
+    """The uuids Claude Code keeps across the boundary for the kept messages, head first: the
+    chain from ``tail_uuid`` (the last entry) back to the first kept message, everything between
+    included, as Claude Code's own ``/compact`` records it. Empty when nothing is kept or the
+    chain does not lead back to a kept message."""
+    wanted = {e["uuid"] for e in kept if isinstance(e.get("uuid"), str)}
+    if not wanted or tail_uuid is None:
+        return []
+    parents = {e["uuid"]: e.get("parentUuid") for e in entries if isinstance(e.get("uuid"), str)}
+    walked: list[str] = []
+    current: Any = tail_uuid
+    while isinstance(current, str) and current in parents and current not in walked:
+        walked.append(current)
+        current = parents[current]
+    on_path = [i for i, u in enumerate(walked) if u in wanted]
+    return list(reversed(walked[:on_path[-1] + 1])) if on_path else []
+
+
+def preserved_metadata(segment: Sequence[str], messages: Sequence[str],
+                       anchor: str) -> dict[str, Any]:
+    """``compactMetadata`` keys for messages kept by reference (Claude Code 2.1's own form): on
+    loading, the segment head..tail is spliced in after ``anchor`` (the summary)."""
+    if not segment:
+        return {}
+    return {"preservedSegment": {"headUuid": segment[0], "anchorUuid": anchor,
+                                 "tailUuid": segment[-1]},
+            "preservedMessages": {"anchorUuid": anchor, "uuids": list(messages),
+                                  "allUuids": list(segment)}}
+
+
+class ClaudeCodeWriter:
+    """Writes a compaction the way Claude Code's ``/compact`` does (module docstring). Reads of
+    the main chain only what the new entries copy or point to: the last entry with a
+    ``sessionId`` (the fields to copy), the last uuid (the logical parent) and the dropped tokens
+    the last boundary records; the chain itself only to keep a tail by reference."""
+
+    def __init__(self) -> None:
+        self.template: dict[str, Any] | None = None
+        self.last_uuid: str | None = None
+        self.dropped_before = 0  # cumulativeDroppedTokens of the last earlier boundary
+
+    def add(self, entry: dict[str, Any]) -> None:
+        if isinstance(entry.get("sessionId"), str):
+            self.template = entry
+        uuid_ = entry.get("uuid")
+        if isinstance(uuid_, str):
+            self.last_uuid = uuid_
+        if is_compact_boundary(entry):
+            meta = entry.get("compactMetadata")
+            value = meta.get("cumulativeDroppedTokens") if isinstance(meta, dict) else None
+            self.dropped_before = value if isinstance(value, int) and value > 0 else 0
+
+    def write(self, compaction: CompactionWrite) -> CompactionLines:
+        out = CompactionLines([])
+        tail = compaction.tail
+        segment = preserved_segment(compaction.main or [], tail, self.last_uuid) if tail else []
+        if tail and not segment:
+            out.notes.append("the kept messages are not on the chain of the last entry: "
+                             "none kept after the summary")
+            out.kept_messages = 0
+        listed = {e.get("uuid") for e in tail}
+        kept = [u for u in segment if u in listed]
+        common = common_fields(self.template)
+        digest, stamp = compaction.digest, compaction.timestamp
+        anchor = derived_uuid(digest, "summary")
+        text = compaction.continuation(bool(segment), compaction.transcript_path)
+        boundary = boundary_entry(common=common, logical_parent=self.last_uuid, digest=digest,
+                                  timestamp=stamp, trigger="auto" if compaction.auto else "manual",
+                                  pre_tokens=compaction.pre_tokens,
+                                  duration_ms=compaction.duration_ms,
+                                  preserved=preserved_metadata(segment, kept, anchor))
+        added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
+                                         timestamp=stamp, text=text)]
+        for path, note in compaction.restored:
+            added.append(meta_user_entry(common=common, parent=added[-1]["uuid"], digest=digest,
+                                         what=f"restore:{path}", timestamp=stamp, text=note))
+            out.restored.append(path)
+        set_post_tokens(boundary, compaction.context_after(added), self.dropped_before)
+        out.lines = added
+        return out
+
+
+__all__ = ["ClaudeCodeWriter", "boundary_entry", "common_fields", "derived_uuid",
+           "meta_user_entry", "preserved_metadata", "preserved_segment", "set_post_tokens",
+           "summary_entry"]
