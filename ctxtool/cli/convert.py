@@ -1,4 +1,9 @@
-"""``ctxtool convert``: OpenCode sessions to JSONL and back, and transcripts to API messages."""
+"""``ctxtool convert``: OpenCode sessions to JSONL and back, and transcripts to API messages.
+
+This command names OpenCode on purpose: it reads OpenCode's own stores (its database, storage
+folder and ``opencode export`` documents) and writes them back, which is storage, not transcript
+logic; what a transcript holds comes from the adapters as in every other command.
+"""
 
 from __future__ import annotations
 
@@ -184,6 +189,7 @@ def _api_messages(entries: Iterable[dict[str, Any]], fmt: str, target: str, thin
                   report: ConvertReport) -> Iterator[dict[str, Any]]:
     adapter = adapter_for(fmt)
     if adapter.converts_through_messages:
+        # such an adapter gives Anthropic-shaped {"role", "content"} messages
         entries, fmt = adapter.iter_api_messages(entries), ANTHROPIC
     return to_messages(entries, fmt, target=target, thinking=thinking,  # type: ignore[arg-type]
                        report=report)

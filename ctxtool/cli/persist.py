@@ -19,10 +19,12 @@ from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_in
                                  open_output)
 from ctxtool.clock import parse_now
 from ctxtool.core.clearing.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
-                                  OPENCODE_MAX_BYTES, STYLES, PersistOptions, PersistReport,
-                                  auto_max_chars, measure_context, persist)
+                                  PersistOptions, PersistReport, auto_max_chars, measure_context,
+                                  persist, styles)
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import ExitCode, StoreError
+# --max-bytes shows the opencode style's own limit as its default (the help names the styles)
+from ctxtool.formats.opencode.truncate import MAX_BYTES as OPENCODE_MAX_BYTES
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.storage.store import store_for_entries
@@ -84,7 +86,7 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
                    "first until it fits; 0 turns the per-message budget off.")
 @click.option("--max-lines", type=click.IntRange(min=1), metavar="N",
               help="Also persist results with more than N lines (--style opencode: 2000).")
-@click.option("--style", type=click.Choice(STYLES),
+@click.option("--style", type=click.Choice(styles()),
               help="claude-code: <persisted-output> with a 2000-character preview, by --max-chars. "
                    "opencode: OpenCode's truncation - over --max-lines (2000) lines or "
                    "--max-bytes, the first lines and a hint to use Grep/Read. Default: opencode "

@@ -16,8 +16,8 @@ mutated; an unchanged entry is returned as the same object so its line stays byt
 Anthropic Messages shape (one ``{"role", "content"}`` object per line), so an adapter overrides
 only what its agent does differently. The members, grouped by who uses them:
 
-* identity and detection (``formats/detect.py``) - :attr:`name`, :attr:`schema`, :meth:`claims`,
-  :meth:`claims_weakly`;
+* identity and detection (``formats/detect.py``) - :attr:`name`, :attr:`title`, :attr:`schema`,
+  :meth:`claims`, :meth:`claims_weakly`;
 * lines and messages (every transform) - :meth:`api_message`, :meth:`role_and_blocks`,
   :meth:`with_message_content`, :meth:`with_tool_result_content`, :meth:`model_of`,
   :meth:`timestamp_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`;
@@ -33,8 +33,11 @@ only what its agent does differently. The members, grouped by who uses them:
   :attr:`summary_keeps_lines`, :attr:`compaction_streams`;
 * clearing and restoring (``persist``, ``snip``, ``microcompact``, ``restore``) -
   :meth:`result_slots`, :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`,
-  :attr:`placeholder_style`, :attr:`clears_by_marking`, :attr:`clearing_strategy`,
-  :attr:`writes_clearing_boundary`, :attr:`own_tool_names`;
+  :attr:`placeholder_style`, :attr:`output_truncation`, :attr:`clears_by_marking`,
+  :meth:`marked_cleared`, :meth:`own_prune`, :meth:`results_named`, :attr:`cleared_result_text`,
+  :attr:`clearing_strategy`, :attr:`writes_clearing_boundary`, :meth:`clearing_record`,
+  :meth:`without_clearing_records`, :meth:`cleared_ids_recorded`, :attr:`own_tool_names`,
+  :meth:`snip_view`;
 * summarizing (``core/summarizing``) - :attr:`side_chains`, :attr:`queues_prompts`,
   :meth:`typed_text`, :meth:`claude_code_tool`, :attr:`restore_files_refusal`,
   :meth:`is_completed_summary`, :meth:`summary_prompt`;
@@ -46,8 +49,8 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`session_roots`.
 
 Adding an agent = writing a subclass in ``ctxtool/formats/<agent>.py`` (or a package), adding
-it to :func:`ctxtool.formats.registry._builtin` (detection order) and its name to
-``ctxtool.types.FORMATS`` (the ``--format`` choices). This module and the
+it to :func:`ctxtool.formats.registry._builtin` (detection order; its name becomes a
+``--format`` choice, :func:`ctxtool.formats.registry.format_names`). This module and the
 adapters import nothing from ``ctxtool.core`` or ``ctxtool.cli`` (a test keeps that rule): an
 adapter describes its format; the transforms decide what to do with it.
 """
@@ -219,6 +222,40 @@ class Clearer(Protocol):
         ...
 
 
+class OutputTruncation(Protocol):
+    """How an agent cuts a tool output too large for it, saving the whole to a file (see
+    :attr:`FormatAdapter.output_truncation`; OpenCode: ``formats/opencode/truncate.py``)."""
+
+    MAX_LINES: int  # its own limits, when the caller gives none
+    MAX_BYTES: int
+
+    def over_limits(self, text: str, *, max_lines: int, max_bytes: int) -> bool:
+        """True when the agent would cut ``text``."""
+        ...
+
+    def truncated_output(self, text: str, path: str, *, max_lines: int, max_bytes: int) -> str:
+        """What the agent leaves of ``text`` once it is saved at ``path``."""
+        ...
+
+    def persisted_path(self, text: str) -> str | None:
+        """The ctxtool store file such a text names, or None when ``text`` is not one."""
+        ...
+
+    def looks_persisted(self, text: str) -> bool:
+        """True when ``text`` has the look of such a text naming a ctxtool store file, whether
+        or not :meth:`persisted_path` can read the path out of it."""
+        ...
+
+
+class PruneResult(Protocol):
+    """What :meth:`FormatAdapter.own_prune` gives back."""
+
+    entries: list[dict[str, Any]]  # the session, the pruned results marked
+    marked: list[str]  # the tool call ids marked
+    total: int  # tokens of the older tool output the rule looked at
+    pruned: int  # tokens it would clear
+
+
 @dataclass(frozen=True)
 class CompactionWrite:
     """What ``summarize`` gives an adapter's :class:`CompactionWriter`: the summary and what an
@@ -298,6 +335,8 @@ class FormatAdapter:
 
     #: The ``--format`` value and the ``format`` field of reports (e.g. ``"claude-code"``).
     name: ClassVar[str] = ""
+    #: The agent or format as people write it, for messages (``"OpenCode"``).
+    title: ClassVar[str] = ""
     #: The JSON Schema (``schemas/<schema>.json``) one line is validated against, or None.
     schema: ClassVar[str | None] = None
     #: True when the agent's context can only be known from the whole session (OpenCode: the
@@ -306,9 +345,16 @@ class FormatAdapter:
     #: The placeholder a persisted tool result gets: ``"claude-code"`` (``<persisted-output>``
     #: with a preview) or ``"opencode"`` (OpenCode's truncation notice). See core persist.
     placeholder_style: ClassVar[str] = "claude-code"
+    #: The agent's own truncation of a tool output too large for it (``persist --style`` with
+    #: this adapter's :attr:`placeholder_style` writes it), or None: ctxtool's
+    #: ``<persisted-output>`` (Claude Code's).
+    output_truncation: ClassVar[OutputTruncation | None] = None
     #: True when clearing marks tool outputs as compacted in place (the agent hides them itself;
     #: nothing is saved) instead of replacing them with a placeholder (OpenCode's prune marks).
     clears_by_marking: ClassVar[bool] = False
+    #: What the agent shows the model in place of a tool result it cleared itself (listed in a
+    #: clearing record, or marked): Claude Code's and OpenCode's text.
+    cleared_result_text: ClassVar[str] = "[Old tool result content cleared]"
     #: The ``microcompact`` strategy that does what the agent itself does (its default there).
     clearing_strategy: ClassVar[str] = "claude-code"
     #: The tools whose results ``microcompact`` may clear when ``--tools`` is not given (None:
@@ -473,6 +519,53 @@ class FormatAdapter:
         if all(new is old for new, old in zip(new_blocks, blocks)):
             return entry
         return self.with_message_content(entry, new_blocks)
+
+    def marked_cleared(self, entries: list[dict[str, Any]], ids: Iterable[str], *,
+                       now_ms: int) -> tuple[list[dict[str, Any]], list[str]]:
+        """For :attr:`clears_by_marking` agents: the session with the results of the tool calls
+        ``ids`` marked cleared as the agent marks them (stamped ``now_ms``), and the ids marked;
+        changed entries are new objects."""
+        raise NotImplementedError(f"{self.name} clears by placeholders, not marks")
+
+    def own_prune(self, entries: list[dict[str, Any]], *, now_ms: int, protect: int,
+                  minimum: int, protected_tools: set[str], protect_turns: int) -> PruneResult:
+        """For :attr:`clears_by_marking` agents: the agent's own rule for clearing old tool
+        output (OpenCode's prune), applied by marks: keep the newest ``protect`` tokens of
+        output and the newest ``protect_turns`` user turns, never touch ``protected_tools``,
+        and mark nothing unless at least ``minimum`` tokens go (-1: any)."""
+        raise NotImplementedError(f"{self.name} has no prune of its own")
+
+    def results_named(self, entry: Mapping[str, Any]) -> Iterator[tuple[str | None, str, str]]:
+        """For :attr:`clears_by_marking` agents: (tool call id or None, tool name, result text)
+        of each tool result the entry holds, marked or not (what clearing is accounted from)."""
+        raise NotImplementedError(f"{self.name} clears by placeholders, not marks")
+
+    def clearing_record(self, *, last: Mapping[str, Any] | None, ids: list[str], trigger: str,
+                        pre_tokens: int, tokens_saved: int, now: Any,
+                        after: Mapping[str, Any] | None) -> dict[str, Any]:
+        """For :attr:`writes_clearing_boundary` agents: the line appended after clearing the
+        results of ``ids`` (``tokens_saved`` of them before the last usage anchor), recognizable
+        by :meth:`without_clearing_records`. ``last``: the session's last line the agent chains
+        lines on (None: none); ``after``: the line it follows; ``now``: a datetime."""
+        raise NotImplementedError(f"{self.name} writes no clearing record")
+
+    def without_clearing_records(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """``entries`` less the records :meth:`clearing_record` wrote (``restore`` undoes the
+        clearing they describe); the agent's own records stay. Streaming."""
+        return iter(entries)
+
+    def cleared_ids_recorded(self, entry: Mapping[str, Any]) -> list[str] | None:
+        """The tool call ids a clearing record lists (the agent shows their results as
+        :attr:`cleared_result_text`), or None when ``entry`` is not such a record."""
+        return None
+
+    def snip_view(self, block: Block) -> Block:
+        """A ``tool_use`` block as ``snip``'s rules read it (a view): the tool under the names
+        of snip's sets (Claude Code's: ``Read``, ``Edit``, ``Write``, ``Grep``, ``Glob``,
+        ``LS``...) and the file it reads or changes as ``file_path`` (with ``offset``/``limit``
+        for part of it), for agents whose calls say that another way (Codex CLI's shell
+        commands); the block itself when it says it Claude Code's way (the default)."""
+        return block
 
     def iter_api_messages(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         """For :attr:`converts_through_messages`: ``{"role", "content": [blocks]}`` for each
@@ -705,4 +798,4 @@ def _restored_block(block: Any, restorer: Restorer) -> Any:
     return block
 
 
-__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OverflowVerdict", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]
+__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OutputTruncation", "OverflowVerdict", "PruneResult", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]

@@ -13,6 +13,10 @@ from ctxtool.formats.jsonl import dumps_json
 Block = dict[str, Any]
 
 
+# What a tool call without a result gets when it must be answered (an interrupted call): the
+# text OpenCode sends for one, and what ``convert`` writes.
+INTERRUPTED = "[Tool execution was interrupted]"
+
 def as_blocks(content: Any) -> list[Block]:
     """A message ``content`` (a string or a block list) as a list of blocks."""
     if isinstance(content, list):
@@ -66,4 +70,4 @@ def has_image(content: Any) -> bool:
         isinstance(b, dict) and b.get("type") == "image" for b in content)
 
 
-__all__ = ["Block", "as_blocks", "block_text", "has_image", "tool_result_text"]
+__all__ = ["INTERRUPTED", "Block", "as_blocks", "block_text", "has_image", "tool_result_text"]

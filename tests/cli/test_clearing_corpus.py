@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.core.clearing.boundary import is_own_boundary
+from ctxtool.formats.claude_code.boundary import is_own_boundary
 from ctxtool.core.clearing.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
 from ctxtool.core.clearing.snip import SnipReport, snip
 from ctxtool.core.messages.blocks import iter_tool_results, iter_tool_uses

@@ -13,7 +13,8 @@ import orjson
 import pytest
 
 from ctxtool.core.messages.convert import to_anthropic, to_openai
-from ctxtool.core.messages.filter_compacted import CLEARED, filter_compacted, plan_cut
+from ctxtool.core.clearing.replace import CLEARED
+from ctxtool.core.messages.filter_compacted import filter_compacted, plan_cut
 from ctxtool.errors import InputError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, iter_entries, write_entries

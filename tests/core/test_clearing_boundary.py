@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.clearing.boundary import is_own_boundary
+from ctxtool.formats.claude_code.boundary import is_own_boundary
 from ctxtool.core.clearing.persist import PersistOptions, PersistReport, persist
 from ctxtool.core.clearing.restore import restore
 from ctxtool.core.clearing.snip import SnipReport, snip

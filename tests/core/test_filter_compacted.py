@@ -6,8 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ctxtool.core.clearing.replace import CLEARED
 from ctxtool.core.messages.filter_compacted import (
-    CLEARED, SUMMARY_MARKER, FilterReport, filter_compacted, is_summary_message, plan_cut,
+    SUMMARY_MARKER, FilterReport, filter_compacted, is_summary_message, plan_cut,
 )
 from tests.opencode_builders import assistant as oc_assistant
 from tests.opencode_builders import compaction, ids

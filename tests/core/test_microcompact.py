@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxtool.core.clearing.boundary import NO_FINAL_NEWLINE, is_own_boundary
+from ctxtool.formats.claude_code.boundary import NO_FINAL_NEWLINE, is_own_boundary
 from ctxtool.core.clearing.microcompact import (MicrocompactOptions, MicrocompactReport, microcompact,
                                        placeholder_tokens)
 from ctxtool.core.clearing.replace import CLEARED

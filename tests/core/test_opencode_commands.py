@@ -11,7 +11,8 @@ import pytest
 from ctxtool.core.clearing.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
 from ctxtool.core.clearing.persist import PersistOptions, PersistReport, persist
 from ctxtool.core.clearing.restore import restore
-from ctxtool.core.clearing.snip import SnipOptions, SnipReport, for_opencode, snip
+from ctxtool.core.clearing.snip import SnipOptions, SnipReport, snip
+from ctxtool.formats.opencode.tools import for_opencode
 from ctxtool.core.sizing.estimate import estimate
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter
 from ctxtool.core.sizing.tokens import estimate_block_tokens, estimate_entry_tokens

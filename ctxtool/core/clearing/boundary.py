@@ -1,126 +1,14 @@
-"""The ``microcompact_boundary`` entries ctxtool appends, and how ``restore`` takes them out.
-
-``microcompact`` appends one such entry after clearing, shaped like Claude Code's own. Its uuid is
-derived from its parent and the ids it lists (:func:`boundary_uuid`), so it is deterministic and
-recognizable: ``restore`` drops the boundaries ctxtool wrote (they describe clearing that restore
-undoes) and keeps every boundary Claude Code wrote. When the input's last line had no final
-newline, the boundary carries :data:`NO_FINAL_NEWLINE` so restore can give that back too.
-
-``snip`` and ``persist`` append the same entry (:func:`clearing_boundary`) when they shrank
-content the last recorded API call still saw: its ``tokensSaved`` is what ``estimate``
-subtracts from that call's usage (:class:`AnchorSavings` tracks it while streaming).
-"""
+"""Savings made before the last usage anchor, for the clearing record an agent appends
+(:meth:`ctxtool.formats.adapter.FormatAdapter.clearing_record`; Claude Code's
+``microcompact_boundary``): ``snip`` and ``persist`` track them while streaming."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.core.clearing.twopass import ENVELOPE_KEYS
 from ctxtool.core.sizing.meter import ContextMeter, usage_of
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_microcompact_boundary, relink
-from ctxtool.types import Entry
-
-_NAMESPACE = uuid.UUID("5f0c3e1e-8d4b-4a55-9a51-6c7a1d3b2f10")
-NO_FINAL_NEWLINE = "ctxtoolNoFinalNewline"
-BOUNDARY_CONTENT = "Context microcompacted"
-
-
-def boundary_uuid(parent: str | None, tool_ids: list[str]) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{parent}|{','.join(tool_ids)}"))
-
-
-def is_own_boundary(entry: dict[str, Any]) -> bool:
-    """True for a microcompact_boundary entry written by ``ctxtool microcompact``."""
-    if not is_microcompact_boundary(entry):
-        return False
-    meta = entry.get("microcompactMetadata")
-    ids = meta.get("compactedToolIds") if isinstance(meta, dict) else None
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        return False
-    parent = entry.get("parentUuid")
-    return entry.get("uuid") == boundary_uuid(parent if isinstance(parent, str) else None, ids)
-
-
-def without_own_boundaries(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """``entries`` without ctxtool's microcompact boundaries (streaming, one entry held back).
-
-    Claude Code parents the first entry it writes on a resumed session on the file's last line,
-    which may be such a boundary: entries whose parent was a dropped boundary are re-pointed at
-    the boundary's own parent, so the chain stays whole."""
-    held: dict[str, Any] | None = None
-    dropped: dict[str, str | None] = {}
-    for entry in relink(_dropping(entries, dropped), dropped):
-        if entry is _DROPPED_LAST:
-            if held is not None:
-                held = _without_final_newline(held)
-            continue
-        if held is not None:
-            yield held
-        held = entry
-    if held is not None:
-        yield held
-
-
-_DROPPED_LAST: dict[str, Any] = {}  # marks a dropped boundary that ended the file without "\n"
-
-
-def _dropping(entries: Iterable[dict[str, Any]],
-              dropped: dict[str, str | None]) -> Iterator[dict[str, Any]]:
-    """``entries`` less ctxtool's boundaries, each recorded in ``dropped`` (uuid -> parent)."""
-    for entry in entries:
-        if not getattr(entry, "invalid", False) and is_own_boundary(entry):
-            key, parent = entry.get("uuid"), entry.get("parentUuid")
-            if isinstance(key, str):
-                dropped[key] = parent if isinstance(parent, str) else None
-            if entry.get(NO_FINAL_NEWLINE) is True:
-                yield _DROPPED_LAST
-            continue
-        yield entry
-
-
-def _without_final_newline(entry: dict[str, Any]) -> dict[str, Any]:
-    if not isinstance(entry, Entry) or entry.raw is None or not entry.raw.endswith(b"\n"):
-        return entry
-    raw = entry.raw
-    trimmed = Entry(entry, raw=raw[:-1], source=entry.source, lineno=entry.lineno,
-                    invalid=entry.invalid)
-    trimmed.glued = entry.glued
-    return trimmed
-
-
-# --- writing one -----------------------------------------------------------------------------------
-
-def clearing_boundary(*, parent: str | None, envelope: dict[str, Any], ids: list[str],
-                      trigger: str, pre_tokens: int, tokens_saved: int, now: datetime,
-                      after: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``system``/``microcompact_boundary`` entry Claude Code appends after clearing, with
-    a uuid ``restore`` recognizes. ``envelope`` holds the fields copied from the last entry;
-    ``after`` is the entry it follows: when that was a last line without a final newline, the
-    boundary says so."""
-    entry: dict[str, Any] = {"parentUuid": parent, **envelope}
-    entry.update({
-        "type": "system", "subtype": "microcompact_boundary", "content": BOUNDARY_CONTENT,
-        "isMeta": False, "timestamp": iso_timestamp(now), "uuid": boundary_uuid(parent, ids),
-        "level": "info",
-        "microcompactMetadata": {
-            "trigger": trigger, "preTokens": pre_tokens, "tokensSaved": tokens_saved,
-            "compactedToolIds": ids, "clearedAttachmentUUIDs": []},
-    })
-    raw = getattr(after, "raw", None)
-    # a truncated last line is written after the boundary (formats.jsonl.iter_lines_out)
-    if raw is not None and not raw.endswith(b"\n") and not getattr(after, "partial", False):
-        entry[NO_FINAL_NEWLINE] = True
-    return entry
-
-
-def iso_timestamp(moment: datetime) -> str:
-    """``2026-01-21T01:17:39.305Z``, as Claude Code writes timestamps."""
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+from ctxtool.formats.registry import adapter_for
 
 
 @dataclass
@@ -137,11 +25,14 @@ class AnchorSavings:
     fmt: str
     before_anchor: int = 0  # savings the last anchor still counts
     last: dict[str, Any] | None = None  # the last entry seen
-    last_with_uuid: dict[str, Any] | None = None
+    last_with_uuid: dict[str, Any] | None = None  # the last line an appended one chains on
     _base: int = 0  # main-chain savings made before the last compaction
     _main: int = 0  # savings made in main-chain entries so far
     _total: int = 0  # savings made so far (the caller's running figure)
     _chain: ContextMeter | None = None  # follows the chain measured (its in_context)
+
+    def __post_init__(self) -> None:
+        self._adapter = adapter_for(self.fmt)
 
     def note(self, entry: dict[str, Any], saved: int) -> None:
         self.last = entry
@@ -156,20 +47,10 @@ class AnchorSavings:
         self._main += made
         if isinstance(entry.get("uuid"), str):
             self.last_with_uuid = entry
-        if is_compact_boundary(entry):
+        if self._adapter.is_compaction_record(entry):
             self._base, self.before_anchor = self._main, 0
         elif usage_of(entry, self.fmt) is not None:
             self.before_anchor = self._main - self._base
 
-    @property
-    def parent(self) -> str | None:
-        return self.last_with_uuid["uuid"] if self.last_with_uuid is not None else None
 
-    @property
-    def envelope(self) -> dict[str, Any]:
-        last = self.last_with_uuid or {}
-        return {k: last[k] for k in ENVELOPE_KEYS if k in last}
-
-
-__all__ = ["BOUNDARY_CONTENT", "NO_FINAL_NEWLINE", "AnchorSavings", "boundary_uuid",
-           "clearing_boundary", "is_own_boundary", "iso_timestamp", "without_own_boundaries"]
+__all__ = ["AnchorSavings"]

@@ -1,20 +1,22 @@
-"""``microcompact`` on sessions whose agent hides cleared results by a mark (OpenCode,
-:attr:`ctxtool.formats.adapter.FormatAdapter.clears_by_marking`): mark tool parts compacted, as
-OpenCode's prune does.
+"""``microcompact`` on sessions whose agent hides cleared results by a mark
+(:attr:`ctxtool.formats.adapter.FormatAdapter.clears_by_marking`; OpenCode): mark tool results
+cleared, as the agent's own prune does (:meth:`~ctxtool.formats.adapter.FormatAdapter.marked_cleared`).
 
-OpenCode never rewrites a tool output to clear it: ``SessionCompaction.prune`` sets
-``state.time.compacted`` and its loader then shows the model ``[Old tool result content
-cleared]``. On OpenCode input every strategy does the same, so the output stays in the file:
-nothing is lost, no store is needed, and ``restore`` has nothing to undo.
+Such an agent never rewrites a tool output to clear it (OpenCode's ``SessionCompaction.prune``
+sets ``state.time.compacted`` and its loader then shows the model
+:attr:`~ctxtool.formats.adapter.FormatAdapter.cleared_result_text`). On its input every strategy
+does the same, so the output stays in the file: nothing is lost, no store is needed, and
+``restore`` has nothing to undo.
 
-* ``opencode``: OpenCode's own prune, exactly (:func:`ctxtool.formats.opencode.session.prune_marks`: its
+* the agent's own strategy (:attr:`~ctxtool.formats.adapter.FormatAdapter.clearing_strategy`):
+  its own prune, exactly (:meth:`~ctxtool.formats.adapter.FormatAdapter.own_prune`; OpenCode's
   chars/4 estimate, the two newest user turns and ``skill`` protected, the walk stopping at a
   summary or at a part already compacted, at least 20,000 tokens or nothing);
-* ``claude-code`` and ``idle``: their choice, made over the messages in OpenCode's context now
-  (after its last compaction), with Claude Code's tool names matched in any case (``Read`` is
-  OpenCode's ``read``).
+* the others (``claude-code``, ``idle``): their choice, made over the messages in the agent's
+  context now (after its last compaction), with Claude Code's tool names matched in any case
+  (``Read`` is OpenCode's ``read``).
 
-The session is buffered, as OpenCode reads it. ``clear_tool_inputs`` does not apply: OpenCode has
+The session is buffered, as the agent reads it. ``clear_tool_inputs`` does not apply: there is
 no mark for a cleared input.
 """
 
@@ -30,8 +32,7 @@ from ctxtool.core.clearing.replace import ToolStats
 from ctxtool.core.clearing.twopass import Limits, result_tokens, scan_tools
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.errors import UsageError
-from ctxtool.formats.opencode.session import mark_compacted, prune_marks
-from ctxtool.formats.opencode.view import CLEARED, is_message, output_text, parts_of, string
+from ctxtool.formats.adapter import FormatAdapter
 from ctxtool.formats.registry import adapter_for
 
 
@@ -39,22 +40,25 @@ def microcompact_by_marking(entries: list[dict[str, Any]], *, fmt: str, now: dat
                             options: MicrocompactOptions, limits: Limits,
                             report: MicrocompactReport) -> list[dict[str, Any]]:
     """The session with the chosen tool parts marked compacted (see the module docstring)."""
+    adapter = adapter_for(fmt)
     if options.clear_tool_inputs:
-        raise UsageError("--clear-tool-inputs does not apply to OpenCode sessions",
-                         hint="OpenCode keeps tool inputs; microcompact marks outputs compacted")
+        raise UsageError(f"--clear-tool-inputs does not apply to {adapter.title} sessions",
+                         hint=f"{adapter.title} keeps tool inputs; microcompact marks outputs "
+                              "compacted")
     now_ms = int(now.timestamp() * 1000)
-    if options.strategy == "opencode":
-        out, marked = _prune(entries, now_ms, options, report)
+    if options.strategy == adapter.clearing_strategy:
+        out, marked = _prune(adapter, entries, now_ms, options, report)
     else:
         out, marked = _choose_and_mark(entries, fmt, now, now_ms, options, limits, report)
-    _account(report, entries, out, marked)
+    _account(adapter, report, entries, out, marked)
     return out
 
 
-def _prune(entries: list[dict[str, Any]], now_ms: int, options: MicrocompactOptions,
+def _prune(adapter: FormatAdapter, entries: list[dict[str, Any]], now_ms: int,
+           options: MicrocompactOptions,
            report: MicrocompactReport) -> tuple[list[dict[str, Any]], list[str]]:
     shielded = {n for name in options.protect for n in (name, name.lower())}
-    result = prune_marks(entries, now_ms=now_ms, protect=options.target,
+    result = adapter.own_prune(entries, now_ms=now_ms, protect=options.target,
                          minimum=-1 if options.force else options.clear_at_least,
                          protected_tools=shielded | set(options.exclude_tools),
                          protect_turns=options.protect_turns)
@@ -79,10 +83,11 @@ def _choose_and_mark(entries: list[dict[str, Any]], fmt: str, now: datetime, now
     meter = ContextMeter(fmt) if measures_context(options) else None
     scan = scan_tools(adapter_for(fmt).context_entries(entries), fmt=fmt, meter=meter)
     report.selection = select(scan, options, now=now, limits=limits, report=report)
-    return mark_compacted(entries, [r.id for r in report.selection.records], now_ms=now_ms)
+    return adapter_for(fmt).marked_cleared(entries, [r.id for r in report.selection.records],
+                                           now_ms=now_ms)
 
 
-def _account(report: MicrocompactReport, entries: list[dict[str, Any]],
+def _account(adapter: FormatAdapter, report: MicrocompactReport, entries: list[dict[str, Any]],
              out: list[dict[str, Any]], marked: list[str]) -> None:
     """The clearing figures of the report for the marked parts (changed entries are new
     objects; the others are the input's own)."""
@@ -90,14 +95,14 @@ def _account(report: MicrocompactReport, entries: list[dict[str, Any]],
     clear.entries = len(out)
     wanted = set(marked)
     for old, entry in zip(entries, out):
-        if entry is old or not is_message(entry):
+        if entry is old or adapter.api_message(entry) is None:
             continue
         clear.entries_changed += 1
-        for part in parts_of(entry):
-            if part.get("type") != "tool" or string(part.get("callID")) not in wanted:
+        for call_id, tool, text in adapter.results_named(entry):
+            if call_id not in wanted:
                 continue
-            before, after = result_tokens(output_text(part) or ""), result_tokens(CLEARED)
-            stats = clear.per_tool.setdefault(str(part.get("tool") or "?"), ToolStats())
+            before, after = result_tokens(text), result_tokens(adapter.cleared_result_text)
+            stats = clear.per_tool.setdefault(tool, ToolStats())
             stats.cleared += 1
             stats.tokens_before += before
             stats.tokens_after += after

@@ -33,7 +33,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ctxtool.core.clearing.boundary import clearing_boundary
 from ctxtool.core.clearing.choosing import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, IDLE,
                                             PROTECTED_TOOLS, STRATEGIES, TARGET_TOKENS,
                                             MicrocompactOptions, MicrocompactReport, Selection,
@@ -100,10 +99,11 @@ def default_strategy(fmt: str) -> str:
 
 def boundary_entry(scan: ToolScan, report: MicrocompactReport, *, now: datetime,
                    after: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``system``/``microcompact_boundary`` entry Claude Code appends after clearing
-    (:func:`ctxtool.core.clearing.boundary.clearing_boundary`); ``after`` is the entry it follows."""
-    return clearing_boundary(
-        parent=scan.last_uuid, envelope=scan.envelope,
+    """The clearing record the agent appends after clearing (Claude Code's
+    ``microcompact_boundary``: :meth:`~ctxtool.formats.adapter.FormatAdapter.clearing_record`);
+    ``after`` is the entry it follows."""
+    return adapter_for(scan.fmt).clearing_record(
+        last=scan.last_entry,
         ids=list(dict.fromkeys(report.clear.cleared_ids)), trigger=report.trigger,
         pre_tokens=report.selection.tokens_before, tokens_saved=report.tokens_saved,
         now=now, after=after)

@@ -25,11 +25,14 @@ no tool ids (the results show their preview, not a cleared notice) and ``restore
 "Characters" are Unicode code points. Claude Code's ``toolUseResult`` copy of the output is not
 part of the model's context and is left untouched, as Claude Code itself does.
 
-``style="opencode"`` follows OpenCode's own truncation instead: a result over ``max_lines``
-(2,000) lines or ``max_bytes`` (50 KB) is saved and replaced by its first lines and OpenCode's
-hint to use Grep or Read with offset/limit (:mod:`ctxtool.formats.opencode.truncate`). On OpenCode
-sessions a result is a tool part's ``state.output`` (or its error text); its attachments stay,
-and parts OpenCode already shows as cleared (``state.time.compacted``) are left alone.
+``style`` naming an agent with a truncation of its own
+(:attr:`~ctxtool.formats.adapter.FormatAdapter.output_truncation`, matched by its
+:attr:`~ctxtool.formats.adapter.FormatAdapter.placeholder_style`) follows that instead: OpenCode's
+(``style="opencode"``): a result over ``max_lines`` (2,000) lines or ``max_bytes`` (50 KB) is
+saved and replaced by its first lines and OpenCode's hint to use Grep or Read with offset/limit.
+Where a tool result sits, and which the agent already shows as cleared, is its adapter's
+(:meth:`~ctxtool.formats.adapter.FormatAdapter.result_slots`; OpenCode: a tool part's
+``state.output`` or error text, its attachments staying, parts marked compacted left alone).
 """
 
 from __future__ import annotations
@@ -40,17 +43,16 @@ from datetime import datetime
 from typing import Any
 
 from ctxtool.clock import parse_now
-from ctxtool.core.clearing.boundary import AnchorSavings, clearing_boundary
+from ctxtool.core.clearing.boundary import AnchorSavings
 from ctxtool.core.clearing.restore import (PERSISTED_CLOSE, PERSISTED_OPEN, LineKeeper, ResultSlot,
                                   placeholder_path, result_slots, with_result_contents)
 from ctxtool.core.messages.blocks import has_image, tool_result_text
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.errors import StoreError, UsageError
+from ctxtool.formats.adapter import FormatAdapter, OutputTruncation
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.formats.opencode.truncate import MAX_BYTES as OPENCODE_MAX_BYTES
-from ctxtool.formats.opencode.truncate import over_limits, truncated_output
-from ctxtool.formats.registry import adapter_for
+from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import ResultStore, location_of
 
 # Claude Code's per-result limit was 50,000 characters for most tools before v2.1 raised the
@@ -58,8 +60,20 @@ from ctxtool.types import ResultStore, location_of
 DEFAULT_MAX_CHARS = 50_000
 DEFAULT_MAX_MESSAGE_CHARS = 200_000  # Claude Code: all tool results of one message together
 PREVIEW_CHARS = 2_000
-OPENCODE_MAX_LINES = 2_000
-STYLES = ("claude-code", "opencode")
+# the <persisted-output> style: Claude Code's placeholder, the base adapter's
+PERSISTED_OUTPUT = FormatAdapter.placeholder_style
+
+
+def styles() -> tuple[str, ...]:
+    """The ``--style`` names: ``<persisted-output>`` and each agent's own truncation."""
+    return (PERSISTED_OUTPUT, *dict.fromkeys(a.placeholder_style for a in adapters()
+                                             if a.output_truncation is not None))
+
+
+def _truncating_agent(style: str) -> FormatAdapter | None:
+    """The adapter whose own truncation ``style`` names, or None (``<persisted-output>``)."""
+    return next((a for a in adapters() if a.placeholder_style == style
+                 and a.output_truncation is not None), None)
 
 
 @dataclass(frozen=True)
@@ -69,21 +83,28 @@ class PersistOptions:
     max_lines: int | None = None
     truncate: bool = False
     preview_chars: int = PREVIEW_CHARS
-    # "opencode": OpenCode's Truncate - over max_lines (2000) or max_bytes (50 KB) lines, the
-    # head that fits and its hint (formats/opencode/truncate.py); the char limits do not apply.
-    # None: the input's own (opencode for OpenCode sessions unless truncating, else claude-code)
+    # an agent's own truncation (OpenCode's Truncate: over max_lines (2000) or max_bytes (50 KB),
+    # the head that fits and its hint); the char limits do not apply. None: the input's own
+    # (its adapter's placeholder_style unless truncating, else <persisted-output>)
     style: str | None = None
-    max_bytes: int = OPENCODE_MAX_BYTES
+    max_bytes: int | None = None  # None: the style's own limit
 
     def __post_init__(self) -> None:
-        if self.truncate and self.style == "opencode":
-            raise UsageError("--truncate drops content; OpenCode's style saves it: choose one",
-                             hint="--style opencode saves the full output to a file")
+        agent = _truncating_agent(self.style) if self.truncate and self.style else None
+        if agent is not None:
+            raise UsageError(f"--truncate drops content; {agent.title}'s style saves it: "
+                             "choose one",
+                             hint=f"--style {self.style} saves the full output to a file")
 
     def style_for(self, fmt: str) -> str:
         if self.style is not None:
             return self.style
-        return "claude-code" if self.truncate else adapter_for(fmt).placeholder_style
+        return PERSISTED_OUTPUT if self.truncate else adapter_for(fmt).placeholder_style
+
+    def truncation_for(self, fmt: str) -> OutputTruncation | None:
+        """The agent's truncation results get (None: ``<persisted-output>``)."""
+        agent = _truncating_agent(self.style_for(fmt))
+        return agent.output_truncation if agent is not None else None
 
 
 @dataclass
@@ -234,31 +255,33 @@ def persist(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore |
     """
     report = report if report is not None else PersistReport()
     savings = AnchorSavings(fmt) if adapter_for(fmt).writes_clearing_boundary else None
+    truncation = options.truncation_for(fmt)
     for entry in entries:
         report.entries += 1
         new = entry if getattr(entry, "invalid", False) else _persist_entry(
-            entry, fmt, store, options, report, warn)
+            entry, fmt, store, options, report, warn, truncation)
         report.entries_changed += new is not entry
         if savings is not None:
             savings.note(new, report.tokens_before - report.tokens_after)
         yield new
     if savings is not None and savings.before_anchor > 0:
         # no ids: listing them would show the results as cleared instead of their preview
-        yield clearing_boundary(
-            parent=savings.parent, envelope=savings.envelope, ids=[], trigger="manual",
+        yield adapter_for(fmt).clearing_record(
+            last=savings.last_with_uuid, ids=[], trigger="manual",
             pre_tokens=report.tokens_before, tokens_saved=savings.before_anchor,
             now=now or parse_now(None), after=savings.last)
 
 
 def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,
-                   options: PersistOptions, report: PersistReport, warn: Warn) -> dict[str, Any]:
+                   options: PersistOptions, report: PersistReport, warn: Warn,
+                   truncation: OutputTruncation | None) -> dict[str, Any]:
     slots = {slot.index: slot for slot in result_slots(entry, fmt)}
     report.results += len(slots)
-    if options.style_for(fmt) == "opencode":
-        # the text the model sees (a block list's text blocks joined), as OpenCode measures it
-        chosen = [i for i, s in slots.items() if is_candidate(s.content) and over_limits(
-            tool_result_text(s.content), max_lines=options.max_lines or OPENCODE_MAX_LINES,
-            max_bytes=options.max_bytes)]
+    if truncation is not None:
+        # the text the model sees (a block list's text blocks joined), as the agent measures it
+        chosen = [i for i, s in slots.items() if is_candidate(s.content)
+                  and truncation.over_limits(tool_result_text(s.content),
+                                             **_truncation_limits(options, truncation))]
     else:
         sizes = {i: (content_size(s.content), content_lines(s.content) if options.max_lines else 0)
                  for i, s in slots.items() if is_candidate(s.content)}
@@ -279,7 +302,7 @@ def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,
                 continue
             report.truncated += 1
         else:
-            replacement = _saved(entry, fmt, slot, store, options, report, warn)
+            replacement = _saved(entry, fmt, slot, store, options, report, warn, truncation)
             if replacement is None:
                 continue
         _account(report, slot.content, replacement)
@@ -294,8 +317,14 @@ def _chars_only(options: PersistOptions) -> PersistOptions:
                           truncate=True, preview_chars=options.preview_chars)
 
 
+def _truncation_limits(options: PersistOptions, truncation: OutputTruncation) -> dict[str, int]:
+    return {"max_lines": options.max_lines or truncation.MAX_LINES,
+            "max_bytes": options.max_bytes or truncation.MAX_BYTES}
+
+
 def _saved(entry: dict[str, Any], fmt: str, slot: ResultSlot, store: ResultStore | None,
-           options: PersistOptions, report: PersistReport, warn: Warn) -> str | None:
+           options: PersistOptions, report: PersistReport, warn: Warn,
+           truncation: OutputTruncation | None) -> str | None:
     if store is None:
         raise ValueError("persist needs a store unless options.truncate is set")
     try:
@@ -308,9 +337,9 @@ def _saved(entry: dict[str, Any], fmt: str, slot: ResultSlot, store: ResultStore
         return None
     report.persisted += 1
     report.files += 1
-    if options.style_for(fmt) == "opencode":
-        return truncated_output(tool_result_text(slot.content), path, max_bytes=options.max_bytes,
-                                max_lines=options.max_lines or OPENCODE_MAX_LINES)
+    if truncation is not None:
+        return truncation.truncated_output(tool_result_text(slot.content), path,
+                                           **_truncation_limits(options, truncation))
     return persisted_output(path, stored_text(slot.content), preview_chars=options.preview_chars)
 
 
@@ -385,8 +414,7 @@ def auto_max_chars(context_tokens: int, effective_window: int, ceiling: int | No
     return tier if ceiling is None else min(tier, ceiling)
 
 
-__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_MESSAGE_CHARS", "OPENCODE_MAX_BYTES",
-           "OPENCODE_MAX_LINES", "STYLES",
+__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_MESSAGE_CHARS", "PERSISTED_OUTPUT",
            "PREVIEW_CHARS", "ContextUse", "PersistOptions", "PersistReport", "auto_max_chars",
            "choose", "content_size", "format_size", "is_candidate", "measure_context", "persist",
-           "persisted_output", "preview", "stored_text", "truncate_text"]
+           "persisted_output", "preview", "stored_text", "styles", "truncate_text"]

@@ -20,7 +20,6 @@ from ctxtool.core.clearing.restore import LineKeeper
 from ctxtool.core.clearing.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
                                   result_tokens)
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.formats.opencode.view import session_id
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import Entry, ResultStore
 
@@ -84,6 +83,9 @@ class Clearing:
     store: ResultStore | None = None  # None: --no-save, the content is dropped
     inputs: frozenset[str] = frozenset()  # tool_use ids whose input is blanked too
     report: ClearReport = field(default_factory=ClearReport)
+    # the session a line belongs to (names the store folder): set by iter_cleared from the
+    # format's adapter
+    session_of: Callable[[dict[str, Any]], str | None] = lambda entry: None
 
     # --- the Clearer the format adapters call (ctxtool.formats.adapter.Clearer) ---
 
@@ -116,6 +118,7 @@ def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
     """Second pass: each entry with its chosen tool results (and inputs) replaced. Streaming."""
     report = clearing.report
     adapter = adapter_for(fmt)
+    clearing.session_of = adapter.session_id_of
     for entry in entries:
         if getattr(entry, "invalid", False):
             yield entry
@@ -171,14 +174,9 @@ def _replace_input(tool_id: str, name: str, saved: str, entry: dict[str, Any],
 def _save(content: Any, key: str, entry: dict[str, Any], clearing: Clearing) -> str | None:
     if clearing.store is None:
         return None
-    path = clearing.store.save(content, tool_use_id=key, session_id=_session(entry))
+    path = clearing.store.save(content, tool_use_id=key, session_id=clearing.session_of(entry))
     clearing.report.files_saved += 1
     return path
-
-
-def _session(entry: dict[str, Any]) -> str | None:
-    session = entry.get("sessionId")
-    return session if isinstance(session, str) else session_id(entry)
 
 
 def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
@@ -189,7 +187,7 @@ def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
         return
     canonical = dumps_json(entry)
     if raw != canonical + b"\n":
-        store.save_line(raw, canonical=canonical, session_id=_session(entry))
+        store.save_line(raw, canonical=canonical, session_id=clearing.session_of(entry))
         clearing.report.lines_kept += 1
 
 

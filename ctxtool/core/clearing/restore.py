@@ -20,11 +20,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from ctxtool.core.clearing.boundary import without_own_boundaries
-from ctxtool.core.clearing.twopass import cleared_input_path
+from ctxtool.core.clearing.twopass import cleared_input_path, output_truncations, truncation_path
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
-from ctxtool.formats.opencode.truncate import HINT_HEAD, HINT_TAIL, persisted_path
 from ctxtool.formats.adapter import ResultSlot
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import Entry, ResultStore, location_of
@@ -48,8 +46,6 @@ PLACEHOLDER_PATTERNS: list[re.Pattern[str]] = [
 ]
 _CLEARED = ("[Content snipped", "[Old tool result content cleared]")
 _SAVED_TO = re.compile(r"[Ss]aved to\b")
-_STORE_HINT = re.compile(re.escape(HINT_HEAD) + r"[^\n]*/tool-results/[^\n]*\n" + re.escape(HINT_TAIL)
-                         + r"\Z")
 
 
 def placeholder_text(content: Any) -> str | None:
@@ -75,13 +71,13 @@ def placeholder_path(content: Any) -> str | None:
         match = pattern.fullmatch(text)
         if match:
             return match.group("path")
-    return persisted_path(text)  # persist --style opencode: OpenCode's truncation text
+    return truncation_path(text)  # persist --style <agent>: the agent's truncation text
 
 
 def looks_like_placeholder(content: Any) -> bool:
     """Whether ``content`` has the look of a placeholder naming a saved file - a
     ``<persisted-output>`` block, a snip/microcompact placeholder with a ``saved to`` line, or
-    OpenCode's truncation hint naming a ``tool-results`` file - whether or not
+    an agent's truncation hint naming a ``tool-results`` file (OpenCode's) - whether or not
     :func:`placeholder_path` can read a path out of it (``restore --strict`` fails on those it
     cannot). A bare ``[Old tool result content cleared]`` saved nothing: not one of these."""
     text = placeholder_text(content)
@@ -91,7 +87,7 @@ def looks_like_placeholder(content: Any) -> bool:
         return True
     if text.startswith(_CLEARED):
         return _SAVED_TO.search(text) is not None
-    return text.endswith(HINT_TAIL) and _STORE_HINT.search(text) is not None
+    return any(t.looks_persisted(text) for t in output_truncations())
 
 
 # --- tool result slots (shared with persist) -----------------------------------------------------
@@ -156,7 +152,8 @@ def restore(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore,
     unreadable stays as it is, with a warning (``warn``) and a count in ``report``."""
     report = report if report is not None else RestoreReport()
     adapter = adapter_for(fmt)
-    for entry in without_own_boundaries(entries):  # microcompact's, undone with its clearing
+    # the clearing records ctxtool appended (microcompact's) go, undone with their clearing
+    for entry in adapter.without_clearing_records(entries):
         report.entries += 1
         if getattr(entry, "invalid", False):
             yield entry

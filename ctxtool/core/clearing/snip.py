@@ -13,10 +13,13 @@ a second run change nothing. Only results after the last compaction are looked a
 runs whatever the context use; ``min_usage`` (percent of the window) reproduces seed 001's "only
 above 60%".
 
-On OpenCode sessions the tool names are matched in lower case too (OpenCode's ``read``, ``edit``,
-``grep``, ``list``...), only the messages after OpenCode's last compaction are looked at, and a
-snipped part's ``state.output`` becomes the placeholder (its input and attachments stay); the
-session is buffered, as OpenCode reads it.
+What an agent does its own way comes from its adapter: its own tool names
+(:attr:`~ctxtool.formats.adapter.FormatAdapter.own_tool_names`; OpenCode's ``read``, ``edit``,
+``grep``, ``list``..., matched in lower case too), its calls read as Claude Code's
+(:meth:`~ctxtool.formats.adapter.FormatAdapter.snip_view`; Codex CLI's ``exec_command`` running
+``cat``, ``sed -n``, ``rg``... and its ``apply_patch``), the messages after its last compaction
+(OpenCode's session is buffered, as OpenCode reads it) and where a result sits (an OpenCode
+part's ``state.output`` becomes the placeholder, its input and attachments stay).
 
 When it snipped results of a Claude Code transcript, a ``microcompact_boundary`` entry is
 appended listing them, with the tokens saved before the last API call that records usage
@@ -35,13 +38,12 @@ from datetime import datetime
 from typing import Any
 
 from ctxtool.clock import parse_now
-from ctxtool.core.clearing.boundary import AnchorSavings, clearing_boundary
+from ctxtool.core.clearing.boundary import AnchorSavings
 from ctxtool.core.clearing.replace import ClearReport, Clearing, iter_cleared, snip_placeholder
 from ctxtool.core.clearing.twopass import (LineKey, Limits, ToolRecord, ToolScan, default_limits,
                                   line_key, reiterable, scan_tools, second_pass)
 from ctxtool.core.sizing.meter import ContextMeter, usage_of
 from ctxtool.errors import UsageError
-from ctxtool.formats.opencode.tools import SNIP_TOOLS
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import ResultStore
 
@@ -52,7 +54,6 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS", "WebSearch", "ToolSearch", "grep
                           "grep_search", "list_files", "file_search", "codebase_search",
                           "web_search"})
 MIN_TOKENS = 100  # a placeholder naming its saved file is about this long
-OPENCODE_TOOLS = SNIP_TOOLS  # OpenCode's tools of its own, per tool set
 
 READ_AGAIN = "read again later"
 STALE = "file changed after the read"
@@ -133,8 +134,8 @@ def _with_boundary(cleared: Iterator[dict[str, Any]], scan: ToolScan, report: Cl
         savings.note(entry, report.tokens_before - report.tokens_after)
         yield entry
     if report.results_cleared:
-        yield clearing_boundary(
-            parent=scan.last_uuid, envelope=scan.envelope,
+        yield adapter_for(scan.fmt).clearing_record(
+            last=scan.last_entry,
             ids=list(dict.fromkeys(report.cleared_ids)), trigger="manual",
             pre_tokens=sum(r.tokens for r in scan.in_context()),
             tokens_saved=savings.before_anchor, now=now or parse_now(None), after=savings.last)
@@ -157,11 +158,6 @@ def with_own_tools(options: SnipOptions, own: Mapping[str, frozenset[str]]) -> S
     return replace(options, **{
         name: getattr(options, name) | {n.lower() for n in getattr(options, name)} | extra
         for name, extra in own.items()})
-
-
-def for_opencode(options: SnipOptions) -> SnipOptions:
-    """``options`` with each tool set matching OpenCode's lower-case tool names too."""
-    return with_own_tools(options, OPENCODE_TOOLS)
 
 
 def select_snips(scan: ToolScan, options: SnipOptions, *, limits: Limits,
@@ -236,5 +232,5 @@ def _repeated(results: list[ToolRecord]) -> Iterator[ToolRecord]:
         newer.add(record.digest)
 
 
-__all__ = ["OPENCODE_TOOLS", "READ_TOOLS", "SEARCH_TOOLS", "WRITE_TOOLS", "SnipOptions",
-           "SnipReport", "for_opencode", "select_snips", "snip", "with_own_tools"]
+__all__ = ["READ_TOOLS", "SEARCH_TOOLS", "WRITE_TOOLS", "SnipOptions", "SnipReport",
+           "select_snips", "snip", "with_own_tools"]

@@ -26,17 +26,13 @@ from ctxtool.clock import parse_timestamp
 from ctxtool.core.messages.blocks import content_blocks, role_of
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary
+from ctxtool.formats.adapter import OutputTruncation
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.formats.opencode.truncate import persisted_path
-from ctxtool.formats.registry import adapter_for
+from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import Entry
 
 LineKey = tuple[str, int]  # (source, lineno) of an entry read from input
 Limits = Callable[[str | None], Thresholds]  # the model a transcript names -> its thresholds
-
-# Fields copied from the last entry onto an entry ctxtool appends, as Claude Code writes them.
-ENVELOPE_KEYS = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
 
 # How the placeholders of snip, microcompact, persist and Claude Code itself begin: such a result
 # is already cleared, so it is neither counted nor cleared again (what makes the commands
@@ -84,14 +80,37 @@ def line_key(entry: dict[str, Any]) -> LineKey | None:
     return (entry.source, entry.lineno) if isinstance(entry, Entry) and entry.lineno else None
 
 
+_TRUNCATIONS: tuple[OutputTruncation, ...] | None = None
+
+
+def output_truncations() -> tuple[OutputTruncation, ...]:
+    """The agents' own truncations of large tool outputs (``persist --style`` writes them into
+    a transcript of any format), found once."""
+    global _TRUNCATIONS
+    if _TRUNCATIONS is None:
+        _TRUNCATIONS = tuple(dict.fromkeys(
+            a.output_truncation for a in adapters() if a.output_truncation is not None))
+    return _TRUNCATIONS
+
+
+def truncation_path(text: str) -> str | None:
+    """The ctxtool store file an agent's truncation text names (``persist --style`` of an
+    agent with :attr:`~ctxtool.formats.adapter.FormatAdapter.output_truncation`), or None."""
+    for truncation in output_truncations():
+        path = truncation.persisted_path(text)
+        if path is not None:
+            return path
+    return None
+
+
 def is_cleared(content: Any) -> bool:
     """True when a tool result's content is already a placeholder (or a persisted preview)."""
     if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
         content = content[0].get("text")
     if not isinstance(content, str):
         return False
-    # persist --style opencode leaves OpenCode's truncation text, naming the saved file
-    return content.startswith(CLEARED_PREFIXES) or persisted_path(content) is not None
+    # persist --style <agent> leaves the agent's truncation text, naming the saved file
+    return content.startswith(CLEARED_PREFIXES) or truncation_path(content) is not None
 
 
 def is_clearable(content: Any) -> bool:
@@ -142,12 +161,6 @@ class ToolScan:
     def last_assistant_time(self) -> datetime | None:
         return parse_timestamp(self.last_assistant_stamp)
 
-    @property
-    def envelope(self) -> dict[str, Any]:
-        """The fields an appended entry copies from the last one (session, cwd, version...)."""
-        last = self.last_entry or {}
-        return {k: last[k] for k in ENVELOPE_KEYS if k in last}
-
     def in_context(self) -> list[ToolRecord]:
         """Results after the last compaction (earlier ones are not in the model's context), in
         result order: oldest first."""
@@ -194,26 +207,27 @@ def _note_entry(scan: ToolScan, entry: dict[str, Any], blocks: list[dict[str, An
     if isinstance(entry.get("uuid"), str):
         scan.last_uuid = entry["uuid"]
         scan.last_entry = entry
-    if is_compact_boundary(entry):
+    adapter = adapter_for(scan.fmt)
+    if adapter.is_compaction_record(entry):
         scan.epoch += 1
         scan.turns = 0
         return
     role = role_of(entry, scan.fmt)
     if role == "assistant":
-        adapter = adapter_for(scan.fmt)
         stamp = adapter.timestamp_of(entry)
         if stamp is not None:
             scan.last_assistant_stamp = stamp
         model = adapter.model_of(entry)
         if model is not None and model != "<synthetic>":
             scan.model = model
-    elif role == "user" and _is_user_turn(entry, blocks):
+    elif role == "user" and _is_user_turn(entry, blocks, adapter.is_summary_entry):
         scan.turns += 1
 
 
-def _is_user_turn(entry: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:
+def _is_user_turn(entry: dict[str, Any], blocks: list[dict[str, Any]],
+                  is_summary: Callable[[dict[str, Any]], bool]) -> bool:
     """A message the user typed (not only tool results, not a meta line or a summary)."""
-    if entry.get("isMeta") is True or is_compact_summary(entry):
+    if entry.get("isMeta") is True or is_summary(entry):
         return False
     return any(b.get("type") != "tool_result" for b in blocks)
 
@@ -307,7 +321,7 @@ def cleared_input_path(tool_input: Any) -> str | None:
     return None
 
 
-__all__ = ["CLEARED_INPUT_KEY", "LazySource", "Limits", "LineKey", "ToolRecord", "ToolScan",
+__all__ = ["CLEARED_INPUT_KEY", "LazySource", "output_truncations", "truncation_path", "Limits", "LineKey", "ToolRecord", "ToolScan",
            "cleared_input", "cleared_input_path", "default_limits", "is_clearable", "is_cleared",
            "is_cleared_input", "line_key", "reiterable", "result_tokens", "scan_tools",
            "second_pass"]

@@ -46,17 +46,21 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import Block, api_message, content_blocks, role_of, tool_result_text
-from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.adapter import FormatAdapter
-from ctxtool.formats.opencode.view import INTERRUPTED
+from ctxtool.formats.content import INTERRUPTED, as_blocks
+from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.registry import adapter_for
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, Entry
+from ctxtool.types import Entry
 
 Thinking = Literal["drop", "keep"]
 Message = dict[str, Any]  # {"role": ..., "content": [Anthropic-shaped blocks]}
 
 # INTERRUPTED: "[Tool execution was interrupted]", as OpenCode sends for a result that is missing
 NOT_INCLUDED = "[Earlier conversation not included]"
+# The two API message shapes this module writes (their adapters, as convert targets, say which
+# blocks they keep and where a system message goes): names of API shapes, not of agents.
+ANTHROPIC_MESSAGES = "anthropic"
+OPENAI_CHAT = "openai"
 
 
 @dataclass
@@ -101,7 +105,7 @@ def _waits_in_response(entry: dict[str, Any]) -> bool:
     """What Claude Code lets sit between two lines of one response: tool results, non-messages."""
     if entry.get("type") != "user" or not isinstance(entry.get("message"), dict):
         return entry.get("type") != "assistant"
-    blocks = content_blocks(entry, CLAUDE_CODE)
+    blocks = as_blocks(entry["message"].get("content"))
     return bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
 
 
@@ -147,7 +151,7 @@ def _flush_response(group: list[dict[str, Any]], held: list[dict[str, Any]],
 def _merged_lines(group: list[dict[str, Any]]) -> dict[str, Any]:
     blocks: list[Block] = []
     for line in group:
-        for block in content_blocks(line, CLAUDE_CODE):
+        for block in as_blocks(line["message"].get("content")):
             if block not in blocks:  # a line repeating an earlier block adds nothing
                 blocks.append(block)
     messages = [line["message"] for line in group]
@@ -347,7 +351,7 @@ def to_anthropic(entries: Iterable[dict[str, Any]], fmt: str, *, thinking: Think
     holding one message back (to trim a final assistant message)."""
     report = report if report is not None else ConvertReport()
     held: Message | None = None
-    for message in _normalized(entries, fmt, ANTHROPIC, thinking, report):
+    for message in _normalized(entries, fmt, ANTHROPIC_MESSAGES, thinking, report):
         if held is None and message["role"] == "assistant":
             held = {"role": "user", "content": [{"type": "text", "text": NOT_INCLUDED}]}
         if held is not None:
@@ -386,7 +390,7 @@ def to_openai(entries: Iterable[dict[str, Any]], fmt: str, *,
               report: ConvertReport | None = None) -> Iterator[dict[str, Any]]:
     """OpenAI chat completion messages for a transcript (streams, one message held)."""
     report = report if report is not None else ConvertReport()
-    for message in _normalized(entries, fmt, OPENAI, "drop", report):
+    for message in _normalized(entries, fmt, OPENAI_CHAT, "drop", report):
         for out in _openai_messages(message, report):
             report.messages_out += 1
             yield located(out, message)
@@ -451,9 +455,9 @@ def to_messages(entries: Iterable[dict[str, Any]], fmt: str, *, target: str,
 
 
 _TARGETS: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {
-    ANTHROPIC: lambda entries, fmt, thinking, report: to_anthropic(
+    ANTHROPIC_MESSAGES: lambda entries, fmt, thinking, report: to_anthropic(
         entries, fmt, thinking=thinking, report=report),
-    OPENAI: lambda entries, fmt, thinking, report: to_openai(entries, fmt, report=report),
+    OPENAI_CHAT: lambda entries, fmt, thinking, report: to_openai(entries, fmt, report=report),
 }
 
 

@@ -30,7 +30,8 @@ Where the cut is, per format:
 With no compaction, the transcript view is the input itself, byte for byte. ``view="model"``
 goes one step further, to what is sent to the model: only messages (no boundaries, progress,
 attachments, snapshots, titles, UI error notices), results listed in ``microcompact_boundary``
-entries replaced by :data:`CLEARED` (and their ``toolUseResult`` copy dropped), the lines of one
+entries replaced by the text the agent shows for them (the adapter's ``cleared_result_text``,
+``[Old tool result content cleared]``; and their ``toolUseResult`` copy dropped), the lines of one
 streamed response merged by ``message.id``, and ``parentUuid`` making one linear chain.
 
 Memory: :func:`plan_cut` reads the entries once and keeps only uuids, line numbers and tool ids;
@@ -46,10 +47,8 @@ from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import content_blocks, iter_tool_results, with_tool_result_content
 from ctxtool.core.messages.convert import ConvertReport, is_model_message, merge_streamed
-from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary, is_microcompact_boundary
 from ctxtool.formats.jsonl import exact_entry
 from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY, MARKER
-from ctxtool.formats.opencode.view import CLEARED  # the placeholder both agents use
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import location_of
 
@@ -67,7 +66,7 @@ def is_summary_message(entry: dict[str, Any], fmt: str) -> bool:
     adapter = adapter_for(fmt)
     compactions = adapter.compactions
     if compactions == BOUNDARY:
-        return is_compact_summary(entry)
+        return adapter.is_summary_entry(entry)
     if compactions != MARKER:
         return False
     if adapter.is_compaction_record(entry):  # one record holding the summary (Codex CLI)
@@ -154,6 +153,7 @@ class _Boundary:
 
 def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
     plan = CutPlan(fmt)
+    adapter = adapter_for(fmt)
     nodes: dict[str, tuple[str | None, int]] = {}  # uuid -> (parentUuid, index)
     last: dict[bool, _Boundary] = {}  # per thread (isSidechain) the last boundary
     counts = {False: 0, True: 0}
@@ -169,17 +169,14 @@ def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
         side = entry.get("isSidechain") is True
         if entry.get("type") in ("user", "assistant"):
             main_seen, side_seen = main_seen or not side, side_seen or side
-        if is_compact_boundary(entry):
+        if adapter.is_compaction_record(entry):
             metadata = entry.get("compactMetadata")
             last[side] = _Boundary(index, uuid if isinstance(uuid, str) else None,
                                    location_of(entry),
                                    metadata if isinstance(metadata, dict) else {})
             counts[side] += 1
-        elif is_microcompact_boundary(entry):
-            metadata = entry.get("microcompactMetadata")
-            ids = metadata.get("compactedToolIds") if isinstance(metadata, dict) else None
-            if isinstance(ids, list):
-                cleared.update(i for i in ids if isinstance(i, str))
+        elif (ids := adapter.cleared_ids_recorded(entry)) is not None:
+            cleared.update(ids)
     plan.sidechain_thread = side_seen and not main_seen
     plan.cleared_tool_ids = frozenset(cleared)
     boundary = last.get(plan.sidechain_thread)
@@ -351,14 +348,15 @@ def _with_cleared_results(entry: dict[str, Any], fmt: str, cleared: frozenset[st
     if not cleared or entry.get("type") != "user":
         return entry
     new = entry
+    text = adapter_for(fmt).cleared_result_text
     for result in iter_tool_results(entry, fmt):
-        if result.tool_use_id in cleared and result.content != CLEARED:
-            new = with_tool_result_content(new, fmt, result.tool_use_id, CLEARED)
+        if result.tool_use_id in cleared and result.content != text:
+            new = with_tool_result_content(new, fmt, result.tool_use_id, text)
             report.cleared_results += 1
     if new is not entry and "toolUseResult" in new:
         new = {k: v for k, v in new.items() if k != "toolUseResult"}
     return new
 
 
-__all__ = ["CLEARED", "SUMMARY_MARKER", "CutPlan", "FilterReport", "View", "filter_compacted",
+__all__ = ["SUMMARY_MARKER", "CutPlan", "FilterReport", "View", "filter_compacted",
            "is_summary_message", "plan_cut"]

@@ -5,10 +5,11 @@ context and tool results kept beside the session in the project folder."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ctxtool.formats.adapter import BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, Usage
+from ctxtool.formats.claude_code import boundary
 from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
                                               is_compact_boundary, is_compact_summary)
 from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
@@ -26,6 +27,7 @@ SYNTHETIC_MODEL = "<synthetic>"  # local error notices: never a model call
 
 class ClaudeCodeAdapter(FormatAdapter):
     name: ClassVar[str] = "claude-code"
+    title: ClassVar[str] = "Claude Code"
     schema: ClassVar[str | None] = "claude-code-entry"
     writes_clearing_boundary: ClassVar[bool] = True
     results_beside_session: ClassVar[bool] = True
@@ -108,6 +110,20 @@ class ClaudeCodeAdapter(FormatAdapter):
             return None
         key = (str(message.get("id") or ""), str(entry.get("requestId") or ""))
         return _new_tuple(Usage, (key, *counts))  # as Usage(key, *counts), without a Python call
+
+    def clearing_record(self, *, last: Mapping[str, Any] | None, ids: list[str], trigger: str,
+                        pre_tokens: int, tokens_saved: int, now: Any,
+                        after: Mapping[str, Any] | None) -> dict[str, Any]:
+        """A ``microcompact_boundary`` line, as Claude Code appends after clearing."""
+        return boundary.clearing_boundary(last=last, ids=ids, trigger=trigger,
+                                          pre_tokens=pre_tokens, tokens_saved=tokens_saved,
+                                          now=now, after=after)
+
+    def without_clearing_records(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        return boundary.without_own_boundaries(entries)
+
+    def cleared_ids_recorded(self, entry: Mapping[str, Any]) -> list[str] | None:
+        return boundary.cleared_ids(entry)
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_compact_summary(entry)  # type: ignore[arg-type]

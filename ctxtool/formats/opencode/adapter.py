@@ -9,16 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import AGENT_RULE, Clearer, FormatAdapter, Restorer, ResultSlot, Usage
+from ctxtool.formats.adapter import (AGENT_RULE, Clearer, FormatAdapter, OutputTruncation, Restorer,
+                                    ResultSlot, Usage)
 from ctxtool.formats.content import Block, tool_result_text
-from ctxtool.formats.opencode import compaction, view
+from ctxtool.formats.opencode import compaction, truncate, view
 from ctxtool.formats.opencode.context import (CompactionTracker, compaction_request,
                                               completed_compactions, context_entries,
                                               is_finished_summary, is_summary, last_step_split,
                                               opencode_usage)
 from ctxtool.formats.opencode.rule import (OpenCodeLimits, opencode_limits, session_model,
                                            session_version, usable_tokens)
-from ctxtool.formats.opencode.session import filter_compacted_opencode, is_older_session
+from ctxtool.formats.opencode.session import (PruneResult, filter_compacted_opencode,
+                                              is_older_session, mark_compacted, prune_marks)
 from ctxtool.formats.opencode.tools import SNIP_TOOLS, as_claude_code_tool
 from ctxtool.formats.opencode.validate import OpenCodeChecks
 from ctxtool.llm.base import AgentPrompt
@@ -27,9 +29,11 @@ from ctxtool.types import location_of
 
 class OpenCodeAdapter(FormatAdapter):
     name: ClassVar[str] = "opencode"
+    title: ClassVar[str] = "OpenCode"
     schema: ClassVar[str | None] = "opencode-message"
     reads_whole_session: ClassVar[bool] = True
     placeholder_style: ClassVar[str] = "opencode"
+    output_truncation: ClassVar[OutputTruncation | None] = truncate  # type: ignore[assignment]
     clears_by_marking: ClassVar[bool] = True
     clearing_strategy: ClassVar[str] = "opencode"
     own_tool_names: ClassVar[Mapping[str, frozenset[str]] | None] = SNIP_TOOLS
@@ -111,6 +115,23 @@ class OpenCodeAdapter(FormatAdapter):
                 new = view.with_output_text(new, call_id, content if isinstance(content, str)
                                             else tool_result_text(content))
         return new
+
+    def marked_cleared(self, entries: list[dict[str, Any]], ids: Iterable[str], *,
+                       now_ms: int) -> tuple[list[dict[str, Any]], list[str]]:
+        """Tool parts marked ``state.time.compacted``, as OpenCode's prune marks them."""
+        return mark_compacted(entries, list(ids), now_ms=now_ms)
+
+    def own_prune(self, entries: list[dict[str, Any]], *, now_ms: int, protect: int,
+                  minimum: int, protected_tools: set[str], protect_turns: int) -> PruneResult:
+        """``SessionCompaction.prune``, exactly (:func:`.session.prune_marks`)."""
+        return prune_marks(entries, now_ms=now_ms, protect=protect, minimum=minimum,
+                           protected_tools=protected_tools, protect_turns=protect_turns)
+
+    def results_named(self, entry: Mapping[str, Any]) -> Iterator[tuple[str | None, str, str]]:
+        for part in view.parts_of(entry):
+            if part.get("type") == "tool":
+                yield (view.string(part.get("callID")), str(part.get("tool") or "?"),
+                       view.output_text(part) or "")
 
     def iter_api_messages(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         return view.iter_api_messages(entries)

@@ -9,9 +9,10 @@ there (a view: new dicts, the transcript is not touched).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 CLAUDE_CODE_NAMES = {
     "read": "Read", "edit": "Edit", "write": "Write", "multiedit": "MultiEdit", "bash": "Bash",
@@ -24,6 +25,16 @@ CLAUDE_CODE_NAMES = {
 SNIP_TOOLS = {"read_tools": frozenset(), "write_tools": frozenset({"apply_patch"}),
               "search_tools": frozenset({"list", "codesearch"})}
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+Options = TypeVar("Options")
+
+
+def for_opencode(options: Options) -> Options:
+    """snip's options (a dataclass with the tool sets of :data:`SNIP_TOOLS`) matching OpenCode's
+    names too: each set's names in lower case, plus OpenCode's own tools of that kind (what the
+    adapter's ``own_tool_names`` gives ``snip``)."""
+    return dataclasses.replace(options, **{  # type: ignore[type-var]
+        name: getattr(options, name) | {n.lower() for n in getattr(options, name)} | extra
+        for name, extra in SNIP_TOOLS.items()})
 
 
 def snake_keys(value: Any) -> Any:
@@ -44,4 +55,4 @@ def as_claude_code_tool(block: dict[str, Any]) -> dict[str, Any]:
     return {**block, "name": name, "input": snake_keys(block.get("input"))}
 
 
-__all__ = ["CLAUDE_CODE_NAMES", "SNIP_TOOLS", "as_claude_code_tool", "snake_keys"]
+__all__ = ["CLAUDE_CODE_NAMES", "SNIP_TOOLS", "as_claude_code_tool", "for_opencode", "snake_keys"]

@@ -58,6 +58,16 @@ def truncated_output(text: str, path: str, *, max_lines: int = MAX_LINES,
     return f"{preview}\n\n...{removed} {unit} truncated...\n\n{HINT_HEAD}{path}\n{HINT_TAIL}"
 
 
+_STORE_HINT = re.compile(re.escape(HINT_HEAD) + r"[^\n]*/tool-results/[^\n]*\n" + re.escape(HINT_TAIL)
+                         + r"\Z")
+
+
+def looks_persisted(text: str) -> bool:
+    """True when ``text`` ends with the hint naming a ctxtool store file, whether or not
+    :func:`persisted_path` can read the path out of it (``restore --strict`` fails on those)."""
+    return text.endswith(HINT_TAIL) and _STORE_HINT.search(text) is not None
+
+
 def persisted_path(text: str) -> str | None:
     """The ctxtool store file a truncated output names, or None when ``text`` is not one."""
     if not text.endswith(HINT_TAIL):
@@ -66,5 +76,5 @@ def persisted_path(text: str) -> str | None:
     return match.group("path") if match else None
 
 
-__all__ = ["HINT_HEAD", "HINT_TAIL", "MAX_BYTES", "MAX_LINES", "over_limits", "persisted_path",
-           "truncated_output"]
+__all__ = ["HINT_HEAD", "HINT_TAIL", "MAX_BYTES", "MAX_LINES", "looks_persisted", "over_limits",
+           "persisted_path", "truncated_output"]

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from ctxtool.formats.content import INTERRUPTED
+
 Block = dict[str, Any]
 SESSION_KEY = "session"
 CLEARED = "[Old tool result content cleared]"
-INTERRUPTED = "[Tool execution was interrupted]"
 COMPACTION_QUESTION = "What did we do so far?"
 SUBTASK_TEXT = "The following tool was executed by the user"
 _TEXT_FILES = ("text/plain", "application/x-directory")
