@@ -74,6 +74,8 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathF
     monkeypatch.setenv("CTXTOOL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     # sessions and the selectors list OpenCode's database: never the developer's own
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+    # ... and Codex CLI's rollouts: never the developer's own (~/.codex)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex")))
     real_connect = socket.socket.connect
 
     def guarded_connect(self: socket.socket, address: object) -> object:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ctxtool.core.sizing.estimate import estimate
-from ctxtool.core.sizing.sessions import SessionHead, SessionInfo, opencode_prompt, session_info
+from ctxtool.core.sizing.sessions import SessionHead, SessionInfo, first_prompt, session_info
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.storage import opencode_config, opencode_db
@@ -63,7 +63,7 @@ def read_opencode_session(db: Path, summary: opencode_db.SessionSummary,
     record = entries[0].get("session") if entries else None
     created = record.get("time", {}).get("created") if isinstance(record, dict) else None
     head = SessionHead(session_id=summary.id, cwd=summary.directory,
-                       first_prompt=opencode_prompt(entries), started=_iso(created))
+                       first_prompt=first_prompt(entries, OPENCODE), started=_iso(created))
     return session_info(session_id=summary.id, path=str(db), size=len(buffer.getvalue()),
                         head=head, title=summary.title or None,
                         last_activity=_iso(summary.updated), report=report, agent=OPENCODE)

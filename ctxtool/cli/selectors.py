@@ -4,8 +4,8 @@ Every command that reads a transcript takes, in place of a FILE argument:
 
 * a session id, or any unique start of one (``ctxtool estimate 3f2a``): an argument that is not
   an existing path and holds no ``/`` or ``.`` is looked up among the sessions of
-  ``ctxtool sessions`` (of ``--project DIR`` when given); no match or several is a usage error
-  (exit 2) that lists the candidates;
+  ``ctxtool sessions`` (Claude Code's and Codex CLI's; of ``--project DIR`` when given); no
+  match or several (of any agents) is a usage error (exit 2) that lists the candidates;
 * ``--latest``: the most recently written session (of ``--project DIR`` when given);
 * OpenCode's sessions (in ``$XDG_DATA_HOME/opencode/opencode.db``) are named the same way by
   the commands that read OpenCode's database (those with ``--session``): the input becomes the
@@ -30,7 +30,7 @@ import orjson
 from ctxtool.cli import messages
 from ctxtool.cli.streams import binary_stdin
 from ctxtool.errors import InputError, StoreError, UsageError
-from ctxtool.storage.session_dirs import claude_session_files
+from ctxtool.formats.registry import adapters
 
 F = TypeVar("F", bound=Callable[..., Any])
 SHOWN = 8  # candidates named in an error
@@ -63,9 +63,10 @@ class Candidate:
 
 def _candidates(env: Mapping[str, str], project: str | None, *, opencode: bool,
                 children: bool) -> list[Candidate]:
-    """Claude Code's sessions, and OpenCode's when the command reads its database."""
-    found = [Candidate(p.stem, str(p), p.parent.name)
-             for p in claude_session_files(env, project)]
+    """The agents' session files (Claude Code's, Codex CLI's), and OpenCode's sessions when
+    the command reads its database."""
+    found = [Candidate(f.id, str(f.path), f.where) for adapter in adapters()
+             for f in adapter.session_files(env, project)]
     if not opencode:
         return found
     from ctxtool.cli.opencode_sessions import opencode_sessions  # only to resolve a selector
@@ -213,7 +214,7 @@ def selector_options(f: F) -> F:
              "('.' = here).")(wrapper)
     wrapper = click.option(
         "--latest", is_flag=True,
-        help="Read the most recent session (Claude Code's, or OpenCode's where the command "
-             "reads its database; of --project when given) instead of FILE. FILE may also be a "
-             "session id or a unique start of one.")(wrapper)
+        help="Read the most recent session (Claude Code's or Codex CLI's, or OpenCode's where "
+             "the command reads its database; of --project when given) instead of FILE. FILE "
+             "may also be a session id or a unique start of one.")(wrapper)
     return wrapper  # type: ignore[return-value]

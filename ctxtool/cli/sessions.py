@@ -24,15 +24,19 @@ from ctxtool.formats.jsonl import dumps_json
 @click.option("--since", metavar="AGE|TIME",
               help="Only sessions active since then: an age (90m, 12h, 7d) or an ISO-8601 time.")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N sessions.")
+@click.option("--archived", is_flag=True,
+              help="Also Codex CLI's archived sessions ($CODEX_HOME/archived_sessions), which "
+                   "its own resume picker leaves out.")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per session, one per line (schemas/sessions-report).")
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 @now_option
-def sessions_cmd(project: str | None, since: str | None, limit: int | None, as_json: bool,
-                 output: str | None, now: str | None) -> None:
+def sessions_cmd(project: str | None, since: str | None, limit: int | None, archived: bool,
+                 as_json: bool, output: str | None, now: str | None) -> None:
     """List the sessions on this machine, newest first.
 
-    Claude Code's sessions (under $CLAUDE_CONFIG_DIR or ~/.claude) and OpenCode's (in
+    Claude Code's sessions (under $CLAUDE_CONFIG_DIR or ~/.claude), Codex CLI's (under
+    $CODEX_HOME/sessions or ~/.codex/sessions) and OpenCode's (in
     $XDG_DATA_HOME/opencode/opencode.db, read-only), one row each: last activity, id, project
     (its directory), context now and % of the window, compactions, size, and the title or
     first prompt. A transcript is read from its first and last lines only, an OpenCode
@@ -46,7 +50,8 @@ def sessions_cmd(project: str | None, since: str | None, limit: int | None, as_j
         ctxtool sessions --json | jq -r 'select(.percent > 80) | .id'
     """
     cutoff = _since(since, now)
-    found = list_sessions(os.environ, project=project, since=cutoff, warn=messages.warn)
+    found = list_sessions(os.environ, project=project, since=cutoff, archived=archived,
+                          warn=messages.warn)
     rows = found[:limit] if limit else found
     with open_output(output) as out:
         if as_json:

@@ -20,6 +20,7 @@ from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import InputError, StoreError, UsageError
+from ctxtool.types import CLAUDE_CODE
 
 DEFAULT_FORMAT = "{model} {bar} {tokens}/{window} ({percent}%) · {to_compact} to compact{marker}"
 COLORED = ("bar", "tokens", "percent", "marker")
@@ -90,7 +91,8 @@ def _fields(given: StatusInput) -> dict[str, Any]:
     if path and os.path.isfile(path):
         try:
             with open(path, "rb") as handle:
-                report, _ = tail_report(handle, chain=head_chain(handle), source=path,
+                report, _ = tail_report(handle, chain=head_chain(handle), fmt=CLAUDE_CODE,
+                                        source=path,
                                         options=TailOptions(model=given.model_id,
                                                             context_window=given.window,
                                                             env=os.environ))

@@ -13,12 +13,11 @@ import orjson
 
 from ctxtool.core.sizing.estimate import EstimateReport
 from ctxtool.core.sizing.session_tail import estimate_tail, first_chain, last_timestamp, split_tail
+from ctxtool.formats.adapter import SessionMarks
+from ctxtool.formats.registry import adapter_for
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed
 
 HEAD_BYTES = 64 << 10
-BOUNDARY_MARK = b'"compact_boundary"'
-USAGE_MARK = b'"usage"'
-MODEL_MARK = b'"model"'
 
 
 def parse_lines(lines: Iterable[bytes]) -> Iterator[dict[str, object]]:
@@ -45,14 +44,11 @@ def parse_line(line: bytes) -> dict[str, object] | None:
     return next(parse_lines([line]), None)
 
 
-def may_stop(line: bytes) -> bool:
-    """Could this line be an API call's (with usage) or a compact boundary? Inside JSON
-    strings quotes are escaped, so a line without these bytes is neither."""
-    return USAGE_MARK in line or BOUNDARY_MARK in line
-
-
-def may_name_model(line: bytes) -> bool:
-    return MODEL_MARK in line
+def marks_of(fmt: str) -> SessionMarks:
+    marks = adapter_for(fmt).session_marks
+    if marks is None:
+        raise ValueError(f"{fmt} sessions are not read from their ends")
+    return marks
 
 
 def head_chain(handle: BinaryIO) -> bool | None:
@@ -60,23 +56,32 @@ def head_chain(handle: BinaryIO) -> bool | None:
     return first_chain(parse_lines(iter_head_lines(handle, max_bytes=HEAD_BYTES)))
 
 
-def tail_report(handle: BinaryIO, *, chain: bool | None, source: str | None = None,
+def tail_report(handle: BinaryIO, *, chain: bool | None, fmt: str, source: str | None = None,
                 options: TailOptions = TailOptions(), compactions: int = 0,
                 ) -> tuple[EstimateReport, str | None]:
     """``estimate``'s report (context now, window; ``compactions`` as given) from the last
     lines, and the last entry's timestamp."""
-    return report_of_tail(iter_lines_reversed(handle), chain=chain, source=source,
+    return report_of_tail(iter_lines_reversed(handle), chain=chain, fmt=fmt, source=source,
                           options=options, compactions=compactions)
 
 
-def report_of_tail(lines: Iterator[bytes], *, chain: bool | None, source: str | None = None,
-                   options: TailOptions = TailOptions(), compactions: int = 0,
-                   ) -> tuple[EstimateReport, str | None]:
+def report_of_tail(lines: Iterator[bytes], *, chain: bool | None, fmt: str,
+                   source: str | None = None, options: TailOptions = TailOptions(),
+                   compactions: int = 0) -> tuple[EstimateReport, str | None]:
     """:func:`tail_report` from a transcript's lines, last first (pulled only as far as
-    needed)."""
-    tail = split_tail(lines, parse=parse_line, may_stop=may_stop, chain=chain)
-    report = estimate_tail(tail, before=lines, parse=parse_line, named=may_name_model,
-                           chain=chain, compactions=compactions, source=source,
-                           model=options.model, context_window=options.context_window,
-                           env=options.env)
+    needed). Only the lines the adapter's marks say could be a call or a compaction are parsed
+    on the way."""
+    marks = marks_of(fmt)
+
+    def may_stop(line: bytes) -> bool:
+        return marks.usage in line or marks.compaction in line
+
+    def may_name_model(line: bytes) -> bool:
+        return marks.model is not None and marks.model in line
+
+    tail = split_tail(lines, parse=parse_line, may_stop=may_stop, chain=chain, fmt=fmt)
+    report = estimate_tail(tail, before=lines if marks.model else (), parse=parse_line,
+                           named=may_name_model, chain=chain, compactions=compactions, fmt=fmt,
+                           source=source, model=options.model,
+                           context_window=options.context_window, env=options.env)
     return report, last_timestamp(tail)

@@ -45,8 +45,9 @@ only what its agent does differently. The members, grouped by who uses them:
 * converting - :attr:`converts_through_messages`, :meth:`iter_api_messages`,
   :attr:`streams_over_lines`, :attr:`convert_targets`, and as a target :attr:`blocks_kept`,
   :attr:`system_in_messages`;
-* store location (``storage``) - :attr:`results_beside_session`, :meth:`session_and_cwd`,
-  :meth:`session_roots`.
+* store location (``storage``; ``ctxtool sessions`` and the session selectors) -
+  :attr:`results_beside_session`, :meth:`session_and_cwd`, :meth:`session_roots`,
+  :meth:`session_files`, :attr:`session_marks`, :meth:`session_prompt`, :meth:`session_title`.
 
 Adding an agent = writing a subclass in ``ctxtool/formats/<agent>.py`` (or a package), adding
 it to :func:`ctxtool.formats.registry._builtin` (detection order; its name becomes a
@@ -148,6 +149,27 @@ class OverflowVerdict(Protocol):
 
     def as_dict(self) -> dict[str, Any]:
         ...
+
+
+class SessionFile(NamedTuple):
+    """One session an agent keeps in a file of its own (see :meth:`FormatAdapter.session_files`)."""
+
+    id: str  # the session id, as the file name gives it
+    path: Path
+    where: str  # what tells it apart among candidates (Claude Code: its project folder)
+
+
+class SessionMarks(NamedTuple):
+    """Bytes that find an agent's lines in a transcript without parsing it, so a session is
+    listed from its ends (``ctxtool sessions``, ``statusline``). Inside a JSON string a quote is
+    escaped, so a needle holding quotes meets only the structure; every line a needle hits is
+    parsed and checked, so a needle may hit more lines than it means, never fewer."""
+
+    compaction: bytes  # in every line recording a compaction, however it is spaced
+    compaction_compact: bytes  # the same, written as compact JSON (longer, found faster)
+    usage: bytes  # in every line carrying a usage anchor
+    model: bytes | None = None  # in every message naming its model (None: none does)
+    title: bytes | None = None  # in every title record (None: the agent writes none)
 
 
 class CompactionTracker(Protocol):
@@ -745,6 +767,27 @@ class FormatAdapter:
         there); empty when it keeps none on disk."""
         return []
 
+    # How a session kept in a file of its own is listed (``ctxtool sessions``) and named (the
+    # session selectors); None: the agent keeps none so (OpenCode reads its database apart).
+    session_marks: ClassVar[SessionMarks | None] = None
+
+    def session_files(self, env: Mapping[str, str], project: str | None = None, *,
+                      archived: bool = False) -> list[SessionFile]:
+        """The agent's session files (of the sessions started in directory ``project`` when
+        given; ``archived``: those the user archived too), in no particular order."""
+        return []
+
+    def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
+        """The text of a prompt the user typed, when ``entry`` is one (not a tool result, nor
+        text the agent put in a user message itself), as the agent's own session picker shows
+        it; else None."""
+        return None
+
+    def session_title(self, entries: Iterable[Mapping[str, Any]]) -> str | None:
+        """The session's title among ``entries`` (the lines :attr:`session_marks` ``.title``
+        finds, or the first lines), or None."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
@@ -798,4 +841,4 @@ def _restored_block(block: Any, restorer: Restorer) -> Any:
     return block
 
 
-__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OutputTruncation", "OverflowVerdict", "PruneResult", "Restorer", "ResultSlot", "TranscriptChecks", "Usage"]
+__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OutputTruncation", "OverflowVerdict", "PruneResult", "Restorer", "ResultSlot", "SessionFile", "SessionMarks", "TranscriptChecks", "Usage"]

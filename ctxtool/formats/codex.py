@@ -36,8 +36,10 @@ from typing import Any, ClassVar
 import orjson
 
 from ctxtool.formats.adapter import (Clearer, CompactionLines, CompactionWrite, FormatAdapter,
-                                    Restorer, ResultSlot, Usage)
+                                    LimitsLookup, Restorer, ResultSlot, SessionFile,
+                                    SessionMarks, Usage)
 from ctxtool.formats.jsonl import loads_json
+from ctxtool.storage.session_dirs import project_directory
 
 NAME = "codex"
 SCHEMA = "codex-rollout"
@@ -371,6 +373,72 @@ def session_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     return [home / "sessions", home / "archived_sessions"]
 
 
+# User messages Codex writes itself in front of the user's first prompt (and after a
+# compaction): the environment, AGENTS.md and skill instructions, shell commands the user ran,
+# aborted turns, sub-agent notices. Its resume picker passes over them as these do.
+CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                    "<skill>", "<user_shell_command>", "<turn_aborted>", "<subagent_notification>",
+                    "<permissions instructions>")
+# A rollout's name: rollout-<YYYY-MM-DDThh-mm-ss>-<id>.jsonl; the id is a UUID
+ROLLOUT_PREFIX = "rollout-"
+ID_LENGTH = 36
+META_BYTES = 1 << 20  # the session_meta line (its base instructions: ~22 KB in 0.169.0)
+SESSION_MARKS = SessionMarks(compaction=b'"compacted"', compaction_compact=b'"type":"compacted"',
+                             usage=b'"token_count"')  # no message names a model; no titles
+
+
+def prompt_of(entry: Mapping[str, Any]) -> str | None:
+    """The text of a user message the user typed (see :data:`CONTEXT_PREFIXES`), or None."""
+    item = item_of(entry)
+    if item is None or item.get("type") != "message" or item.get("role") != "user":
+        return None
+    texts = [b["text"].strip() for b in _parts_text(item.get("content")) if b["type"] == "text"]
+    if any(text.startswith(CONTEXT_PREFIXES) for text in texts):
+        return None
+    return next((text for text in texts if text), None)
+
+
+def rollout_id(name: str) -> str | None:
+    """The session id a rollout's file name ends with, or None for another file."""
+    if not name.startswith(ROLLOUT_PREFIX) or not name.endswith(".jsonl"):
+        return None
+    stem = name[:-len(".jsonl")]
+    return stem[-ID_LENGTH:] if len(stem) > len(ROLLOUT_PREFIX) + ID_LENGTH else None
+
+
+def meta_cwd(path: Path) -> str | None:
+    """The ``cwd`` of a rollout's ``session_meta`` (its first line), or None."""
+    try:
+        with open(path, "rb") as handle:
+            line = handle.readline(META_BYTES)
+        entry = loads_json(line)
+    except (OSError, ValueError):
+        return None
+    payload = entry.get("payload") if isinstance(entry, dict) else None
+    cwd = payload.get("cwd") if isinstance(payload, dict) and entry.get("type") == "session_meta" \
+        else None
+    return cwd if isinstance(cwd, str) else None
+
+
+def rollouts(env: Mapping[str, str], project: str | None = None, *,
+             archived: bool = False) -> list[SessionFile]:
+    """The rollouts under ``<codex home>/sessions`` (and ``archived_sessions`` when
+    ``archived``); of ``project`` only when given (read from each one's first line)."""
+    roots = session_roots(env)
+    where = project_directory(project) if project else None
+    found = []
+    for root in roots if archived else roots[:1]:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                sid = rollout_id(name)
+                if sid is None:
+                    continue
+                path = Path(folder) / name
+                if where is None or meta_cwd(path) == where:
+                    found.append(SessionFile(sid, path, f"codex {where or folder}"))
+    return found
+
+
 # --- the adapter ----------------------------------------------------------------------------------
 
 class _Restarts:
@@ -498,6 +566,22 @@ class CodexAdapter(FormatAdapter):
 
     def compaction_writer(self) -> _Writer:
         return _Writer()
+
+    def configured_limits(self, view: list[dict[str, Any]],
+                          lookup: Any = None) -> Mapping[str, int]:
+        """The window Codex itself measures against: the last ``token_count``'s
+        ``model_context_window`` (its model's window less the share it keeps in reserve)."""
+        window = next((w for e in reversed(view) if (w := context_window_of(e))), None)
+        return {"context": window} if window else {}
+
+    session_marks: ClassVar[SessionMarks | None] = SESSION_MARKS
+
+    def session_files(self, env: Mapping[str, str], project: str | None = None, *,
+                      archived: bool = False) -> list[SessionFile]:
+        return rollouts(env, project, archived=archived)
+
+    def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
+        return prompt_of(entry)
 
 
 __all__ = ["CodexAdapter", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.cli.session_files import count_compactions, read_claude_session
+from ctxtool.cli.session_files import count_compactions, read_session
 from ctxtool.cli.tail_read import parse_lines, tail_report
 from ctxtool.core.sizing.sessions import read_head
+from ctxtool.formats.adapter import SessionFile
+from ctxtool.types import CLAUDE_CODE
 from ctxtool.storage.tail import (
     complete_length,
     head_lines,
@@ -78,13 +80,14 @@ def test_mapped_lines_are_the_handle_lines(tmp_path: Path, data: bytes) -> None:
         assert complete_length(buffer) == len(data) - len(data.rsplit(b"\n", 1)[-1])
 
 
-def _tail_of(path: Path):
+def _tail_of(path: Path, fmt: str = CLAUDE_CODE):
     with open(path, "rb") as handle:
-        head = read_head(parse_lines(iter_head_lines(handle, max_bytes=65536)))
+        head = read_head(parse_lines(iter_head_lines(handle, max_bytes=65536)), fmt)
         with mapped(handle) as buffer:
-            compactions, _ = count_compactions(buffer, head.chain)
-        report = tail_report(handle, chain=head.chain, compactions=compactions)[0]
-    listed = read_claude_session(path)  # the listing's reading, from one memory map
+            compactions, _ = count_compactions(buffer, head.chain, b'"compact_boundary"', fmt)
+        report = tail_report(handle, chain=head.chain, fmt=fmt, compactions=compactions)[0]
+    # the listing's reading, from one memory map
+    listed = read_session(SessionFile(path.stem, path, ""), fmt)
     assert (listed.context_tokens, listed.compactions, listed.context_window, listed.model) \
         == (report.context_tokens, report.compact_boundaries, report.limits.window,
             report.model)
@@ -149,7 +152,7 @@ def test_boundary_text_inside_a_string_or_a_nested_object_is_not_a_compaction(
                compact_boundary(), compact_summary("s")]
     path = write_session(tmp_path, APP, "s1", entries)
     with open(path, "rb") as handle, mapped(handle) as buffer:
-        assert count_compactions(buffer, False)[0] == 1
+        assert count_compactions(buffer, False, b'"compact_boundary"', CLAUDE_CODE)[0] == 1
     _same(path)
 
 

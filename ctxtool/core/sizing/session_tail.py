@@ -5,8 +5,11 @@ that does not grow with the file.
 it (:class:`ctxtool.core.sizing.meter.ContextMeter`). Nothing before that call changes the result,
 except through the meter's state, which that call resets. So the entries are walked backwards
 from the end until the first line of the last call (a call is streamed as several lines sharing
-``message.id``: the walk goes on until a line of another call) or a compact boundary (which
-resets the meter too), and only that tail is run forwards through the same :class:`Estimator`.
+``message.id``: the walk goes on until a line of another call) or a compaction record (the
+adapter's ``is_compaction_record``: Claude Code's compact boundary, Codex CLI's ``compacted``;
+it resets the meter too), and only that tail is run forwards through the same
+:class:`Estimator`. Nothing here knows an agent: the adapter of ``fmt`` says what a usage anchor
+and a compaction record are.
 
 What the tail cannot see, passed in by the caller: the side-chain flag of the first entry (read
 from the head of the file) and the number of compact boundaries (counted by a byte search). One
@@ -23,8 +26,7 @@ from typing import Any, TypeVar
 from ctxtool.core.messages.blocks import role_and_blocks
 from ctxtool.core.sizing.estimate import EstimateReport, Estimator
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
-from ctxtool.formats.claude_code.chain import is_compact_boundary
-from ctxtool.types import CLAUDE_CODE
+from ctxtool.formats.registry import adapter_for
 
 T = TypeVar("T")
 
@@ -50,13 +52,14 @@ def first_chain(entries: Iterable[Mapping[str, Any]]) -> bool | None:
 
 
 def split_tail(reversed_items: Iterable[T], *, parse: Callable[[T], dict[str, Any] | None],
-               chain: bool | None, fmt: str = CLAUDE_CODE,
+               chain: bool | None, fmt: str,
                may_stop: Callable[[T], bool] = _always) -> list[dict[str, Any]]:
     """The entries from the last call's first line (or the last compact boundary) to the end,
     in file order, from ``reversed_items`` (last first, pulled only as far as needed; the
     first line of an earlier call is pulled and dropped). ``parse`` makes an item an entry
     (None: not one, passed over). ``may_stop`` says cheaply whether an item could be a call
     or a boundary; items it rules out are parsed only if they end up in the tail."""
+    is_compaction = adapter_for(fmt).is_compaction_record
     kept: list[Any] = []  # last first: entries, or items not parsed yet
     first_of_call = None  # index in kept of the earliest line of the last call seen so far
     anchor: tuple[str, str] | None = None
@@ -67,7 +70,7 @@ def split_tail(reversed_items: Iterable[T], *, parse: Callable[[T], dict[str, An
         entry = parse(item)
         if entry is None or getattr(entry, "invalid", False) or not in_chain(entry, chain):
             continue  # the Estimator would skip it as estimate does
-        if is_compact_boundary(entry):
+        if is_compaction(entry):
             kept.append(entry)
             first_of_call = None
             break
@@ -94,7 +97,7 @@ def _named_model(entry: dict[str, Any], fmt: str) -> bool:
 
 def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
                   parse: Callable[[T], dict[str, Any] | None], chain: bool | None,
-                  compactions: int, fmt: str = CLAUDE_CODE, source: str | None = None,
+                  compactions: int, fmt: str, source: str | None = None,
                   model: str | None = None, context_window: int | None = None,
                   system_tokens: int = DEFAULT_SYSTEM_TOKENS,
                   env: Mapping[str, str] | None = None,
@@ -106,6 +109,7 @@ def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
     breakdown covers the tail only; the context total is the full figure."""
     state = Estimator(fmt, system_tokens=system_tokens, top=0)
     state.meter.follow_chain(chain)
+    state.view = tail  # what the agent's own limits are read from (Codex: its last window)
     for entry in tail:
         state.add(entry)
     if state.model is None:  # no assistant after the boundary: the model named before it

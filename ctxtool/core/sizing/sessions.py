@@ -9,17 +9,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxtool.core.messages.blocks import block_text, content_blocks
 from ctxtool.core.sizing.estimate import EstimateReport
-from ctxtool.types import CLAUDE_CODE
+from ctxtool.formats.registry import adapter_for
 
 PROMPT_WIDTH = 160
-# Claude Code's title records, by precedence: the user's /rename, then the generated title,
-# then the older "summary" lines (first one written wins for those).
-TITLE_KEYS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
-# User text that is not a prompt: slash-command echoes, command output, reminders, caveats.
-NOT_A_PROMPT = ("<command-", "<local-command-", "<system-reminder>", "Caveat:", "<bash-",
-                "[Request interrupted")
 
 
 @dataclass(frozen=True)
@@ -81,79 +74,53 @@ def one_line(text: str, width: int = PROMPT_WIDTH) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def prompt_text(entry: Mapping[str, Any], fmt: str = CLAUDE_CODE) -> str | None:
-    """The text a user typed, if ``entry`` is a real prompt (not a tool result, a compact
-    summary, a meta line or a slash-command echo)."""
-    if entry.get("type") != "user" or entry.get("isMeta") is True \
-            or entry.get("isCompactSummary") is True:
-        return None
-    for block in content_blocks(dict(entry), fmt):
-        if block.get("type") != "text":
-            return None  # tool results, images first: not a typed prompt
-        text = block_text(block).strip()
-        if text and not text.startswith(NOT_A_PROMPT):
-            return one_line(text)
-    return None
+def prompt_text(entry: Mapping[str, Any], fmt: str) -> str | None:
+    """The text a user typed, on one line, if ``entry`` is a real prompt of format ``fmt`` (see
+    :meth:`ctxtool.formats.adapter.FormatAdapter.session_prompt`)."""
+    text = adapter_for(fmt).session_prompt(entry)
+    return one_line(text) if text else None
 
 
-def opencode_prompt(entries: Iterable[Mapping[str, Any]]) -> str | None:
-    """The first thing typed in an OpenCode session: the first text part of a user message
-    (parts OpenCode writes itself, marked ``synthetic`` or ``ignored``, left out)."""
-    for entry in entries:
-        info = entry.get("info")
-        parts = entry.get("parts")
-        if not isinstance(info, dict) or info.get("role") != "user" or not isinstance(parts, list):
-            continue
-        for part in parts:
-            if not isinstance(part, dict) or part.get("type") != "text" \
-                    or part.get("synthetic") or part.get("ignored"):
-                continue
-            text = part.get("text")
-            if isinstance(text, str) and text.strip():
-                return one_line(text)
-    return None
+def first_prompt(entries: Iterable[Mapping[str, Any]], fmt: str) -> str | None:
+    """The first prompt typed among ``entries``."""
+    return next((p for e in entries if (p := prompt_text(e, fmt))), None)
 
 
-def read_head(entries: Iterable[Mapping[str, Any]]) -> SessionHead:
+def read_head(entries: Iterable[Mapping[str, Any]], fmt: str) -> SessionHead:
     """Session id, cwd, first prompt, side-chain flag and start time from the first entries
     (pulled only until all are found), and a title among the entries passed over."""
+    adapter = adapter_for(fmt)
     found: dict[str, Any] = {}
-    titles = []
+    read = []
     for entry in entries:
         if getattr(entry, "invalid", False):
             continue
-        if entry.get("type") in TITLE_KEYS:
-            titles.append(entry)
-        for key, field, kind in (("sessionId", "session_id", str), ("cwd", "cwd", str),
-                                 ("isSidechain", "chain", bool), ("timestamp", "started", str)):
-            value = entry.get(key)
+        read.append(entry)
+        session, cwd = adapter.session_and_cwd(entry)
+        for field, value, kind in (("session_id", session, str), ("cwd", cwd, str),
+                                   ("chain", entry.get("isSidechain"), bool),
+                                   ("started", adapter.timestamp_of(entry), str)):
             if field not in found and isinstance(value, kind) and value != "":
                 found[field] = value
         if "first_prompt" not in found:
-            prompt = prompt_text(entry)
+            prompt = prompt_text(entry, fmt)
             if prompt:
                 found["first_prompt"] = prompt
         if len(found) == 5:
             break
-    return SessionHead(**found, title=title_of(titles))
+    return SessionHead(**found, title=title_of(read, fmt))
 
 
-def title_of(entries: Iterable[Mapping[str, Any]]) -> str | None:
-    """The session's title from its title records (custom, then generated, then summary);
-    for each kind the last one read wins, except summaries (the first)."""
-    titles: dict[str, str] = {}
-    for entry in entries:
-        kind = entry.get("type")
-        key = TITLE_KEYS.get(kind) if isinstance(kind, str) else None
-        value = entry.get(key) if key else None
-        if isinstance(value, str) and value.strip() and not (kind == "summary" and kind in titles):
-            titles[str(kind)] = one_line(value)
-    return next((titles[k] for k in TITLE_KEYS if k in titles), None)
+def title_of(entries: Iterable[Mapping[str, Any]], fmt: str) -> str | None:
+    """The session's title among ``entries`` (see
+    :meth:`ctxtool.formats.adapter.FormatAdapter.session_title`), on one line."""
+    title = adapter_for(fmt).session_title(entries)
+    return one_line(title) if title else None
 
 
 def session_info(*, session_id: str, path: str, size: int, head: SessionHead,
                  title: str | None, last_activity: str | None,
-                 report: EstimateReport | None, agent: str = CLAUDE_CODE) -> SessionInfo:
+                 report: EstimateReport | None, agent: str) -> SessionInfo:
     """The row for one session (``report``: the tail estimate, None when it failed)."""
     return SessionInfo(
         id=session_id, agent=agent, path=path, project=head.cwd, title=title,
@@ -165,5 +132,5 @@ def session_info(*, session_id: str, path: str, size: int, head: SessionHead,
         compactions=report.compact_boundaries if report else None)
 
 
-__all__ = ["SessionHead", "SessionInfo", "one_line", "opencode_prompt", "prompt_text",
-           "read_head", "session_info", "title_of"]
+__all__ = ["SessionHead", "SessionInfo", "first_prompt", "one_line", "prompt_text", "read_head",
+           "session_info", "title_of"]

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, Usage
+from ctxtool.formats.adapter import (
+    BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, SessionFile, SessionMarks, Usage,
+)
 from ctxtool.formats.claude_code import boundary
 from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
                                               is_compact_boundary, is_compact_summary)
 from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
-from ctxtool.formats.content import Block, as_blocks
+from ctxtool.formats.content import Block, as_blocks, block_text
+from ctxtool.storage.session_dirs import claude_session_files, projects_dir
 
 MESSAGE_TYPES = ("user", "assistant")
 KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
@@ -23,6 +27,16 @@ LINE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-
                         "custom-title", "ai-title", "agent-name", "last-prompt",
                         "permission-mode"})
 SYNTHETIC_MODEL = "<synthetic>"  # local error notices: never a model call
+# Title records, by precedence: the user's /rename, then the generated title, then the older
+# "summary" lines (first one written wins for those).
+TITLE_KEYS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
+# User text that is not a prompt: slash-command echoes, command output, reminders, caveats.
+NOT_A_PROMPT = ("<command-", "<local-command-", "<system-reminder>", "Caveat:", "<bash-",
+                "[Request interrupted")
+SESSION_MARKS = SessionMarks(compaction=b'"compact_boundary"',
+                             compaction_compact=b'"subtype":"compact_boundary"',
+                             usage=b'"usage"', model=b'"model"',
+                             title=b'title"')  # custom-title, ai-title
 
 
 class ClaudeCodeAdapter(FormatAdapter):
@@ -86,6 +100,43 @@ class ClaudeCodeAdapter(FormatAdapter):
         session, cwd = entry.get("sessionId"), entry.get("cwd")
         return (session if isinstance(session, str) else None,
                 cwd if isinstance(cwd, str) else None)
+
+    session_marks: ClassVar[SessionMarks | None] = SESSION_MARKS
+
+    def session_roots(self, env: Mapping[str, str]) -> list[Path]:
+        return [projects_dir(env)]
+
+    def session_files(self, env: Mapping[str, str], project: str | None = None, *,
+                      archived: bool = False) -> list[SessionFile]:
+        """``<config>/projects/<slug of cwd>/<id>.jsonl`` (sub-agent files left out)."""
+        return [SessionFile(p.stem, p, p.parent.name) for p in claude_session_files(env, project)]
+
+    def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
+        """A user line's text, unless it is a tool result, a compact summary, a meta line or a
+        slash-command echo."""
+        if entry.get("type") != "user" or entry.get("isMeta") is True \
+                or entry.get("isCompactSummary") is True:
+            return None
+        for block in self.role_and_blocks(entry)[1]:
+            if block.get("type") != "text":
+                return None  # tool results, images first: not a typed prompt
+            text = block_text(block).strip()
+            if text and not text.startswith(NOT_A_PROMPT):
+                return text
+        return None
+
+    def session_title(self, entries: Iterable[Mapping[str, Any]]) -> str | None:
+        """Custom title, then generated, then summary lines; for each kind the last one read
+        wins, except summaries (the first)."""
+        titles: dict[str, str] = {}
+        for entry in entries:
+            kind = entry.get("type")
+            key = TITLE_KEYS.get(kind) if isinstance(kind, str) else None
+            value = entry.get(key) if key else None
+            if isinstance(value, str) and value.strip() \
+                    and not (kind == "summary" and kind in titles):
+                titles[str(kind)] = value
+        return next((titles[k] for k in TITLE_KEYS if k in titles), None)
 
     def is_api_error(self, entry: Mapping[str, Any]) -> bool:
         return entry.get("isApiErrorMessage") is True

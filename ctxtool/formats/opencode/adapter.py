@@ -146,6 +146,19 @@ class OpenCodeAdapter(FormatAdapter):
                  and not p.get("synthetic") and not p.get("ignored")]
         return "\n".join(typed)
 
+    def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
+        """The first text part of a user message, OpenCode's own parts (``synthetic``,
+        ``ignored``) left out."""
+        info = entry.get("info")
+        if not isinstance(info, dict) or info.get("role") != "user":
+            return None
+        for part in view.parts_of(entry):
+            text = part.get("text")
+            if part.get("type") == "text" and not part.get("synthetic") \
+                    and not part.get("ignored") and isinstance(text, str) and text.strip():
+                return text
+        return None
+
     def claude_code_tool(self, block: Block) -> Block:
         return as_claude_code_tool(block)
 
