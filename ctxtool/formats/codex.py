@@ -568,7 +568,7 @@ class CodexAdapter(FormatAdapter):
         return _Writer()
 
     def configured_limits(self, view: list[dict[str, Any]],
-                          lookup: Any = None) -> Mapping[str, int]:
+                          lookup: LimitsLookup | None = None) -> Mapping[str, int]:
         """The window Codex itself measures against: the last ``token_count``'s
         ``model_context_window`` (its model's window less the share it keeps in reserve)."""
         window = next((w for e in reversed(view) if (w := context_window_of(e))), None)
