@@ -359,9 +359,9 @@ def test_every_package_is_in_the_wheel() -> None:
 
 # core's folders written against the adapters only
 AGENT_FREE = ("messages", "sizing", "validating", "clearing", "summarizing")
-# modules still reading an agent's module directly, being taken out by their owner (issue 17:
-# `sessions` and its tail reader); remove a line when its module is clean
-NOT_YET_AGENT_FREE = {"ctxtool.core.sizing.sessions", "ctxtool.core.sizing.session_tail"}
+# modules still reading an agent's module directly, being taken out by their owner; remove a
+# line when its module is clean
+NOT_YET_AGENT_FREE: set[str] = set()
 
 
 def agent_homes() -> set[str]:
