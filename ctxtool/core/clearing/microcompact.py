@@ -74,7 +74,9 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
         if options.clear_tool_inputs else frozenset()
     clearing = Clearing({r.id: r for r in chosen}, microcompact_placeholder, store, inputs,
                         report.clear)
-    lines = {line for r in chosen for line in r.lines}
+    # the second pass parses only the lines it changes: the results', and the calls' whose
+    # input is cleared too
+    lines = {line for r in chosen for line in (r.lines if r.id in inputs else r.result_lines)}
     last: dict[str, Any] | None = None
     for last in iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing):
         yield last

@@ -42,7 +42,7 @@ from ctxtool.core.clearing.boundary import AnchorSavings
 from ctxtool.core.clearing.replace import ClearReport, Clearing, iter_cleared, snip_placeholder
 from ctxtool.core.clearing.twopass import (LineKey, Limits, ToolRecord, ToolScan, default_limits,
                                   line_key, reiterable, scan_tools, second_pass)
-from ctxtool.core.sizing.meter import ContextMeter, usage_of
+from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.errors import UsageError
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import ResultStore
@@ -119,7 +119,8 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
     report.clear.entries = scan.entries
     chosen = select_snips(scan, options, limits=limits or default_limits, report=report)
     clearing = Clearing({r.id: r for r in chosen}, snip_placeholder, store, report=report.clear)
-    lines = {line for r in chosen for line in r.lines} | set(anchor)
+    # the second pass parses only the lines it changes: the results' (snip leaves inputs alone)
+    lines = {line for r in chosen for line in r.result_lines} | set(anchor)
     cleared = iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing)
     yield from (_with_boundary(cleared, scan, report.clear, now)
                 if adapter.writes_clearing_boundary else cleared)
@@ -145,8 +146,9 @@ def _noting_last_call(entries: Iterable[dict[str, Any]], fmt: str,
                       anchor: list[LineKey]) -> Iterator[dict[str, Any]]:
     """``entries``, noting in ``anchor`` the line of the last entry with usage, so that the
     second pass parses that line (a lazy source leaves the others unparsed)."""
+    usage = adapter_for(fmt).usage_of  # looked up once: this runs for every line
     for entry in entries:
-        if not getattr(entry, "invalid", False) and usage_of(entry, fmt) is not None:
+        if not getattr(entry, "invalid", False) and usage(entry) is not None:
             key = line_key(entry)
             anchor[:] = [key] if key is not None else []
         yield entry

@@ -23,10 +23,10 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ctxtool.clock import parse_timestamp
-from ctxtool.core.messages.blocks import content_blocks, role_of
 from ctxtool.core.sizing.meter import ContextMeter
-from ctxtool.core.sizing.tokens import IMAGE_TOKENS, Thresholds, estimate_text_tokens, thresholds
-from ctxtool.formats.adapter import OutputTruncation
+from ctxtool.core.sizing.tokens import (IMAGE_TOKENS, Thresholds, blocks_tokens,
+                                        estimate_text_tokens, thresholds)
+from ctxtool.formats.adapter import FormatAdapter, OutputTruncation
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import Entry
@@ -138,6 +138,7 @@ class ToolRecord:
     digest: tuple[int, int] | None = None  # identity of the content (only when asked for)
     input_clearable: bool = False  # the tool_use has a non-empty input
     lines: tuple[LineKey, ...] = ()  # where its tool_use and tool_result(s) are
+    result_lines: tuple[LineKey, ...] = ()  # where its tool_result(s) are (what clearing changes)
 
 
 @dataclass
@@ -183,14 +184,15 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
     save nothing there (and their calls would take the place of the newest main-chain ones)."""
     scan = ToolScan(fmt)
     chain = meter if meter is not None else ContextMeter(fmt)
+    adapter = adapter_for(fmt)
     for entry in entries:
         scan.entries += 1
         if getattr(entry, "invalid", False) or not chain.in_context(entry):
             continue
+        role, blocks = adapter.role_and_blocks(entry)  # once per entry: this runs for each
         if meter is not None:
-            meter.account(entry)
-        blocks = content_blocks(entry, fmt)
-        _note_entry(scan, entry, blocks)
+            meter.account(entry, blocks_tokens(blocks))
+        _note_entry(scan, entry, role, blocks, adapter)
         where = line_key(entry)
         for block in blocks:
             kind = block.get("type")
@@ -203,16 +205,15 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
     return scan
 
 
-def _note_entry(scan: ToolScan, entry: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
+def _note_entry(scan: ToolScan, entry: dict[str, Any], role: str | None,
+                blocks: list[dict[str, Any]], adapter: FormatAdapter) -> None:
     if isinstance(entry.get("uuid"), str):
         scan.last_uuid = entry["uuid"]
         scan.last_entry = entry
-    adapter = adapter_for(scan.fmt)
     if adapter.is_compaction_record(entry):
         scan.epoch += 1
         scan.turns = 0
         return
-    role = role_of(entry, scan.fmt)
     if role == "assistant":
         stamp = adapter.timestamp_of(entry)
         if stamp is not None:
@@ -255,6 +256,8 @@ def _note_use(scan: ToolScan, block: dict[str, Any], where: LineKey | None) -> N
 def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
                  digests: bool) -> None:
     record = _record(scan, block["tool_use_id"], where)
+    if where is not None and where not in record.result_lines:
+        record.result_lines += (where,)
     content = block.get("content")
     record.result_seq, scan.results = scan.results, scan.results + 1
     record.epoch = scan.epoch

@@ -181,7 +181,12 @@ def estimate_block_tokens(block: dict[str, Any]) -> int:
 
 def estimate_entry_tokens(entry: dict[str, Any], fmt: str) -> int:
     """Estimated tokens of an entry's message content (0 for entries the model never sees)."""
-    blocks = content_blocks(entry, fmt)
+    return blocks_tokens(content_blocks(entry, fmt))
+
+
+def blocks_tokens(blocks: list[dict[str, Any]]) -> int:
+    """:func:`estimate_entry_tokens` of a message whose content blocks are ``blocks`` (for a
+    caller that has them already)."""
     if not blocks:
         return 0
     return MESSAGE_OVERHEAD + sum(estimate_block_tokens(b) for b in blocks)
