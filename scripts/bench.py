@@ -490,9 +490,14 @@ def sessions_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                      projects=40, seed=args.seed)
         print(f"generated {args.sessions} sessions in {time.perf_counter() - started:.0f}s",
               file=sys.stderr, flush=True)
-    written = sum(p.stat().st_size for p in config.glob("projects/*/*.jsonl"))
+    claude = list(config.glob("projects/*/*.jsonl"))
+    # Codex CLI rollouts beside it (gen_sessions.py --codex N writes them under DIR/codex);
+    # never the machine's own ~/.codex or OpenCode database
+    codex = list(config.glob("codex/sessions/*/*/*/rollout-*.jsonl"))
+    written = sum(p.stat().st_size for p in claude + codex)
     argv = [*ctxtool_argv(), "sessions", "--json", "-o", str(work / "listing.jsonl")]
-    base = {**os.environ, "CLAUDE_CONFIG_DIR": str(config)}
+    base = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "CODEX_HOME": str(config / "codex"),
+            "XDG_DATA_HOME": str(work / "no-opencode")}
 
     def timed(cache: str) -> Run:
         return run_child(argv, env={**base, "CTXTOOL_CACHE_DIR": cache})
@@ -505,7 +510,8 @@ def sessions_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     listing = [json.loads(line) for line in (work / "listing.jsonl").read_text().splitlines()]
     wrong = check_sessions(listing, args.check)
     median = statistics.median
-    return {"sessions": len(listing), "bytes": written, "runs": args.repeat,
+    return {"sessions": len(listing), "codex_rollouts": len(codex), "bytes": written,
+            "runs": args.repeat,
             "first_run_seconds": first.seconds, "first_run_cpu_seconds": first.cpu_seconds,
             "uncached_seconds": median(r.seconds for r in uncached),
             "uncached_min_seconds": min(r.seconds for r in uncached),
@@ -517,13 +523,16 @@ def sessions_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "peak_rss_mb": max(r.peak_rss_mb for r in [first, *uncached, *cached]),
             "checked": len(listing[::max(1, len(listing) // args.check)] if args.check
                            else listing), "mismatches": wrong, "goal_seconds": SESSIONS_GOAL,
-            "ok": not wrong and len(listing) == (args.sessions or len(listing))
+            "ok": not wrong and len(listing) == (args.sessions + len(codex) if args.sessions
+                                                 else len(listing))
             and median(r.seconds for r in uncached) <= SESSIONS_GOAL
             and first.seconds <= SESSIONS_GOAL}
 
 
 def render_sessions(result: dict[str, Any]) -> list[str]:
-    return [f"ctxtool sessions: {result['sessions']} sessions, {result['bytes'] / 1e9:.2f} GB "
+    codex = f" ({result['codex_rollouts']} Codex CLI rollouts)" if result["codex_rollouts"] else ""
+    return [f"ctxtool sessions: {result['sessions']} sessions{codex}, "
+            f"{result['bytes'] / 1e9:.2f} GB "
             f"(load average {result['load_average'][0]} before, {result['load_average'][1]} "
             f"after, {result['cpus']} CPUs)",
             f"  first run, empty cache: {result['first_run_seconds']:.2f}s "

@@ -203,3 +203,18 @@ def test_an_ambiguous_prefix_across_agents_lists_the_candidates(home: Path,
         assert sid in err
     proc = run_ctxtool("estimate", "01a20b28-79", env=env)  # unique again
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+def test_generated_rollouts_list_with_the_figures_of_estimate(tmp_path: Path) -> None:
+    """scripts/gen_sessions.py --codex: the rollouts bench.py times are read as Codex's own."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from gen_sessions import write_codex
+
+    home = tmp_path / "codex"
+    write_codex(home, sessions=4, size=3_000_000, seed=3)
+    rows = sessions(env_of(home, tmp_path))
+    assert len(rows) == 4 and {r["agent"] for r in rows} == {"codex"}
+    assert any(r["compactions"] for r in rows)
+    for row in rows:
+        assert figures_of(row) == estimate_figures(estimate_json(row["path"]))
