@@ -33,11 +33,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import orjson
-
 from ctxtool.formats.adapter import (Clearer, CompactionLines, CompactionWrite, FormatAdapter,
                                     LimitsLookup, Restorer, ResultSlot, SessionFile,
                                     SessionMarks, Usage)
+from ctxtool.formats.content import parsed_arguments
 from ctxtool.formats.jsonl import loads_json
 from ctxtool.storage.session_dirs import project_directory
 
@@ -116,15 +115,6 @@ def _parts_text(content: Any) -> list[Block]:
     return blocks
 
 
-def _arguments(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value if value is not None else {}
-    try:
-        return loads_json(value.encode("utf-8"))
-    except (orjson.JSONDecodeError, ValueError):
-        return value
-
-
 def item_role_and_blocks(item: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
     """One Responses item as (role, Anthropic-shaped blocks): a message keeps its role, a tool
     call is an assistant ``tool_use``, its output a user ``tool_result``, reasoning ``thinking``.
@@ -138,7 +128,7 @@ def item_role_and_blocks(item: Mapping[str, Any]) -> tuple[str | None, list[Bloc
         if kind == "local_shell_call":
             arguments = item.get("action")
         return "assistant", [{"type": "tool_use", "id": call_id_of(item),
-                              "name": str(item.get("name") or kind), "input": _arguments(arguments)}]
+                              "name": str(item.get("name") or kind), "input": parsed_arguments(arguments)}]
     if kind in OUTPUT_TYPES:
         return "user", [{"type": "tool_result", "tool_use_id": call_id_of(item),
                          "content": output_content(item.get("output"))}]

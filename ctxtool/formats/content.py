@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.jsonl import dumps_json, loads_json
 
 Block = dict[str, Any]
 
@@ -70,4 +70,18 @@ def has_image(content: Any) -> bool:
         isinstance(b, dict) and b.get("type") == "image" for b in content)
 
 
-__all__ = ["INTERRUPTED", "Block", "as_blocks", "block_text", "has_image", "tool_result_text"]
+
+def parsed_arguments(value: Any) -> Any:
+    """A tool call's arguments as an input object: a JSON string parsed; the string itself when
+    it does not parse - not JSON, or JSON holding an integer the stdlib refuses to read (over
+    4,300 digits: a ValueError, not a JSONDecodeError) - so such a call is kept as text, never a
+    crash; None as ``{}``; any other value as it is."""
+    if not isinstance(value, str):
+        return value if value is not None else {}
+    try:
+        return loads_json(value.encode("utf-8"))
+    except ValueError:  # orjson.JSONDecodeError is one too
+        return value
+
+__all__ = ["INTERRUPTED", "Block", "as_blocks", "block_text", "has_image", "parsed_arguments",
+           "tool_result_text"]

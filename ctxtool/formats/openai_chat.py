@@ -7,12 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import orjson
-
 from ctxtool.formats.adapter import Clearer, FormatAdapter, Restorer, ResultSlot
 from ctxtool.formats.anthropic import BLOCK_TYPES, block_kinds
-from ctxtool.formats.content import Block, as_blocks, tool_result_text
-from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.formats.content import Block, as_blocks, parsed_arguments, tool_result_text
+from ctxtool.formats.jsonl import dumps_json
 
 ROLES = ("system", "tool", "developer", "function")  # roles the Messages API does not have
 PART_TYPES = frozenset({"image_url", "input_audio", "refusal", "file"})
@@ -90,11 +88,8 @@ def _cleared_call(call: Any, entry: dict[str, Any], clearer: Clearer) -> Any:
         return call
     function = call.get("function")
     arguments = function.get("arguments") if isinstance(function, dict) else None
-    try:
-        parsed = loads_json(arguments.encode("utf-8")) if isinstance(arguments, str) else None
-    except orjson.JSONDecodeError:
-        parsed = None
-    if parsed is None:
+    parsed = parsed_arguments(arguments) if isinstance(arguments, str) else None
+    if parsed is None or parsed is arguments:  # JSON null, or not readable: kept as it is
         return call
     assert isinstance(function, dict) and isinstance(arguments, str)
     # the arguments string itself is saved, so restore puts back its exact spelling
@@ -129,7 +124,7 @@ def openai_blocks(message: Mapping[str, Any]) -> list[Block]:
         function = call.get("function")
         function = function if isinstance(function, dict) else {}
         blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
-                       "input": _parse_arguments(function.get("arguments"))})
+                       "input": parsed_arguments(function.get("arguments"))})
     return blocks
 
 
@@ -143,15 +138,6 @@ def _parts_as_blocks(content: Any) -> list[Block]:
         elif isinstance(part, dict):
             blocks.append({"type": "text", "text": str(part.get("text", part.get("refusal", "")))})
     return blocks
-
-
-def _parse_arguments(arguments: Any) -> Any:
-    if not isinstance(arguments, str):
-        return arguments if arguments is not None else {}
-    try:
-        return loads_json(arguments.encode("utf-8"))
-    except orjson.JSONDecodeError:
-        return arguments
 
 
 __all__ = ["INSTRUCTION_ROLES", "OpenAIChatAdapter", "openai_blocks"]
