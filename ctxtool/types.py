@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol, TypedDict
 
 Format = Literal["claude-code", "anthropic", "openai", "opencode", "codex"]
-FORMATS: tuple[str, ...] = ("claude-code", "anthropic", "openai", "opencode", "codex")
 CLAUDE_CODE: Format = "claude-code"
 ANTHROPIC: Format = "anthropic"
 OPENAI: Format = "openai"

@@ -28,9 +28,9 @@ from ctxtool.formats.opencode.export import (
     dumps_export, entries_from_export, export_document, is_export, loads_document,
 )
 from ctxtool.formats.opencode.view import is_message
-from ctxtool.formats.registry import adapter_for
+from ctxtool.formats.registry import adapter_for, format_names
 from ctxtool.storage import opencode_db, opencode_tree
-from ctxtool.types import ANTHROPIC, FORMATS, OPENCODE
+from ctxtool.types import ANTHROPIC, OPENCODE
 
 TARGETS = ("opencode", "opencode-export", "opencode-storage", "anthropic", "openai")
 
@@ -50,7 +50,7 @@ TARGETS = ("opencode", "opencode-export", "opencode-storage", "anthropic", "open
 @click.option("--session", "session_id", metavar="ID",
               help="The session to read when INPUT is OpenCode's database or a storage folder "
                    "(database default: the most recently updated).")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
+@click.option("-f", "--format", "fmt", type=click.Choice(format_names()),
               help="Format of JSONL input; detected when not given.")
 @click.option("--on-invalid", type=click.Choice(["error", "skip", "keep"]), default="error",
               show_default=True, help="What to do with a JSONL line that is not a JSON object.")

@@ -24,7 +24,7 @@ from ctxtool.clock import parse_duration
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.storage.atomic import write_bytes_atomic
-from ctxtool.types import FORMATS
+from ctxtool.formats.registry import format_names
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +59,9 @@ def _io_options(f: F, *, rewrites: bool) -> F:
         *([click.option("--in-place", is_flag=True,
                         help="Rewrite each input file (atomically) instead of writing to stdout.")]
           if rewrites else []),
-        click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
+        # the registered formats (loading every adapter here costs nothing: the commands that
+        # take these options detect the format, which asks every adapter anyway)
+        click.option("-f", "--format", "fmt", type=click.Choice(format_names()),
                      help="Input format; detected from the first entries when not given."),
         click.option("--on-invalid", type=click.Choice(["error", "skip", "keep"]),
                      default="error", show_default=True,

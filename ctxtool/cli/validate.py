@@ -14,14 +14,14 @@ from ctxtool.core.validating.validate import ERROR, WARNING, Problem, validate
 from ctxtool.errors import ExitCode, InputError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.validate import entry_checker
-from ctxtool.types import FORMATS
+from ctxtool.formats.registry import format_names
 
 
 @click.command("validate")
 @selector_options
 @click.argument("inputs", nargs=-1, metavar="[FILE]...",
                 type=click.Path(allow_dash=True, path_type=str))
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS),
+@click.option("-f", "--format", "fmt", type=click.Choice(format_names()),
               help="Input format; detected per file from its first entries when not given.")
 @click.option("--json", "as_json", is_flag=True,
               help="Write one JSON object per problem (file, line, severity, code, message).")

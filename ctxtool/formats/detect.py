@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ctxtool.errors import InputError, UsageError
-from ctxtool.formats.registry import adapters
-from ctxtool.types import ANTHROPIC, CLAUDE_CODE, FORMATS, Entry, Format, location_of
+from ctxtool.formats.registry import adapters, format_names
+from ctxtool.types import ANTHROPIC, CLAUDE_CODE, Entry, Format, location_of
 
 PEEK = 64
 
@@ -35,8 +35,9 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
     """Return the format and an iterator that still yields every entry (the peeked ones first)."""
     it = iter(entries)
     if forced:
-        if forced not in FORMATS:
-            raise UsageError(f"unknown format {forced!r}", hint=f"use one of {', '.join(FORMATS)}")
+        if forced not in format_names():
+            raise UsageError(f"unknown format {forced!r}",
+                             hint=f"use one of {', '.join(format_names())}")
         return forced, it  # type: ignore[return-value]
     peeked: list[Entry] = []
     found: Format | None = None
@@ -63,7 +64,7 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
             " (Anthropic/OpenAI messages)",
             source=first.source if isinstance(first, Entry) else None,
             lineno=first.lineno if isinstance(first, Entry) else None,
-            hint=f"pass --format {'|'.join(FORMATS)}" if typed else
+            hint=f"pass --format {'|'.join(format_names())}" if typed else
             "pass --format claude-code|anthropic|openai|opencode",
         )
     return fmt, itertools.chain(peeked, it)
