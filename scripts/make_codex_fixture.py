@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Write small Codex CLI rollouts with the real client, for tests/fixtures/.
 
-    python scripts/make_codex_fixture.py [OUT_DIR]     # default tests/fixtures/codex-<version>
+    python scripts/make_codex_fixture.py [OUT_DIR [NAME...]]   # default tests/fixtures/codex-<version>
+
+NAMEs (tools, compacted, snip) write only those rollouts again, the others left as they are.
 
 Drives the pinned Codex CLI (scripts/install-clients.sh) headless against the fake Responses
 server of tests/e2e, with a fresh CODEX_HOME under a temporary folder, and copies two rollouts
@@ -13,7 +15,10 @@ to OUT_DIR, the temporary folder's path replaced by ``/home/user``:
 - ``compacted.jsonl``: the same first turn with ``model_auto_compact_token_limit`` low enough that
   Codex compacts by itself mid-turn, twice (each time the "CONTEXT CHECKPOINT COMPACTION"
   request, its reply as an assistant item, then a ``compacted`` record followed by copies of
-  the last ``world_state`` and ``turn_context`` lines), and goes on after each.
+  the last ``world_state`` and ``turn_context`` lines), and goes on after each;
+- ``snip.jsonl``: a turn that reads notes.txt whole and in part (``cat``, ``sed -n``), searches it
+  four times (``grep``), changes it (``sed -i``) and reads it again: what ``snip`` clears as
+  superseded (the reads before the change, the oldest search).
 """
 
 from __future__ import annotations
@@ -46,10 +51,27 @@ def second_turn(api: FakeResponses, cx: CodexCli, session: str) -> None:
     assert run.returncode == 0, run.stderr
 
 
-def rollout(binary: str, tmp: Path, config_extra: str = "") -> tuple[bytes, str]:
+SNIP_CALLS = ["cat notes.txt", "sed -n '1,30p' notes.txt", "grep -n alpha notes.txt",
+              "grep -n beta notes.txt", "grep -n gamma notes.txt", "grep -n line notes.txt",
+              "sed -i 's/alpha/delta/' notes.txt", "cat notes.txt", "wc -l notes.txt"]
+
+
+def snip_session(api: FakeResponses, cx: CodexCli) -> str:
+    """One turn of :data:`SNIP_CALLS` (``exec_command``) on a 40-line notes.txt."""
+    (cx.cwd / "notes.txt").write_text("".join(f"line {n}: alpha beta gamma\n" for n in range(1, 41)))
+    api.push(*[call("exec_command", {"cmd": cmd}) for cmd in SNIP_CALLS],
+             say("notes.txt now says delta where it said alpha."))
+    run = cx.ask("Read notes.txt, search it, then replace alpha by delta.")
+    assert run.returncode == 0, run.stderr
+    return run.thread_id
+
+
+def rollout(binary: str, tmp: Path, config_extra: str = "", snip: bool = False) -> tuple[bytes, str]:
     """One session written by the real client: (its rollout's bytes, its CODEX_HOME's parent)."""
     with FakeResponses() as api:
         cx = CodexCli(binary, tmp, api, config_extra)
+        if snip:
+            return cx.session_path(snip_session(api, cx)).read_bytes(), str(cx.home)
         session = tool_session(api, cx)
         if config_extra:
             assert api.compactions(), "Codex did not compact with " + config_extra
@@ -63,14 +85,17 @@ def main() -> int:
     version = subprocess.run([binary, "--version"], capture_output=True, text=True,
                              check=True).stdout.split()[-1]
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "fixtures" / f"codex-{version}"
-    if out.exists():
+    only = sys.argv[2:]  # names to write again, the others left as they are
+    if out.exists() and not only:
         shutil.rmtree(out)
-    out.mkdir(parents=True)
-    for name, extra in (("tools", ""), ("compacted", COMPACT_AT)):
+    out.mkdir(parents=True, exist_ok=True)
+    for name, extra in (("tools", ""), ("compacted", COMPACT_AT), ("snip", "")):
+        if only and name not in only:
+            continue
         with tempfile.TemporaryDirectory(prefix="cxfix") as tmp:
-            data, home = rollout(binary, Path(tmp), extra)
+            data, home = rollout(binary, Path(tmp), extra, snip=name == "snip")
             (out / f"{name}.jsonl").write_bytes(data.replace(home.encode(), NEUTRAL_HOME.encode()))
-    print(f"{out}: tools.jsonl, compacted.jsonl, Codex CLI {version}")
+    print(f"{out}: {', '.join(only) or 'tools, compacted, snip'}.jsonl, Codex CLI {version}")
     return 0
 
 

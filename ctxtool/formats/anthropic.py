@@ -23,6 +23,7 @@ def block_kinds(entry: Mapping[str, Any]) -> set[str]:
 
 class AnthropicAdapter(FormatAdapter):
     name: ClassVar[str] = "anthropic"
+    title: ClassVar[str] = "Anthropic Messages"
     schema: ClassVar[str | None] = "anthropic-message"
     blocks_kept: ClassVar[frozenset[str]] = frozenset({"document", "thinking", "redacted_thinking"})
     system_in_messages: ClassVar[bool] = False

@@ -29,6 +29,9 @@ Nothing here imports from ``ctxtool.core``: this module describes the format; tr
 from __future__ import annotations
 
 import os
+import posixpath
+import re
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,7 +39,7 @@ from typing import Any, ClassVar
 from ctxtool.formats.adapter import (Clearer, CompactionLines, CompactionWrite, FormatAdapter,
                                     LimitsLookup, Restorer, ResultSlot, SessionFile,
                                     SessionMarks, Usage)
-from ctxtool.formats.content import parsed_arguments
+from ctxtool.formats.content import Block, parsed_arguments
 from ctxtool.formats.jsonl import loads_json
 from ctxtool.storage.session_dirs import project_directory
 
@@ -451,11 +454,127 @@ class _Writer:
                                              compaction.summary, compaction.timestamp))
 
 
+# --- tool calls as snip reads them ----------------------------------------------------------------
+#
+# Codex reads, searches and edits through its shell tool (``exec_command {"cmd": ...}``; older
+# rollouts: ``shell {"command": [...]}``, ``local_shell_call``) and ``apply_patch``. snip's rules
+# know Claude Code's tools (Read with file_path/offset/limit, Edit/Write, Grep/Glob/LS), so each
+# call whose command says plainly what it does is seen as one of those; anything else (pipes,
+# chains, scripts) is left as it is, which snip never clears as superseded.
+
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
+_SED_RANGE = re.compile(r"(\d+)(?:,(\d+))?p")
+_OPERATORS = frozenset({"|", "||", "&&", ";", "&", "<", "<<", "(", ")", ">&", "<&", "|&"})
+_REDIRECTS = (">", ">>")
+_SEARCHES = {"grep": "Grep", "egrep": "Grep", "rg": "Grep", "ls": "LS", "find": "Glob",
+             "fd": "Glob"}
+_SHELLS = frozenset({"bash", "sh", "zsh"})
+
+
+def shell_command(name: str, value: Any) -> str | None:
+    """The shell command line a Codex tool call runs (``apply_patch``'s own call: its patch), or
+    None."""
+    if not isinstance(value, (dict, str)):
+        return None
+    if name == "apply_patch":
+        text = value if isinstance(value, str) else value.get("input")
+        return f"apply_patch {text}" if isinstance(text, str) else None
+    if not isinstance(value, dict):
+        return None
+    command = value.get("cmd", value.get("command"))
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        if len(command) == 3 and command[0] in _SHELLS and command[1] in ("-c", "-lc"):
+            return command[2]
+        return shlex.join(command)
+    return command if isinstance(command, str) else None
+
+
+def shell_tool(command: str, workdir: str | None = None) -> tuple[str, dict[str, Any]] | None:
+    """(Claude Code's tool name, its input) for a command that plainly reads part of a file
+    (``cat``, ``nl``, ``head``, ``sed -n 'A,Bp'``), writes one (``apply_patch`` of one file,
+    ``sed -i``, ``> FILE``) or searches (``grep``/``rg``, ``ls``, ``find``); else None."""
+    if command.lstrip().startswith("apply_patch"):
+        files = set(_PATCH_FILE.findall(command))
+        return ("Edit", {"file_path": _path(files.pop(), workdir)}) if len(files) == 1 else None
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return None
+    if len(words) == 3 and words[0] in _SHELLS and words[1] in ("-c", "-lc"):
+        return shell_tool(words[2], workdir)
+    if not words or any(w in _OPERATORS for w in words):
+        return None
+    targets = [words[i + 1] for i, w in enumerate(words[:-1]) if w in _REDIRECTS]
+    if targets:
+        return ("Write", {"file_path": _path(targets[-1], workdir)}) if len(set(targets)) == 1 \
+            else None
+    program, args = words[0], words[1:]
+    if program in _SEARCHES:
+        return _SEARCHES[program], {}
+    files = [a for a in args if not a.startswith("-")]
+    if program in ("cat", "nl") and len(files) == 1 and (program == "nl" or files == args):
+        return "Read", {"file_path": _path(files[0], workdir)}
+    if program == "head":
+        return _head(args, workdir)
+    if program == "sed":
+        return _sed(args, workdir)
+    return None
+
+
+def _head(args: list[str], workdir: str | None) -> tuple[str, dict[str, Any]] | None:
+    count, rest = 10, list(args)
+    if rest[:1] == ["-n"] and len(rest) > 1 and rest[1].isdigit():
+        count, rest = int(rest[1]), rest[2:]
+    elif rest and re.fullmatch(r"-n?\d+", rest[0]):
+        count, rest = int(rest[0].lstrip("-n")), rest[1:]
+    if len(rest) != 1 or rest[0].startswith("-") or count < 1:
+        return None
+    return "Read", {"file_path": _path(rest[0], workdir), "limit": count}
+
+
+def _sed(args: list[str], workdir: str | None) -> tuple[str, dict[str, Any]] | None:
+    files = [a for a in args[1:] if not a.startswith("-")]
+    if any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args):
+        return ("Write", {"file_path": _path(args[-1], workdir)}) if files else None
+    match = _SED_RANGE.fullmatch(args[1]) if len(args) == 3 and args[0] == "-n" else None
+    if match is None or args[2].startswith("-"):
+        return None
+    start = int(match.group(1))
+    end = int(match.group(2) or start)
+    if start < 1 or end < start:
+        return None
+    return "Read", {"file_path": _path(args[2], workdir), "offset": start,
+                    "limit": end - start + 1}
+
+
+def _path(path: str, workdir: str | None) -> str:
+    if workdir and not posixpath.isabs(path):
+        path = posixpath.join(workdir, path)
+    return posixpath.normpath(path)
+
+
+def snip_view(block: Block) -> Block:
+    """A ``tool_use`` block of Codex under the Claude Code tool it amounts to (see above)."""
+    if block.get("type") != "tool_use":
+        return block
+    value = block.get("input")
+    command = shell_command(str(block.get("name") or ""), value)
+    workdir = value.get("workdir") if isinstance(value, dict) else None
+    seen = shell_tool(command, workdir if isinstance(workdir, str) else None) \
+        if command is not None else None
+    if seen is None:
+        return block
+    return {**block, "name": seen[0], "input": seen[1]}
+
+
 class CodexAdapter(FormatAdapter):
     """Codex CLI rollouts (module docstring). A tool output is its own line, as OpenAI chat's
     ``role: "tool"`` messages are; the context is what follows the last ``compacted`` record."""
 
     name: ClassVar[str] = NAME
+    title: ClassVar[str] = "Codex CLI"
     schema: ClassVar[str | None] = SCHEMA
     reads_whole_session: ClassVar[bool] = True  # a compacted record decides what is sent
     compactable_tools: ClassVar[frozenset[str]] = COMPACTABLE_TOOLS
@@ -554,6 +673,9 @@ class CodexAdapter(FormatAdapter):
     def session_roots(self, env: Mapping[str, str]) -> list[Path]:
         return session_roots(env)
 
+    def snip_view(self, block: Block) -> Block:
+        return snip_view(block)
+
     def compaction_writer(self) -> _Writer:
         return _Writer()
 
@@ -576,5 +698,5 @@ class CodexAdapter(FormatAdapter):
 
 __all__ = ["CodexAdapter", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
            "context_window_of", "is_compacted", "is_instruction", "item_role_and_blocks",
-           "role_and_blocks", "session_id_of", "session_roots", "tool_output", "usage_counts",
-           "with_tool_output"]
+           "role_and_blocks", "session_id_of", "session_roots", "shell_command", "shell_tool",
+           "snip_view", "tool_output", "usage_counts", "with_tool_output"]

@@ -19,6 +19,7 @@ INSTRUCTION_ROLES = ("system", "developer")
 
 class OpenAIChatAdapter(FormatAdapter):
     name: ClassVar[str] = "openai"
+    title: ClassVar[str] = "OpenAI chat"
     schema: ClassVar[str | None] = "openai-message"
 
     def claims(self, entry: Mapping[str, Any]) -> bool:

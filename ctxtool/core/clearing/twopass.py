@@ -175,13 +175,15 @@ class ToolScan:
 
 
 def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMeter | None = None,
-               digests: bool = False) -> ToolScan:
+               digests: bool = False,
+               tool_view: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> ToolScan:
     """First pass: one :class:`ToolRecord` per tool call. Streaming; keeps no entry.
 
     Only the chain being measured counts (the first entry's ``isSidechain``, as
     :meth:`ContextMeter.in_context`): the side chains older Claude Code versions stored in the
     main file are a subagent's context, never sent with the main one, so clearing them would
-    save nothing there (and their calls would take the place of the newest main-chain ones)."""
+    save nothing there (and their calls would take the place of the newest main-chain ones).
+    ``tool_view``: how a tool call is read (snip: its adapter's ``snip_view``)."""
     scan = ToolScan(fmt)
     chain = meter if meter is not None else ContextMeter(fmt)
     adapter = adapter_for(fmt)
@@ -197,7 +199,7 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
         for block in blocks:
             kind = block.get("type")
             if kind == "tool_use" and isinstance(block.get("id"), str):
-                _note_use(scan, block, where)
+                _note_use(scan, block if tool_view is None else tool_view(block), where)
             elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 _note_result(scan, block, where, digests)
     if meter is not None:
