@@ -67,3 +67,13 @@ def test_a_rollout_without_base_instructions_keeps_the_default() -> None:
     entries = [e for e in without_usage(read(FOLDER / "tools.jsonl"))
                if e["type"] != "session_meta"]
     assert estimate(entries, fmt=codex.NAME).system_tokens == DEFAULT_SYSTEM_TOKENS
+
+
+def test_after_a_compacted_record_the_breakdown_is_what_is_in_view() -> None:
+    # the context restarts at each compacted record: what came before counts as compacted away
+    entries = read(FOLDER / "compacted.jsonl")
+    report = estimate(entries, fmt=codex.NAME)
+    assert report.compact_boundaries == 2
+    assert sum(report.breakdown.values()) == report.context_tokens == last_total(entries)
+    assert report.breakdown["tool_results"] < 1_000  # the large outputs were summarized
+    assert report.total_tokens > report.context_tokens + 5_000
