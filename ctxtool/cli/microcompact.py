@@ -106,8 +106,7 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     def transform(fmt: str, source: FileSource,
                   run: MicrocompactReport) -> Iterator[dict[str, Any]]:
         chosen = options if strategy else replace(options, strategy=default_strategy(fmt))
-        own = adapter_for(fmt).compactable_tools
-        chosen = replace(chosen, tools=own) if own is not None and not tools else chosen
+        chosen = chosen if tools else replace(chosen, tools=adapter_for(fmt).compactable_tools)
         # an agent that hides cleared results by a mark (OpenCode) keeps them: nothing to save
         store = None if adapter_for(fmt).clears_by_marking else clear.store(fmt, source)
         return microcompact(source, fmt=fmt, store=store, now=moment, options=chosen,

@@ -379,9 +379,11 @@ class FormatAdapter:
     cleared_result_text: ClassVar[str] = "[Old tool result content cleared]"
     #: The ``microcompact`` strategy that does what the agent itself does (its default there).
     clearing_strategy: ClassVar[str] = "claude-code"
-    #: The tools whose results ``microcompact`` may clear when ``--tools`` is not given (None:
-    #: Claude Code's compactable tools).
-    compactable_tools: ClassVar[frozenset[str] | None] = None
+    #: The tools whose results ``microcompact`` may clear when ``--tools`` is not given: by
+    #: default Claude Code's compactable tools (gW2 in v2.1.19), whose names the message lists
+    #: of Claude-Code-like agents use too.
+    compactable_tools: ClassVar[frozenset[str]] = frozenset({
+        "Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"})
     #: When the agent names its tools its own way (OpenCode: ``read``, ``edit`` in lower case,
     #: camelCase inputs): its own tools per kind (``read_tools``, ``write_tools``,
     #: ``search_tools``), added to ``snip``'s sets (which then match lower-case names too), and

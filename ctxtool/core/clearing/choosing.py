@@ -12,11 +12,11 @@ from typing import Any
 from ctxtool.core.clearing.replace import ClearReport
 from ctxtool.core.clearing.twopass import Limits, ToolRecord, ToolScan
 from ctxtool.errors import UsageError
+from ctxtool.formats.adapter import FormatAdapter
 
 STRATEGIES = ("claude-code", "opencode", "idle")
-# Claude Code's compactable tools (gW2 in v2.1.19).
-COMPACTABLE_TOOLS = frozenset({"Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit",
-                               "Write"})
+# the default adapter's (Claude Code's) compactable tools; an agent's own: its adapter's
+COMPACTABLE_TOOLS = FormatAdapter.compactable_tools
 DEFAULT_KEEP = {"claude-code": 3, "idle": 5, "opencode": 0}
 TARGET_TOKENS = 40_000  # uW2 / OpenCode PRUNE_PROTECT
 CLEAR_AT_LEAST = 20_000  # BW2 / OpenCode PRUNE_MINIMUM
