@@ -35,9 +35,9 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`result_slots`, :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`,
   :attr:`placeholder_style`, :attr:`output_truncation`, :attr:`clears_by_marking`,
   :meth:`marked_cleared`, :meth:`own_prune`, :meth:`results_named`, :attr:`cleared_result_text`,
-  :attr:`clearing_strategy`, :attr:`writes_clearing_boundary`, :meth:`clearing_record`,
-  :meth:`without_clearing_records`, :meth:`cleared_ids_recorded`, :attr:`own_tool_names`,
-  :meth:`snip_view`;
+  :attr:`clearing_strategy`, :attr:`compactable_tools`, :attr:`writes_clearing_boundary`,
+  :meth:`clearing_record`, :meth:`without_clearing_records`, :meth:`cleared_ids_recorded`,
+  :attr:`own_tool_names`, :meth:`snip_view`;
 * summarizing (``core/summarizing``) - :attr:`side_chains`, :attr:`queues_prompts`,
   :meth:`typed_text`, :meth:`claude_code_tool`, :attr:`restore_files_refusal`,
   :meth:`is_completed_summary`, :meth:`summary_prompt`;
