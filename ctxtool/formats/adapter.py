@@ -61,11 +61,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ctxtool.formats.content import Block, as_blocks
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.llm.base import AgentPrompt
+
+if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every adapter
+    from ctxtool.llm.base import AgentPrompt
 
 
 BOUNDARY = "boundary"

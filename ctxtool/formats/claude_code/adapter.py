@@ -7,7 +7,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxtool.formats.adapter import (
     BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, SessionFile, SessionMarks, Usage,
@@ -15,9 +15,11 @@ from ctxtool.formats.adapter import (
 from ctxtool.formats.claude_code import boundary
 from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
                                               is_compact_boundary, is_compact_summary)
-from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
 from ctxtool.formats.content import Block, as_blocks, block_text
 from ctxtool.storage.session_dirs import claude_session_files, projects_dir
+
+if TYPE_CHECKING:
+    from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
 
 MESSAGE_TYPES = ("user", "assistant")
 KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
@@ -183,6 +185,8 @@ class ClaudeCodeAdapter(FormatAdapter):
         return is_compact_boundary(entry)  # type: ignore[arg-type]
 
     def compaction_writer(self) -> ClaudeCodeWriter:
+        # imported when summarize runs, not whenever the adapter is loaded (every command)
+        from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
         return ClaudeCodeWriter()
 
     def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:

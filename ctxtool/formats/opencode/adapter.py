@@ -7,12 +7,12 @@ and OpenCode's own truncation notice when a result is persisted (:mod:`.truncate
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxtool.formats.adapter import (AGENT_RULE, Clearer, FormatAdapter, OutputTruncation, Restorer,
                                     ResultSlot, Usage)
 from ctxtool.formats.content import Block, tool_result_text
-from ctxtool.formats.opencode import compaction, truncate, view
+from ctxtool.formats.opencode import truncate, view
 from ctxtool.formats.opencode.context import (CompactionTracker, compaction_request,
                                               completed_compactions, context_entries,
                                               is_finished_summary, is_summary, last_step_split,
@@ -23,8 +23,11 @@ from ctxtool.formats.opencode.session import (PruneResult, filter_compacted_open
                                               is_older_session, mark_compacted, prune_marks)
 from ctxtool.formats.opencode.tools import SNIP_TOOLS, as_claude_code_tool
 from ctxtool.formats.opencode.validate import OpenCodeChecks
-from ctxtool.llm.base import AgentPrompt
 from ctxtool.types import location_of
+
+if TYPE_CHECKING:
+    from ctxtool.formats.opencode.compaction import OpenCodeWriter
+    from ctxtool.llm.base import AgentPrompt
 
 
 class OpenCodeAdapter(FormatAdapter):
@@ -41,7 +44,9 @@ class OpenCodeAdapter(FormatAdapter):
     converts_through_messages: ClassVar[bool] = True
     convert_targets: ClassVar[tuple[str, ...]] = ("opencode", "opencode-export", "opencode-storage")
     summary_keeps_lines: ClassVar[bool] = True
-    restore_files_refusal: ClassVar[tuple[str, str] | None] = compaction.RESTORE_FILES_REFUSAL
+    restore_files_refusal: ClassVar[tuple[str, str] | None] = (
+        "--restore-files does not apply to OpenCode sessions",
+        "OpenCode re-attaches no files after a compaction")
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         if isinstance(entry.get("info"), dict) and isinstance(entry.get("parts"), list):
@@ -238,10 +243,13 @@ class OpenCodeAdapter(FormatAdapter):
 
     def summary_prompt(self, head: list[dict[str, Any]], entries: list[dict[str, Any]], *,
                        instructions: str | None) -> AgentPrompt | None:
-        return compaction.summary_prompt(head, entries, instructions=instructions)
+        # imported when summarize runs, not whenever the adapter is loaded (every command)
+        from ctxtool.formats.opencode.compaction import summary_prompt
+        return summary_prompt(head, entries, instructions=instructions)
 
-    def compaction_writer(self) -> compaction.OpenCodeWriter:
-        return compaction.OpenCodeWriter()
+    def compaction_writer(self) -> OpenCodeWriter:
+        from ctxtool.formats.opencode.compaction import OpenCodeWriter
+        return OpenCodeWriter()
 
 
 def _unmark_compacted(entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:

@@ -31,10 +31,6 @@ from ctxtool.formats.opencode.session import append_compaction, is_older_session
 from ctxtool.formats.opencode.view import obj
 from ctxtool.llm.base import AgentPrompt
 
-RESTORE_FILES_REFUSAL = ("--restore-files does not apply to OpenCode sessions",
-                         "OpenCode re-attaches no files after a compaction")
-
-
 def summary_prompt(head: list[dict[str, Any]], entries: list[dict[str, Any]], *,
                    instructions: str | None) -> AgentPrompt | None:
     """1.18's own summarizer request for sessions of 1.18 and later (it carries the earlier
@@ -70,4 +66,4 @@ class OpenCodeWriter:
         return CompactionLines(written[len(items):])
 
 
-__all__ = ["OpenCodeWriter", "RESTORE_FILES_REFUSAL", "summary_prompt"]
+__all__ = ["OpenCodeWriter", "summary_prompt"]
