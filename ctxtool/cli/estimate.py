@@ -256,34 +256,13 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     yield "context now", f"{_n(used)}  ({how})"
     yield "total", (f"{_n(report.total_tokens)}  (incl. {_n(report.total_tokens - used)} "
                     f"compacted away, {report.compact_boundaries} compaction(s))")
-    if report.agent_rule is not None:
-        yield from _opencode_rows(report)
+    if report.agent_rule is not None:  # the agent compacts by its own rule
+        yield from report.agent_rule.rows(used)
         return
     state = "" if limits.auto_compact_enabled else "  (auto-compact disabled)"
     yield "auto-compact at", (f"{_n(limits.auto_compact)}  ({_n(max(0, limits.auto_compact - used))}"
                               f" to go; warning at {_n(limits.warning)}, blocking at "
                               f"{_n(limits.blocking)}){state}")
-
-
-def _opencode_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
-    """OpenCode's overflow rule: where it compacts, and what its own check sees now."""
-    rule = report.agent_rule
-    assert rule is not None
-    if rule.input_limit:
-        base = f"input limit {_n(rule.input_limit)} - reserved {_n(rule.reserved)}"
-    else:
-        base = f"window {_n(rule.window)} - max output {_n(rule.max_output)}" + (
-            f" - reserved {_n(rule.reserved)}, before 1.18" if rule.older else "")
-    yield "compacts at", (f"{_n(rule.usable)}  (OpenCode: {base}; "
-                          f"{_n(max(0, rule.usable - report.context_tokens))} to go)")
-    if rule.anchor is None:
-        check = "no finished assistant message yet"
-    elif rule.summary:
-        check = f"last finished message is a summary ({rule.anchor}): not checked"
-    else:
-        verdict = "compacts before its next call" if rule.overflow else "no overflow"
-        check = f"last finished message {rule.anchor}: {_n(rule.count)} tokens, {verdict}"
-    yield "OpenCode check", check
 
 
 # --- the grid -------------------------------------------------------------------------------------

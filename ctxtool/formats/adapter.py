@@ -152,6 +152,11 @@ class OverflowVerdict(Protocol):
     def as_dict(self) -> dict[str, Any]:
         ...
 
+    def rows(self, context: int) -> list[tuple[str, str]]:
+        """What ``estimate`` shows of it, as (label, text) rows, with ``context`` the context
+        size now (the rows replace Claude Code's auto-compact line)."""
+        ...
+
 
 class SessionFile(NamedTuple):
     """One session an agent keeps in a file of its own (see :meth:`FormatAdapter.session_files`)."""

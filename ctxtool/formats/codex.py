@@ -33,6 +33,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -240,6 +241,61 @@ def context_window_of(entry: Mapping[str, Any]) -> int | None:
     info = token_info(entry)
     window = info.get("model_context_window") if info is not None else None
     return window if isinstance(window, int) and window > 0 else None
+
+
+#: ``model_context_window`` in a token_count is this share of the model's window (Codex keeps the
+#: rest in reserve: ``effective_context_window_percent``, 95 unless a model says otherwise)
+EFFECTIVE_WINDOW_PERCENT = 95
+#: Codex compacts when a turn's tokens reach this share of the model's window (its default
+#: ``auto_compact_token_limit``; a lower ``model_auto_compact_token_limit`` in config.toml wins,
+#: and no rollout line records one)
+AUTO_COMPACT_PERCENT = 90
+
+
+@dataclass(frozen=True)
+class CodexLimits:
+    """Where Codex compacts a session by its own rule (see :data:`AUTO_COMPACT_PERCENT`)."""
+
+    report_key: ClassVar[str] = "codex"  # in the estimate report
+
+    window: int  # model_context_window, as the last token_count records it
+    model_window: int  # the model's whole window it is the share of
+    usable: int  # Codex compacts when a turn's tokens reach this
+    count: int | None  # the last token_count's last_token_usage.total_tokens
+
+    @property
+    def overflow(self) -> bool:
+        return self.count is not None and self.count >= self.usable
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"window": self.window, "model_window": self.model_window, "usable": self.usable,
+                "count": self.count, "overflow": self.overflow}
+
+    def rows(self, context: int) -> list[tuple[str, str]]:
+        base = (f"{AUTO_COMPACT_PERCENT}% of the model's {self.model_window:,}, of which "
+                f"{self.window:,} usable")
+        if self.count is None:
+            check = "no token count recorded yet"
+        else:
+            verdict = "compacts before its next turn" if self.overflow else "no compaction due"
+            check = f"last turn {self.count:,} tokens, {verdict}"
+        return [("compacts at", f"{self.usable:,}  (Codex: {base}; "
+                                f"{max(0, self.usable - context):,} to go)"),
+                ("Codex check", check)]
+
+
+def codex_limits(view: Iterable[Mapping[str, Any]], window: int) -> CodexLimits:
+    """Codex's rule for a session whose ``model_context_window`` is ``window``."""
+    model_window = window * 100 // EFFECTIVE_WINDOW_PERCENT
+    count = None
+    for entry in view:
+        info = token_info(entry)
+        last = info.get("last_token_usage") if info is not None else None
+        total = last.get("total_tokens") if isinstance(last, dict) else None
+        if isinstance(total, int) and total > 0:
+            count = total
+    return CodexLimits(window=window, model_window=model_window,
+                       usable=model_window * AUTO_COMPACT_PERCENT // 100, count=count)
 
 
 def model_of(entry: Mapping[str, Any]) -> str | None:
@@ -686,6 +742,23 @@ class CodexAdapter(FormatAdapter):
         window = next((w for e in reversed(view) if (w := context_window_of(e))), None)
         return {"context": window} if window else {}
 
+    def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
+                      input_limit: int | None, output_limit: int | None,
+                      env: Mapping[str, str] | None) -> CodexLimits | None:
+        """Codex's own rule, measured against the window its token counts record (none
+        recorded, e.g. ``--context-window`` on a rollout that has none: ctxtool's thresholds)."""
+        recorded = self.configured_limits(view).get("context")
+        return codex_limits(view, recorded) if recorded and recorded == window else None
+
+    def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
+                             env: Mapping[str, str]) -> int | None:
+        """Where Codex compacts (``summarize --auto``): by the window its last token count
+        records; none recorded, ctxtool's thresholds for ``window``."""
+        recorded = None
+        for entry in entries:
+            recorded = context_window_of(entry) or recorded
+        return codex_limits((), recorded).usable if recorded else None
+
     session_marks: ClassVar[SessionMarks | None] = SESSION_MARKS
 
     def session_files(self, env: Mapping[str, str], project: str | None = None, *,
@@ -696,7 +769,7 @@ class CodexAdapter(FormatAdapter):
         return prompt_of(entry)
 
 
-__all__ = ["CodexAdapter", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
+__all__ = ["CodexAdapter", "CodexLimits", "codex_limits", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
            "context_window_of", "is_compacted", "is_instruction", "item_role_and_blocks",
            "role_and_blocks", "session_id_of", "session_roots", "shell_command", "shell_tool",
            "snip_view", "tool_output", "usage_counts", "with_tool_output"]

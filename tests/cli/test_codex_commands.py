@@ -45,6 +45,49 @@ def test_estimate_is_within_ten_percent_of_codex_own_count(path: Path) -> None:
     assert abs(report["context_tokens"] - codex) <= 0.10 * codex, (report["context_tokens"], codex)
 
 
+def test_estimate_reports_where_codex_compacts() -> None:
+    """Codex compacts at 90% of the model's window, of which model_context_window is 95%: the
+    fixture's 40,000-token window (config.toml) is recorded as 38,000 and compacts at 36,000
+    (Claude Code's thresholds would warn at a negative size for such a window)."""
+    report = orjson.loads(ok("estimate", "--json", str(COMPACTED)))
+    last = last_usage(COMPACTED)
+    assert report["codex"] == {"window": 38_000, "model_window": 40_000, "usable": 36_000,
+                               "count": last["last_token_usage"]["total_tokens"],
+                               "overflow": False}
+    assert report["status"] == "ok" and report["percent"]["auto_compact"] == round(
+        100 * report["context_tokens"] / 36_000, 1)
+    text = ok("estimate", str(TOOLS)).decode()
+    assert "compacts at      244,800  (Codex: 90% of the model's 272,000" in text
+    assert "Codex check      last turn 13,704 tokens, no compaction due" in text
+
+
+def test_estimate_past_codex_own_limit_is_auto_compact(tmp_path: Path) -> None:
+    """The same rollout recorded with a 14,000-token window: its last turn (13,704 tokens) is
+    past 90% of the model's 14,736, so Codex compacts before its next turn (and at 98% of the
+    window it is past the blocking line too)."""
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(TOOLS.read_bytes().replace(b'"model_context_window":258400',
+                                                 b'"model_context_window":14000'))
+    report = orjson.loads(ok("estimate", "--json", str(small)))
+    assert report["codex"]["usable"] == 13_262 and report["codex"]["overflow"] is True
+    assert report["status"] == "blocking"
+    assert "compacts before its next turn" in ok("estimate", str(small)).decode()
+
+
+def test_summarize_auto_compacts_by_codex_rule(tmp_path: Path) -> None:
+    assert ok("summarize", "--auto", str(TOOLS)) == TOOLS.read_bytes()  # 13,704 < 244,800
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(TOOLS.read_bytes().replace(b'"model_context_window":258400',
+                                                 b'"model_context_window":14000'))
+    compacted = lines(ok("summarize", "--auto", str(small)))
+    assert [e["type"] for e in compacted].count("compacted") == 1
+
+
+def test_estimate_with_another_window_uses_ctxtool_thresholds() -> None:
+    report = orjson.loads(ok("estimate", "--json", "--context-window", "100000", str(TOOLS)))
+    assert "codex" not in report and report["thresholds"]["window"] == 100_000
+
+
 def test_estimate_after_a_compaction_counts_what_it_kept(tmp_path: Path) -> None:
     """Up to a compacted record (no usage after it): the kept history and the summary plus the
     system figure the session's calls showed - far below the count before it."""

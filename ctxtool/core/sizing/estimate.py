@@ -16,6 +16,7 @@ from typing import Any
 
 from ctxtool.core.messages.blocks import role_and_blocks
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter, Usage
+from ctxtool.core.sizing.status import status_of
 from ctxtool.core.sizing.tokens import (
     DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
     estimate_block_tokens, estimate_entry_tokens, estimate_text_tokens, thresholds,
@@ -69,25 +70,20 @@ class EstimateReport:
     top: list[Offender]
     limits: Thresholds
     window_source: str  # "option", "model", "usage" (a prompt larger than 200K was seen), "default"
-    #: the agent's own overflow rule, when it has one (OpenCode), see
+    #: the agent's own overflow rule, when it has one (OpenCode, Codex CLI), see
     #: :meth:`ctxtool.formats.adapter.FormatAdapter.overflow_rule`
     agent_rule: OverflowVerdict | None = None
 
     @property
     def compact_at(self) -> int:
         """Where the agent compacts: by its own rule when it has one (OpenCode's usable
-        tokens), else Claude Code's auto-compact threshold."""
+        tokens, Codex's 90% of the model's window), else Claude Code's auto-compact threshold."""
         return self.agent_rule.usable if self.agent_rule is not None else self.limits.auto_compact
 
     @property
     def status(self) -> str:
         """ok / warning / auto_compact / blocking: the highest threshold the context reached."""
-        used, limits = self.context_tokens, self.limits
-        if used >= limits.blocking:
-            return "blocking"
-        if used >= self.compact_at:
-            return "auto_compact"
-        return "warning" if used >= limits.warning else "ok"
+        return status_of(self.context_tokens, self.limits, self.compact_at)
 
     def as_dict(self) -> dict[str, Any]:
         limits, used = self.limits, self.context_tokens

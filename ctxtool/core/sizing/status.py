@@ -82,12 +82,15 @@ def bar(used: int, window: int, cells: int = BAR_CELLS) -> str:
 
 
 def status_of(used: int, limits: Thresholds, compact_at: int) -> str:
-    """ok / warning / auto_compact / blocking, as ``estimate`` reports it."""
+    """ok / warning / auto_compact / blocking, as ``estimate`` reports it (``compact_at``:
+    where the agent compacts, by Claude Code's thresholds or by the agent's own rule)."""
     if used >= limits.blocking:
         return "blocking"
     if used >= compact_at:
         return "auto_compact"
-    return "warning" if used >= limits.warning else "ok"
+    # the warning keeps its distance below wherever the agent compacts (the thresholds put it
+    # below their own auto-compact point, which an agent's own rule replaces)
+    return "warning" if used >= limits.warning - limits.auto_compact + compact_at else "ok"
 
 
 def status_fields(*, used: int, limits: Thresholds, model: str | None,

@@ -51,6 +51,24 @@ class OpenCodeLimits:
                 "anchor": self.anchor, "anchor_is_summary": self.summary,
                 "overflow": self.overflow, "context_overflow": self.context_overflow}
 
+    def rows(self, context: int) -> list[tuple[str, str]]:
+        """Where OpenCode compacts, and what its own check sees now."""
+        if self.input_limit:
+            base = f"input limit {self.input_limit:,} - reserved {self.reserved:,}"
+        else:
+            base = f"window {self.window:,} - max output {self.max_output:,}" + (
+                f" - reserved {self.reserved:,}, before 1.18" if self.older else "")
+        if self.anchor is None:
+            check = "no finished assistant message yet"
+        elif self.summary:
+            check = f"last finished message is a summary ({self.anchor}): not checked"
+        else:
+            verdict = "compacts before its next call" if self.overflow else "no overflow"
+            check = f"last finished message {self.anchor}: {self.count:,} tokens, {verdict}"
+        return [("compacts at", f"{self.usable:,}  (OpenCode: {base}; "
+                                f"{max(0, self.usable - context):,} to go)"),
+                ("OpenCode check", check)]
+
 
 def output_cap(env: Mapping[str, str] | None) -> int:
     """OpenCode's cap on output tokens (32,000 unless its environment variable says otherwise)."""
