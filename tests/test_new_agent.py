@@ -123,13 +123,11 @@ class ToyAdapter(FormatAdapter):
 
 @pytest.fixture()
 def toy() -> Iterator[ToyAdapter]:
-    before = dict(registry._loaded())
     adapter = registry.register(ToyAdapter())
     try:
         yield adapter
     finally:
-        registry._ADAPTERS.clear()
-        registry._ADAPTERS.update(before)
+        registry.unregister(adapter.name)
 
 
 def session(calls: int = 6, size: int = 6000) -> list[dict[str, Any]]:

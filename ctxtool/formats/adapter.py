@@ -50,7 +50,7 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`session_files`, :attr:`session_marks`, :meth:`session_prompt`, :meth:`session_title`.
 
 Adding an agent = writing a subclass in ``ctxtool/formats/<agent>.py`` (or a package), adding
-it to :func:`ctxtool.formats.registry._builtin` (detection order; its name becomes a
+it to :data:`ctxtool.formats.registry.BUILTIN` (detection order; its name becomes a
 ``--format`` choice, :func:`ctxtool.formats.registry.format_names`). This module and the
 adapters import nothing from ``ctxtool.core`` or ``ctxtool.cli`` (a test keeps that rule): an
 adapter describes its format; the transforms decide what to do with it.

@@ -1,63 +1,69 @@
 """The registered format adapters: the one place that knows which agents ctxtool reads.
 
 Transforms get the adapter of the format they were given with :func:`adapter_for`; the detector
-(:mod:`ctxtool.formats.detect`) asks :func:`adapters` in registration order which one claims an
+(:mod:`ctxtool.formats.detect`) asks :func:`adapters` in detection order which one claims an
 entry. Adding an agent = writing its adapter (see :mod:`ctxtool.formats.adapter`) and adding it to
-:func:`_builtin` below (or calling :func:`register` from outside).
+:data:`BUILTIN` below (or calling :func:`register` from outside).
+
+An adapter module is imported when its format is first asked for, not before: a command that
+reads one agent's files (``statusline``: Claude Code's) loads that agent's adapter only; naming
+the formats (``--format`` choices) loads none.
 """
 
 from __future__ import annotations
 
+import importlib
+
 from ctxtool.formats.adapter import FormatAdapter
 
-_ADAPTERS: dict[str, FormatAdapter] = {}
+#: The adapters ctxtool ships, in detection order (the first whose ``claims`` is true wins):
+#: format name -> (module, class). Each class's ``name`` is its key (a test checks it).
+BUILTIN: dict[str, tuple[str, str]] = {
+    "claude-code": ("ctxtool.formats.claude_code.adapter", "ClaudeCodeAdapter"),
+    "codex": ("ctxtool.formats.codex", "CodexAdapter"),
+    "opencode": ("ctxtool.formats.opencode.adapter", "OpenCodeAdapter"),
+    "openai": ("ctxtool.formats.openai_chat", "OpenAIChatAdapter"),
+    "anthropic": ("ctxtool.formats.anthropic", "AnthropicAdapter"),
+}
 
-
-def _builtin() -> list[FormatAdapter]:
-    """The adapters ctxtool ships, in detection order (the first whose ``claims`` is true
-    wins). Imported here, not at the top, so an adapter module may import the registry."""
-    from ctxtool.formats.anthropic import AnthropicAdapter
-    from ctxtool.formats.claude_code.adapter import ClaudeCodeAdapter
-    from ctxtool.formats.codex import CodexAdapter
-    from ctxtool.formats.openai_chat import OpenAIChatAdapter
-    from ctxtool.formats.opencode.adapter import OpenCodeAdapter
-    return [ClaudeCodeAdapter(), CodexAdapter(), OpenCodeAdapter(), OpenAIChatAdapter(),
-            AnthropicAdapter()]
+_REGISTERED: dict[str, FormatAdapter] = {}  # by register(): new formats, or a builtin replaced
+_MADE: dict[str, FormatAdapter] = {}  # every adapter handed out so far (the fast path)
 
 
 def register(adapter: FormatAdapter) -> FormatAdapter:
-    """Add (or replace) the adapter of ``adapter.name``; returns it."""
-    _loaded()
+    """Add (or replace) the adapter of ``adapter.name``; returns it. A new format is detected
+    after the builtin ones; a builtin one replaced keeps its place."""
     if not adapter.name:
         raise ValueError(f"{adapter!r} has no name")
-    _ADAPTERS[adapter.name] = adapter
+    _REGISTERED[adapter.name] = _MADE[adapter.name] = adapter
     return adapter
 
 
-def _loaded() -> dict[str, FormatAdapter]:
-    if not _ADAPTERS:
-        for adapter in _builtin():
-            _ADAPTERS[adapter.name] = adapter
-    return _ADAPTERS
+def unregister(name: str) -> None:
+    """Undo :func:`register` for ``name`` (a builtin format gets its own adapter back)."""
+    _REGISTERED.pop(name, None)
+    _MADE.pop(name, None)
 
 
 def adapter_for(fmt: str) -> FormatAdapter:
     """The adapter of format ``fmt`` (its ``--format`` name). KeyError for an unknown name:
     callers validate user input first (see :func:`ctxtool.formats.detect.detect_format`)."""
     try:
-        return _ADAPTERS[fmt]
+        return _MADE[fmt]
     except KeyError:
-        return _loaded()[fmt]
+        module, cls = BUILTIN[fmt]  # KeyError for an unknown name
+        adapter = _MADE[fmt] = getattr(importlib.import_module(module), cls)()
+        return adapter
+
+
+def format_names() -> tuple[str, ...]:
+    """The ``--format`` names, in detection order (no adapter imported)."""
+    return (*BUILTIN, *(name for name in _REGISTERED if name not in BUILTIN))
 
 
 def adapters() -> list[FormatAdapter]:
     """Every registered adapter, in detection order."""
-    return list(_loaded().values())
+    return [adapter_for(name) for name in format_names()]
 
 
-def format_names() -> tuple[str, ...]:
-    """The ``--format`` names, in detection order."""
-    return tuple(_loaded())
-
-
-__all__ = ["adapter_for", "adapters", "format_names", "register"]
+__all__ = ["BUILTIN", "adapter_for", "adapters", "format_names", "register", "unregister"]
