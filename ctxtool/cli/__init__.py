@@ -103,6 +103,9 @@ class CtxtoolGroup(click.Group):
         except BrokenPipeError:
             raise
         except KeyboardInterrupt:
+            safe_fs = sys.modules.get("ctxtool.storage.safe_fs")  # loaded if a store wrote
+            if safe_fs is not None:
+                safe_fs.remove_pending()
             messages.error("interrupted")
             ctx.exit(int(ExitCode.INTERRUPTED))
         except RecursionError as exc:

@@ -162,6 +162,22 @@ def open_regular(folder: Folder, name: str) -> int | None:
     return fd
 
 
+#: Temp files create_exclusive made and has not yet removed. Its cleanup runs in a ``finally``,
+#: but a Ctrl-C landing right after the open or inside that ``finally`` skips it; the CLI calls
+#: :func:`remove_pending` on its way out after an interrupt.
+_PENDING: set[str] = set()
+
+
+def remove_pending() -> None:
+    """Remove the temp files an interrupted :func:`create_exclusive` left (none is referenced:
+    each becomes a store file only by a link to its final name)."""
+    while _PENDING:
+        try:
+            os.unlink(_PENDING.pop())
+        except OSError:
+            pass
+
+
 def create_exclusive(folder: Folder, name: str, data: bytes) -> bool:
     """Write ``data`` to a new file ``name`` in ``folder`` atomically, 0600: a temp file
     (``.ctxtool-XXXXXXXX.tmp``, the pattern :func:`ctxtool.storage.atomic.sweep_stale` removes
@@ -169,9 +185,15 @@ def create_exclusive(folder: Folder, name: str, data: bytes) -> bool:
     exists. Not fsynced: a durable caller defers that to one batch (storage/durable.py)."""
     sweep_stale(folder.path, prefix=TEMP_PREFIX)
     tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}.tmp"
-    fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC,
-                 0o600, dir_fd=folder.fd)
+    pending = os.path.join(folder.path, tmp)
+    _PENDING.add(pending)  # before the open: an interrupt after it still finds the file
     try:
+        try:
+            fd = os.open(folder.at(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW
+                         | CLOEXEC, 0o600, dir_fd=folder.fd)
+        except OSError:
+            _PENDING.discard(pending)  # not created: no file of ours to remove
+            raise
         try:  # os.write, not a file object: no buffer, no isatty/lseek/fstat per file
             _write_all(fd, data)
             os.fchmod(fd, 0o600)
@@ -179,10 +201,12 @@ def create_exclusive(folder: Folder, name: str, data: bytes) -> bool:
             os.close(fd)
         return _link_or_rename(folder, tmp, name)
     finally:
-        try:
-            os.unlink(folder.at(tmp), dir_fd=folder.fd)
-        except OSError:
-            pass
+        if pending in _PENDING:
+            try:
+                os.unlink(folder.at(tmp), dir_fd=folder.fd)
+            except OSError:
+                pass
+            _PENDING.discard(pending)
 
 
 def _write_all(fd: int, data: bytes) -> None:

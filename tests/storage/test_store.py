@@ -330,3 +330,38 @@ def test_store_for_entries_looks_ahead_without_losing_entries(tmp_path: Path) ->
                                       env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
     assert store.root == tmp_path / "projects" / project_slug(CWD)
     assert list(stream) == entries
+
+
+def test_a_temp_file_an_interrupt_left_is_removed_on_the_way_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C inside create_exclusive's cleanup (here: the unlink itself interrupted) leaves its
+    temp file; remove_pending, which the CLI calls after an interrupt, takes it away."""
+    folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"), create=True)
+    real_unlink = os.unlink
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+    monkeypatch.setattr(os, "unlink", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        safe_fs.create_exclusive(folder, "r.txt", b"data")
+    monkeypatch.setattr(os, "unlink", real_unlink)
+    names = sorted(os.listdir(folder.path))
+    assert names[0].startswith(safe_fs.TEMP_PREFIX) and names[1:] == ["r.txt"]  # the control
+    safe_fs.remove_pending()
+    assert os.listdir(folder.path) == ["r.txt"]
+    assert (Path(folder.path) / "r.txt").read_bytes() == b"data"
+    folder.close()
+
+
+def test_a_temp_name_taken_is_not_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The open failing (the name exists): the file there is not ours and stays."""
+    folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"), create=True)
+    monkeypatch.setattr(safe_fs.secrets, "token_hex", lambda n: "0" * (2 * n))
+    other = Path(folder.path) / f"{safe_fs.TEMP_PREFIX}00000000.tmp"
+    other.write_bytes(b"someone else's")
+    monkeypatch.setattr(safe_fs, "sweep_stale", lambda *a, **k: 0)
+    with pytest.raises(FileExistsError):
+        safe_fs.create_exclusive(folder, "r.txt", b"data")
+    safe_fs.remove_pending()
+    assert other.read_bytes() == b"someone else's"
+    folder.close()
