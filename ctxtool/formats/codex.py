@@ -433,7 +433,7 @@ ROLLOUT_PREFIX = "rollout-"
 ID_LENGTH = 36
 META_BYTES = 1 << 20  # the session_meta line (its base instructions: ~22 KB in 0.169.0)
 SESSION_MARKS = SessionMarks(compaction=b'"compacted"', compaction_compact=b'"type":"compacted"',
-                             usage=b'"token_count"')  # no message names a model; no titles
+                             usage=b'"token_count"', model=b'"turn_context"')  # no titles
 
 
 def prompt_of(entry: Mapping[str, Any]) -> str | None:

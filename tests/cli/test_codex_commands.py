@@ -41,7 +41,7 @@ def last_usage(path: Path) -> dict:
 def test_estimate_is_within_ten_percent_of_codex_own_count(path: Path) -> None:
     report = orjson.loads(ok("estimate", "--json", str(path)))
     codex = last_usage(path)["last_token_usage"]["total_tokens"]
-    assert report["format"] == "codex"
+    assert report["format"] == "codex" and report["model"] == "gpt-5-codex"  # its turn_context
     assert abs(report["context_tokens"] - codex) <= 0.10 * codex, (report["context_tokens"], codex)
 
 

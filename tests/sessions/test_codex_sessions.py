@@ -114,10 +114,12 @@ def test_only_the_ends_are_parsed(home: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(tail_read, "parse_line", counting)
     path = next(home.glob(f"sessions/*/*/*/*{TOOLS_ID}.jsonl"))
     row = read_session(SessionFile(TOOLS_ID, path, ""), "codex")
-    assert row.context_tokens == 13_704
+    assert row.context_tokens == 13_704 and row.model == "gpt-5-codex"
     lines = fixture_lines("tools.jsonl")
-    # from the token_count of the call before (line 45: where the walk stops) to the end
-    assert parsed and set(parsed) <= set(lines[45:])
+    # from the token_count of the call before (line 45: where the walk stops) to the end, and
+    # the turn_context naming the model: the first one walking back from there
+    named = max(i for i, line in enumerate(lines[:45]) if b'"type":"turn_context"' in line)
+    assert parsed and set(parsed) <= {*lines[45:], lines[named]}
 
 
 def test_a_rollout_ending_after_a_compaction_is_read_whole(tmp_path: Path) -> None:

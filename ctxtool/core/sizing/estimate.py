@@ -276,6 +276,8 @@ class Estimator:
             self.messages += 1
             if role == "assistant":
                 self.note_model(entry)
+        elif role is None:  # a line of the agent's own naming the model of what follows
+            self.note_model(entry)  # (Codex CLI's turn_context)
 
     def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
         """A session read whole (OpenCode, as OpenCode reads it): the messages its last

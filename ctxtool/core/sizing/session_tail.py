@@ -90,9 +90,9 @@ def split_tail(reversed_items: Iterable[T], *, parse: Callable[[T], dict[str, An
 
 def _named_model(entry: dict[str, Any], fmt: str) -> bool:
     """Would :meth:`Estimator.note_model` look at this entry (an assistant message with
-    content)?"""
+    content, or a line that is no message, such as Codex CLI's turn_context)?"""
     role, blocks = role_and_blocks(entry, fmt)
-    return role == "assistant" and bool(blocks)
+    return (role == "assistant" and bool(blocks)) or role is None
 
 
 def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
