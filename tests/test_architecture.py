@@ -359,9 +359,6 @@ def test_every_package_is_in_the_wheel() -> None:
 
 # core's folders written against the adapters only
 AGENT_FREE = ("messages", "sizing", "validating", "clearing", "summarizing")
-# modules still reading an agent's module directly, being taken out by their owner; remove a
-# line when its module is clean
-NOT_YET_AGENT_FREE: set[str] = set()
 
 
 def agent_homes() -> set[str]:
@@ -394,7 +391,6 @@ def test_core_folders_import_no_agent(folder: str) -> None:
     homes = agent_homes()
     found = [f"{module_name(path)}:{hit}"
              for path in sorted((PACKAGE / "core" / folder).rglob("*.py"))
-             if module_name(path) not in NOT_YET_AGENT_FREE
              for hit in agent_imports(path, homes)]
     assert found == [], "reach the agent through adapter_for(fmt) and a hook of its adapter"
 
