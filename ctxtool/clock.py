@@ -1,4 +1,5 @@
-"""Time parsing shared by the commands that look at ages and idle gaps (``--now``, ``12h``)."""
+"""Time shared by the commands that look at ages and idle gaps: parsing (``--now``, ``12h``),
+printing an age (``31d 4h``), and the window within which a session may be in use."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from ctxtool.errors import UsageError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)?\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+# A session touched this recently may be open in Claude Code right now: never remove it.
+LIVE_WINDOW = timedelta(hours=1)
 
 
 def parse_timestamp(value: object) -> datetime | None:
@@ -49,3 +53,16 @@ def parse_duration(value: str, *, option: str = "duration") -> timedelta:
         raise UsageError(f"{option}: not a duration: {value!r}", hint="use e.g. 90s, 5m, 12h, 30d or 2w")
     unit = (match.group(2) or "d").lower()
     return timedelta(seconds=float(match.group(1)) * _UNITS[unit])
+
+
+def format_age(age: timedelta) -> str:
+    """``31d 4h``, ``12h``, ``45m``: short and exact enough for a log line."""
+    seconds = max(0, int(age.total_seconds()))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    return f"{minutes}m" if minutes else f"{seconds}s"

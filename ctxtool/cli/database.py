@@ -18,7 +18,10 @@ from typing import Any, BinaryIO
 from ctxtool.cli import messages
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import iter_entries, write_entries
-from ctxtool.storage import durable, opencode_db
+from ctxtool.storage import durable
+# every command asks whether its inputs are databases: that needs a file's first bytes, not
+# sqlite3 and OpenCode's modules (storage/opencode_db.py), imported when one is
+from ctxtool.storage.opencode_db_file import find_database, looks_like_database, not_sqlite
 
 _session: str | None = None
 _in_place = False
@@ -38,11 +41,13 @@ def input_bytes(path: str) -> bytes | None:
     else None. A ``*.db`` file that is not SQLite is an error, not a transcript."""
     if path in _read:
         return _read[path][2]
-    db = opencode_db.find_database(path)
+    db = find_database(path)
     if db is None:
-        if opencode_db.looks_like_database(path):
-            raise opencode_db.not_sqlite(path)
+        if looks_like_database(path):
+            raise not_sqlite(path)
         return None
+    from ctxtool.storage import opencode_db  # see the imports
+
     entries = opencode_db.read_session(db, _session)
     buffer = io.BytesIO()
     write_entries(entries, buffer)
@@ -52,7 +57,7 @@ def input_bytes(path: str) -> bytes | None:
 
 def is_database(path: str) -> bool:
     """Whether ``path`` is (or holds) an OpenCode database."""
-    return path in _read or opencode_db.find_database(path) is not None
+    return path in _read or find_database(path) is not None
 
 
 def output_writer(path: str) -> contextlib.AbstractContextManager[BinaryIO] | None:
@@ -61,7 +66,7 @@ def output_writer(path: str) -> contextlib.AbstractContextManager[BinaryIO] | No
     if path in _read and _in_place:
         db, entries, _ = _read[path]
         return _write_back(path, db, entries)
-    if opencode_db.find_database(path) is not None:
+    if find_database(path) is not None:
         raise StoreError("is an OpenCode database: ctxtool writes into it only with --in-place",
                          source=path, hint="write the JSONL elsewhere with -o FILE")
     return None
@@ -73,6 +78,8 @@ def _write_back(path: str, db: Path, expected: list[dict[str, Any]]) -> Iterator
     yield buffer
     entries = iter_entries(buffer.getvalue().splitlines(keepends=True), path)
     durable.flush()  # the store files the rows point at first (storage/durable.py)
+    from ctxtool.storage import opencode_db  # see the imports
+
     result = opencode_db.write_session(db, entries, expected=expected, source=path)
     durable.crash_point("after-replace")
     if not result.updated and not result.inserted:

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
 from ctxtool.cli.options import read_io_options
 from ctxtool.cli.terminal import colour_enabled, paint, shorten, width
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
-from ctxtool.cli.timeline_render import render_html, render_svg, render_text
 from ctxtool.core.sizing.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
 )
-from ctxtool.core.sizing.timeline import Timeline, TimelineBuilder, observe
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
-from ctxtool.storage import opencode_config
 from ctxtool.storage.atomic import write_bytes_atomic
+
+# The timeline (its builder, renderers and html) and OpenCode's config files are imported where
+# used: with --timeline, and for an OpenCode session's limits. Every run pays for what is here.
+if TYPE_CHECKING:
+    from ctxtool.core.sizing.timeline import Timeline, TimelineBuilder
 
 DEFAULT_COUNT_MODEL = "claude-sonnet-4-5"  # for --exact when neither --model nor the file names one
 NO_KEY_HINT = "set ANTHROPIC_API_KEY, or leave out --exact for the offline estimate"
@@ -104,8 +106,11 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
                 write_entries(annotate(entries, fmt=fmt, system_tokens=system_tokens,
                                        use_usage=not no_usage), out)
                 continue
-            builder = TimelineBuilder(fmt) if timeline else None
-            if builder is not None:
+            builder = None
+            if timeline:
+                from ctxtool.core.sizing.timeline import TimelineBuilder, observe  # see imports
+
+                builder = TimelineBuilder(fmt)
                 entries = observe(entries, builder)
             options: dict[str, Any] = {
                 "fmt": fmt, "model": model, "context_window": context_window,
@@ -117,6 +122,8 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
             else:
                 report = _exact(list(entries), counter, options)
             if builder is not None and timeline == "-":
+                from ctxtool.cli.timeline_render import render_text  # see the imports
+
                 out.write(("\n".join(render_text(finished(builder, report))) + "\n\n").encode())
                 continue
             if builder is not None:
@@ -153,6 +160,8 @@ def finished(builder: TimelineBuilder, report: EstimateReport) -> Timeline:
 
 
 def _draw(path: str, line: Timeline) -> None:
+    from ctxtool.cli.timeline_render import render_html, render_svg  # see the imports
+
     page = render_svg(line) if path.lower().endswith(".svg") else render_html(line)
     write_bytes_atomic(path, page.encode())
 
@@ -160,6 +169,8 @@ def _draw(path: str, line: Timeline) -> None:
 def _config_limits(provider: str | None, model: str | None,
                    folder: str | None) -> dict[str, int]:
     """An OpenCode session's model limits from OpenCode's own config files."""
+    from ctxtool.storage import opencode_config  # see the imports
+
     return opencode_config.model_limits(provider, model, env=os.environ, directory=folder)
 
 

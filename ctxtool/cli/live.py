@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -34,10 +33,10 @@ from datetime import timedelta
 from typing import BinaryIO
 
 from ctxtool.cli import messages
+from ctxtool.clock import LIVE_WINDOW, format_age
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.storage import durable
 from ctxtool.storage.atomic import temp_file
-from ctxtool.storage.retention import LIVE_WINDOW, format_age
 
 # Transcript lines are long (tool results of 10-500 KB): with the default 8 KB buffer, reading a
 # line costs a third of parsing it; with 4 MB most lines come out of the buffer in one piece.
@@ -189,6 +188,8 @@ class LiveFile:
             try:
                 os.link(self.real, tmp)
             except OSError:
+                import shutil  # here only: shutil loads zlib, bz2, lzma, every command's start
+
                 shutil.copy2(self.real, tmp)
             os.replace(tmp, target)
 

@@ -8,7 +8,6 @@ anything), and ``FORCE_COLOR`` for tests and pagers that understand it. Styling 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import IO, Any
 
@@ -31,6 +30,8 @@ def colour_enabled(stream: IO[Any] | None = None) -> bool:
 
 def width() -> int:
     """Columns to fill: $COLUMNS, else the terminal's, else 100 (a file or pipe)."""
+    import shutil  # here only: shutil loads zlib, bz2, lzma, and --json needs no width
+
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 
 

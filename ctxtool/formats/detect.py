@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ctxtool.errors import InputError, UsageError
-from ctxtool.formats.registry import adapters, format_names
+from ctxtool.formats.registry import adapter_for, format_names
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, Entry, Format, location_of
 
 PEEK = 64
@@ -20,12 +20,13 @@ PEEK = 64
 
 def classify(entry: dict[str, Any]) -> Format | None:
     """The format one entry belongs to, or None when it gives no clue (empty, unknown keys):
-    the first registered adapter that claims it, else the first that claims it weakly."""
-    found = adapters()
-    for adapter in found:
+    the first registered adapter that claims it, else the first that claims it weakly.
+    Adapters are imported one by one as they are asked: a Claude Code transcript, claimed by
+    the first, loads no other agent's module (each costs start-up time)."""
+    for adapter in map(adapter_for, format_names()):
         if adapter.claims(entry):
             return adapter.name  # type: ignore[return-value]
-    for adapter in found:
+    for adapter in map(adapter_for, format_names()):
         if adapter.claims_weakly(entry):
             return adapter.name  # type: ignore[return-value]
     return None

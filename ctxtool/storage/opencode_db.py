@@ -37,9 +37,12 @@ import orjson
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.opencode.export import SESSION_KEY, check_message, is_message, is_session_line, sort_messages
+# finding the file needs no sqlite3: in a module of its own, which every command's input check
+# imports (kept importable from here)
+from ctxtool.storage.opencode_db_file import (
+    DB_NAME, find_database, is_database, looks_like_database, not_sqlite,
+)
 
-DB_NAME = "opencode.db"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT = 5.0  # seconds to wait for OpenCode to finish a write before giving up
 BACKUP_SUFFIX = ".ctxtool-backup"
 SCHEMA_HINT = "ctxtool knows the schema of OpenCode 1.2 to 1.18.33; use `opencode export` instead"
@@ -76,39 +79,7 @@ COLUMNS = {
 }
 
 
-# --- finding and opening ---------------------------------------------------------------------------
-
-def is_database(path: str | os.PathLike[str]) -> bool:
-    """True for a regular file that starts with SQLite's header."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def find_database(path: str | os.PathLike[str]) -> Path | None:
-    """The database for a path: the file itself, or ``opencode.db`` in OpenCode's data folder
-    (``~/.local/share/opencode``) or its parent; None when there is none."""
-    given = Path(path)
-    if not given.is_dir():
-        return given if given.is_file() and is_database(given) else None
-    for candidate in (given / DB_NAME, given / "opencode" / DB_NAME):
-        if is_database(candidate):
-            return candidate
-    return None
-
-
-def looks_like_database(path: str) -> bool:
-    """A path the user meant as a database (``*.db``) although it is no SQLite file."""
-    return path.endswith(".db") and Path(path).is_file() and not is_database(path)
-
-
-def not_sqlite(path: str) -> InputError:
-    return InputError("not an SQLite database (an OpenCode database starts with "
-                      "'SQLite format 3')", source=path,
-                      hint="give ~/.local/share/opencode/opencode.db or the folder holding it")
-
+# --- opening ---------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
 def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:

@@ -10,7 +10,6 @@ longer than 200 characters keeps its first 200 and gets ``-`` plus a base-36 has
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -79,5 +78,7 @@ def safe_name(value: str | None, *, fallback: str) -> str:
         return fallback
     if SAFE_NAME.fullmatch(value):
         return value
+    import hashlib  # only for such ids: loading OpenSSL's hashes costs every command ~3 ms
+
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return f"x-{digest}"

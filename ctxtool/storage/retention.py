@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from ctxtool.clock import parse_timestamp
-
-# A session touched this recently may be open in Claude Code right now: never remove it.
-LIVE_WINDOW = timedelta(hours=1)
+# LIVE_WINDOW and format_age live in clock, which --in-place (cli/live.py) imports without this
+from ctxtool.clock import LIVE_WINDOW, format_age, parse_timestamp
 DEFAULT_PERIOD_DAYS = 30  # Claude Code's own default for cleanupPeriodDays
 MIN_PERIOD_DAYS = 1
 
@@ -188,19 +186,6 @@ def decide(last_activity: datetime, *, now: datetime, older_than: timedelta,
     if age >= older_than:
         return Verdict(True, "old", f"inactive for {format_age(age)} (limit {limit})")
     return Verdict(False, "recent", f"recent: inactive for {format_age(age)} (limit {limit})")
-
-
-def format_age(age: timedelta) -> str:
-    """``31d 4h``, ``12h``, ``45m``: short and exact enough for a log line."""
-    seconds = max(0, int(age.total_seconds()))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes = rest // 60
-    if days:
-        return f"{days}d {hours}h" if hours else f"{days}d"
-    if hours:
-        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
-    return f"{minutes}m" if minutes else f"{seconds}s"
 
 
 def period_from_settings(settings: object) -> tuple[timedelta, str | None]:
