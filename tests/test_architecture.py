@@ -5,7 +5,9 @@
   interpreter and by reading their import statements;
 * ``import ctxtool``, ``ctxtool --help`` and ``ctxtool estimate < one-line.jsonl`` stay light:
   the real console script is run with ``PYTHONPROFILEIMPORTTIME`` so Python itself lists every
-  module it imported;
+  module it imported; ``estimate --json`` and ``statusline`` on a Claude Code transcript import
+  none of the modules only other paths need (other agents' adapters, OpenCode's database, the
+  timeline, shutil...): start-up is most of a short run;
 * the README's test command is the one ``.ci/run`` runs.
 """
 
@@ -138,6 +140,63 @@ def test_estimate_imports_no_anthropic_or_jsonschema() -> None:
         pytest.skip("ctxtool/cli/estimate.py does not exist yet")
     imported = imported_by_entry_point("estimate", stdin=GOOD_LINE)
     assert not {"anthropic", "jsonschema"} & imported
+
+
+# What a run on a Claude Code transcript must not import: each costs start-up time that every run
+# of estimate and statusline would pay (python -X importtime), and only other paths use them:
+# other agents' adapters (detection asks the adapters in order), OpenCode's database (sqlite3),
+# the timeline (--timeline), cleanup's retention rules, and stdlib modules imported where used.
+NOT_AT_START_UP = {
+    "ctxtool.formats.codex", "ctxtool.formats.opencode.adapter", "ctxtool.formats.openai_chat",
+    "ctxtool.formats.anthropic", "ctxtool.storage.opencode_db", "ctxtool.storage.opencode_config",
+    "ctxtool.storage.retention", "ctxtool.core.sizing.timeline", "ctxtool.cli.timeline_render",
+    "sqlite3", "html", "shutil", "tempfile", "hashlib",
+}
+MODULES_AT_EXIT = """
+import atexit, os, sys
+out = os.environ["CTXTOOL_TEST_MODULES"]
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+from ctxtool.cli import main
+main(sys.argv[1:])
+"""
+
+
+def modules_at_exit(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[set[str], bytes]:
+    """Every module loaded when a ``ctxtool ARGS`` run ends, and its stdout (the CLI's main in a
+    fresh interpreter: sys.modules also holds what is imported by name, as the registry and the
+    command group do, which the import-time profile does not list)."""
+    listing = tmp_path / "modules.txt"
+    proc = subprocess.run([sys.executable, "-c", MODULES_AT_EXIT, *args], input=stdin,
+                          capture_output=True, check=False, timeout=120,
+                          env={**os.environ, "CTXTOOL_TEST_MODULES": str(listing)})
+    assert proc.returncode == 0, proc.stderr.decode()
+    return set(listing.read_text().split()), proc.stdout
+
+
+@pytest.mark.parametrize("command", ["estimate", "statusline"])
+def test_a_claude_code_run_imports_only_its_path(tmp_path: Path, command: str) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(GOOD_LINE)
+    if command == "estimate":
+        loaded, out = modules_at_exit(tmp_path, "estimate", "--json", str(transcript))
+        assert json.loads(out)["format"] == "claude-code"
+    else:
+        hook = json.dumps({"session_id": "s", "transcript_path": str(transcript)}).encode()
+        loaded, out = modules_at_exit(tmp_path, "statusline", "--color", "never", stdin=hook)
+        assert b"to compact" in out
+    assert "ctxtool.formats.claude_code.adapter" in loaded  # imported by name: the probe sees it
+    assert sorted(NOT_AT_START_UP & loaded) == []
+
+
+def test_the_lazy_paths_import_what_they_need(tmp_path: Path) -> None:
+    """The control: the same probe sees the modules a run does need, imported where used."""
+    messages = tmp_path / "messages.jsonl"
+    messages.write_bytes(b'{"role":"user","content":"hello"}\n')  # detection asks every adapter
+    loaded, _ = modules_at_exit(tmp_path, "estimate", str(messages), "--timeline",
+                             str(tmp_path / "context.svg"))
+    assert {"ctxtool.formats.anthropic", "ctxtool.formats.codex",
+            "ctxtool.core.sizing.timeline", "ctxtool.cli.timeline_render"} <= loaded
+    assert (tmp_path / "context.svg").exists()
 
 
 def test_validate_does_load_jsonschema() -> None:

@@ -63,9 +63,11 @@ class CtxtoolGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
-        if target is None or cmd_name not in self.list_commands(ctx):
+        if target is None:
             return None
         module_name, attr = target.split(":")
+        if importlib.util.find_spec(module_name) is None:  # as list_commands, for this one only
+            return None
         command = getattr(importlib.import_module(module_name), attr)
         return command if isinstance(command, click.Command) else None
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -112,6 +110,8 @@ def spool(path: str) -> Iterator[Spooled]:
 @contextlib.contextmanager
 def _copied(stream: BinaryIO, name: str) -> Iterator[Spooled]:
     """``stream`` copied once to an anonymous temp file (removed when the block ends)."""
+    import tempfile  # here and below only: with shutil, random, bz2, lzma... ~4 ms of start-up
+
     with tempfile.TemporaryFile(prefix="ctxtool-stdin-") as spool_file:
         try:
             # bounded: an endless line (/dev/zero) stops at the maximum line length, exit 3
@@ -326,6 +326,9 @@ def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bi
         with open_output(output, inputs) as handle:
             yield handle
         return
+    import shutil
+    import tempfile  # see _copied
+
     with tempfile.TemporaryFile(prefix="ctxtool-out-") as stage:
         yield stage
         stage.seek(0)
