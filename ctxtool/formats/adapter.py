@@ -29,7 +29,7 @@ only what its agent does differently. The members, grouped by who uses them:
 * compaction records (``filter-compacted``, ``summarize``) - :attr:`compactions`,
   :meth:`is_compaction_record`, :meth:`compaction_starts`, :meth:`summary_text`,
   :meth:`is_compaction_request`, :meth:`compaction_threshold`, and how ``summarize`` writes one:
-  :meth:`compaction_writer` (with :class:`CompactionWrite`, :class:`CompactionLines`),
+  :meth:`compaction_writer` (with :mod:`ctxtool.formats.compaction`'s classes),
   :attr:`summary_keeps_lines`, :attr:`compaction_streams`;
 * clearing and restoring (``persist``, ``snip``, ``microcompact``, ``restore``) -
   :meth:`result_slots`, :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`,
@@ -59,7 +59,7 @@ adapter describes its format; the transforms decide what to do with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
@@ -67,7 +67,13 @@ from ctxtool.formats.content import Block, as_blocks
 from ctxtool.formats.jsonl import dumps_json
 
 if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every adapter
+    from ctxtool.formats.compaction import CompactionWriter
     from ctxtool.llm.base import AgentPrompt
+
+# What summarize hands an adapter's compaction writer and gets back (CompactionWrite, a frozen
+# dataclass of 23 fields, takes about a millisecond to build) is in formats/compaction.py,
+# imported by summarize and the writers; still importable from here (__getattr__ at the end).
+_COMPACTION = ("CompactionLines", "CompactionWrite", "CompactionWriter")
 
 
 BOUNDARY = "boundary"
@@ -283,66 +289,6 @@ class PruneResult(Protocol):
     marked: list[str]  # the tool call ids marked
     total: int  # tokens of the older tool output the rule looked at
     pruned: int  # tokens it would clear
-
-
-@dataclass(frozen=True)
-class CompactionWrite:
-    """What ``summarize`` gives an adapter's :class:`CompactionWriter`: the summary and what an
-    agent records with a compaction. The transform decides what is summarized and sizes the
-    result; the adapter writes it in its agent's own lines."""
-
-    summary: str  #: the summary as the summarizer wrote it
-    items: list[dict[str, Any]] | None  #: the whole input (None: read twice, not held)
-    head: list[dict[str, Any]] | None  #: the input up to the cut: what the summary covers
-    tail: list[dict[str, Any]]  #: the messages kept verbatim after the summary (file order)
-    main: list[dict[str, Any]] | None  #: the input's main-chain entries (None: not held)
-    timestamp: str  #: now, ISO 8601 in UTC with milliseconds
-    now_ms: int  #: the same moment in epoch milliseconds
-    auto: bool  #: an automatic compaction (``--auto``), not one asked for
-    pre_tokens: int  #: ctxtool's size of the context before it
-    duration_ms: int  #: how long the summary took
-    digest: str  #: sha256 of the input's bytes (new lines' ids derive from it: same input, same bytes)
-    #: (path, note) of each file to re-attach after the summary (``--restore-files``)
-    restored: list[tuple[str, str]]
-    backend: str  #: the summarizer (``offline``, ``anthropic``)
-    model: str | None  #: its model, when it called one
-    input_tokens: int  #: what the summary call cost
-    output_tokens: int
-    #: where the whole input was saved (adapters whose output does not keep the input's lines,
-    #: see :attr:`FormatAdapter.summary_keeps_lines`), None otherwise or with no store
-    transcript_saved: str | None
-    marker: str  #: what the summary message of a plain message list starts with (the cut mark)
-    #: ctxtool's text around the summary for the model: ``continuation(kept, path)`` (``kept``:
-    #: messages stay verbatim after it; ``path``: a transcript to name, or None)
-    continuation: Callable[[bool, str | None], str]
-    #: the transcript's path as given (``--transcript-path``), for ``continuation``
-    transcript_path: str | None
-    #: ctxtool's size of the context once ``lines`` are appended to the input
-    context_after: Callable[[list[dict[str, Any]]], int]
-
-
-@dataclass
-class CompactionLines:
-    """What a :class:`CompactionWriter` wrote."""
-
-    lines: list[dict[str, Any]]  #: appended to the input (with ``replaces``: the whole output)
-    replaces: bool = False  #: the output is ``lines`` alone (the input was saved first)
-    restored: list[str] = field(default_factory=list)  #: paths of the files re-attached
-    kept_messages: int | None = None  #: when fewer messages stay verbatim than were planned
-    notes: list[str] = field(default_factory=list)  #: for the report
-
-
-class CompactionWriter(Protocol):
-    """Writes one compaction in the agent's own lines (see
-    :meth:`FormatAdapter.compaction_writer`)."""
-
-    def add(self, entry: dict[str, Any]) -> None:
-        """Look at one entry of the input's main chain, in file order (all of them, before
-        :meth:`write`; the only look at the input when it is not held)."""
-        ...
-
-    def write(self, compaction: CompactionWrite) -> CompactionLines:
-        ...
 
 
 @dataclass(frozen=True)
@@ -733,7 +679,9 @@ class FormatAdapter:
         standing instructions of the head, a user message starting with ``marker`` holding
         ctxtool's continuation text (and the restored files), then the kept tail - the input
         is saved first (:attr:`summary_keeps_lines` False)."""
-        return _MessageListWriter(self)
+        from ctxtool.formats.compaction import MessageListWriter  # see the imports
+
+        return MessageListWriter(self.is_instruction)
 
     def is_completed_summary(self, entry: Mapping[str, Any]) -> bool:
         """For :data:`AGENT_RULE` agents: True for a summary message the agent starts its
@@ -801,27 +749,6 @@ class FormatAdapter:
         return f"<{type(self).__name__} {self.name}>"
 
 
-class _MessageListWriter:
-    """The default :class:`CompactionWriter` (see :meth:`FormatAdapter.compaction_writer`)."""
-
-    def __init__(self, adapter: FormatAdapter) -> None:
-        self.adapter = adapter
-
-    def add(self, entry: dict[str, Any]) -> None:
-        pass  # the head is held: its instructions are read from it
-
-    def write(self, compaction: CompactionWrite) -> CompactionLines:
-        assert compaction.head is not None
-        text = compaction.marker + " " + compaction.continuation(False, compaction.transcript_saved)
-        message: dict[str, Any] = {"role": "user", "content": text}
-        if compaction.restored:
-            message["content"] = [{"type": "text", "text": text}] + [
-                {"type": "text", "text": note} for _, note in compaction.restored]
-        lead = [e for e in compaction.head if self.adapter.is_instruction(e)]
-        return CompactionLines([*lead, message, *compaction.tail], replaces=True,
-                               restored=[path for path, _ in compaction.restored])
-
-
 def _cleared_block(block: dict[str, Any], entry: dict[str, Any],
                    clearer: Clearer) -> dict[str, Any] | None:
     """The replacement of one block, or None when it stays."""
@@ -851,3 +778,11 @@ def _restored_block(block: Any, restorer: Restorer) -> Any:
 
 
 __all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OutputTruncation", "OverflowVerdict", "PruneResult", "Restorer", "ResultSlot", "SessionFile", "SessionMarks", "TranscriptChecks", "Usage"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _COMPACTION:  # see the imports
+        import ctxtool.formats.compaction as compaction
+
+        return getattr(compaction, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,14 +35,17 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ctxtool.formats.adapter import (Clearer, CompactionLines, CompactionWrite, FormatAdapter,
-                                    LimitsLookup, Restorer, ResultSlot, SessionFile,
-                                    SessionMarks, Usage)
+from ctxtool.formats.adapter import (Clearer, FormatAdapter, LimitsLookup, Restorer, ResultSlot,
+                                    SessionFile, SessionMarks, Usage)
 from ctxtool.formats.content import Block, parsed_arguments
 from ctxtool.formats.jsonl import loads_json
 from ctxtool.storage.session_dirs import project_directory
+
+if TYPE_CHECKING:  # imported where summarize writes (formats/compaction.py)
+    from ctxtool.formats.compaction import CompactionLines, CompactionWrite
+
 
 NAME = "codex"
 SCHEMA = "codex-rollout"
@@ -505,6 +508,8 @@ class _Writer:
         pass  # the input is held: read whole when writing
 
     def write(self, compaction: CompactionWrite) -> CompactionLines:
+        from ctxtool.formats.compaction import CompactionLines  # see the imports
+
         assert compaction.items is not None and compaction.head is not None
         return CompactionLines(summary_lines(compaction.items, compaction.head, compaction.tail,
                                              compaction.summary, compaction.timestamp))

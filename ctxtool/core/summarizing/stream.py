@@ -23,7 +23,7 @@ from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.summarizing.request import RequestBuilder
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import StreamingSummarizer, Summarizer, TurnSink
-from ctxtool.formats.adapter import CompactionWriter
+from ctxtool.formats.compaction import CompactionWriter
 from ctxtool.formats.registry import adapter_for
 
 

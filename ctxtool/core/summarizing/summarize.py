@@ -6,7 +6,7 @@ what they send (:data:`~ctxtool.formats.adapter.AGENT_RULE`, OpenCode), the mess
 sends now, the tail taken only from those written since its last summary and starting at a user
 message. How the compaction is written is the agent's: its adapter's
 :meth:`~ctxtool.formats.adapter.FormatAdapter.compaction_writer` gets the summary and what an
-agent records with one (:class:`~ctxtool.formats.adapter.CompactionWrite`) and gives the lines:
+agent records with one (:class:`~ctxtool.formats.compaction.CompactionWrite`) and gives the lines:
 
 * Claude Code (:mod:`ctxtool.formats.claude_code.compaction`): every input entry unchanged, then
   a ``compact_boundary`` entry, the ``isCompactSummary`` user entry holding the continuation text
@@ -51,7 +51,8 @@ from ctxtool.core.summarizing.prompt import continuation_text
 from ctxtool.core.summarizing.request import build_request, first_kept, main_chain, summary_text_of
 from ctxtool.core.summarizing.stream import scan, streams
 from ctxtool.errors import LLMError, UsageError
-from ctxtool.formats.adapter import AGENT_RULE, CompactionLines, CompactionWrite
+from ctxtool.formats.adapter import AGENT_RULE
+from ctxtool.formats.compaction import CompactionLines, CompactionWrite
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import (Progress, StreamingSummarizer, Summarizer, SummaryRequest,
                               SummaryResult, no_progress)

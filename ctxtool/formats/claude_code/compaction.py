@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxtool.formats.adapter import CompactionLines, CompactionWrite
+from ctxtool.formats.compaction import CompactionLines, CompactionWrite
 from ctxtool.formats.claude_code.chain import COMPACT_BOUNDARY, is_compact_boundary
 
 _NAMESPACE = uuid.UUID("6f1d3a52-5c7e-4f0b-9a51-7c2e8d0b4a10")  # ctxtool's uuid5 namespace

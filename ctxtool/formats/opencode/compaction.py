@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxtool.errors import InputError
-from ctxtool.formats.adapter import CompactionLines, CompactionWrite
+from ctxtool.formats.compaction import CompactionLines, CompactionWrite
 from ctxtool.formats.opencode.prompt import agent_prompt
 from ctxtool.formats.opencode.rule import session_version
 from ctxtool.formats.opencode.session import append_compaction, is_older_session
