@@ -26,7 +26,7 @@ from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import (IMAGE_TOKENS, Thresholds, blocks_tokens,
                                         estimate_text_tokens, thresholds)
-from ctxtool.formats.adapter import FormatAdapter, OutputTruncation
+from ctxtool.formats.adapter import OutputTruncation
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import Entry
@@ -187,44 +187,46 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
     scan = ToolScan(fmt)
     chain = meter if meter is not None else ContextMeter(fmt)
     adapter = adapter_for(fmt)
+    # This loop runs for every line of the transcript, most of them without a tool block
+    # (progress, hooks, text): the adapter's hooks are bound once and the per-entry notes
+    # are inline.
+    in_context, role_and_blocks = chain.in_context, adapter.role_and_blocks
+    is_compaction, is_summary = adapter.is_compaction_record, adapter.is_summary_entry
+    timestamp_of, model_of = adapter.timestamp_of, adapter.model_of
+    count = 0
     for entry in entries:
-        scan.entries += 1
-        if getattr(entry, "invalid", False) or not chain.in_context(entry):
+        count += 1
+        if getattr(entry, "invalid", False) or not in_context(entry):
             continue
-        role, blocks = adapter.role_and_blocks(entry)  # once per entry: this runs for each
+        role, blocks = role_and_blocks(entry)  # once per entry
         if meter is not None:
             meter.account(entry, blocks_tokens(blocks))
-        _note_entry(scan, entry, role, blocks, adapter)
-        where = line_key(entry)
+        uuid = entry.get("uuid")
+        if isinstance(uuid, str):
+            scan.last_uuid, scan.last_entry = uuid, entry
+        if is_compaction(entry):
+            scan.epoch += 1
+            scan.turns = 0
+        elif role == "assistant":
+            stamp = timestamp_of(entry)
+            if stamp is not None:
+                scan.last_assistant_stamp = stamp
+            model = model_of(entry)
+            if model is not None and model != "<synthetic>":
+                scan.model = model
+        elif role == "user" and _is_user_turn(entry, blocks, is_summary):
+            scan.turns += 1
+        where = line_key(entry) if blocks else None
         for block in blocks:
             kind = block.get("type")
             if kind == "tool_use" and isinstance(block.get("id"), str):
                 _note_use(scan, block if tool_view is None else tool_view(block), where)
             elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
                 _note_result(scan, block, where, digests)
+    scan.entries = count
     if meter is not None:
         scan.context_tokens = meter.context_tokens
     return scan
-
-
-def _note_entry(scan: ToolScan, entry: dict[str, Any], role: str | None,
-                blocks: list[dict[str, Any]], adapter: FormatAdapter) -> None:
-    if isinstance(entry.get("uuid"), str):
-        scan.last_uuid = entry["uuid"]
-        scan.last_entry = entry
-    if adapter.is_compaction_record(entry):
-        scan.epoch += 1
-        scan.turns = 0
-        return
-    if role == "assistant":
-        stamp = adapter.timestamp_of(entry)
-        if stamp is not None:
-            scan.last_assistant_stamp = stamp
-        model = adapter.model_of(entry)
-        if model is not None and model != "<synthetic>":
-            scan.model = model
-    elif role == "user" and _is_user_turn(entry, blocks, adapter.is_summary_entry):
-        scan.turns += 1
 
 
 def _is_user_turn(entry: dict[str, Any], blocks: list[dict[str, Any]],
@@ -266,7 +268,8 @@ def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
     record.turn = scan.turns
     record.tokens = result_tokens(content)
     record.cleared = is_cleared(content)
-    record.clearable = is_clearable(content)
+    # is_clearable(content), without testing for a placeholder a second time
+    record.clearable = isinstance(content, (str, list)) and bool(content) and not record.cleared
     if digests and record.clearable:
         record.digest = _digest(content)
 
