@@ -56,7 +56,9 @@ def input_entries(io: IOOptions, *, twice: bool) -> Iterator[Callable[[], Iterat
     """A function giving the entries of all inputs; with ``twice`` it may be called again
     (stdin is spooled to a temp file, see cli/spool.py)."""
     if not twice:
-        yield lambda: iter_input_entries(io)
+        # read without the big-integer search: persist writes back only the entries it
+        # changes, and core.clearing.persist reads those again exactly (exact_entry)
+        yield lambda: iter_input_entries(io, exact_ints=False)
         return
     check_stdin(io)
     with spooled_inputs(io.paths, io) as source:

@@ -133,11 +133,12 @@ def iter_file_entries(path: str, io: IOOptions, *, warn: Callable[[str], None] =
             raise StoreError(f"cannot read: {exc.strerror or exc}", source=name) from exc
 
 
-def iter_input_entries(io: IOOptions) -> Iterator[Entry]:
-    """All inputs one after the other, as one stream of entries."""
+def iter_input_entries(io: IOOptions, *, exact_ints: bool = True) -> Iterator[Entry]:
+    """All inputs one after the other, as one stream of entries (``exact_ints``: see
+    :func:`iter_file_entries`)."""
     check_stdin(io)
     for path in io.paths:
-        yield from iter_file_entries(path, io)
+        yield from iter_file_entries(path, io, exact_ints=exact_ints)
 
 
 def check_stdin(io: IOOptions) -> None:

@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxtool.core.sizing.meter import ContextMeter, usage_of
+from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.formats.registry import adapter_for
 
 
@@ -32,7 +33,10 @@ class AnchorSavings:
     _chain: ContextMeter | None = None  # follows the chain measured (its in_context)
 
     def __post_init__(self) -> None:
-        self._adapter = adapter_for(self.fmt)
+        # bound once: note() runs for every line persist writes
+        adapter = adapter_for(self.fmt)
+        self._is_compaction, self._usage_of = adapter.is_compaction_record, adapter.usage_of
+        self._in_context: Callable[[dict[str, Any]], bool] | None = None
 
     def note(self, entry: dict[str, Any], saved: int) -> None:
         self.last = entry
@@ -40,16 +44,17 @@ class AnchorSavings:
             self._total = saved
             return
         made, self._total = saved - self._total, saved
-        if self._chain is None:
+        if self._in_context is None:
             self._chain = ContextMeter(self.fmt)
-        if not self._chain.in_context(entry):
+            self._in_context = self._chain.in_context
+        if not self._in_context(entry):
             return
         self._main += made
         if isinstance(entry.get("uuid"), str):
             self.last_with_uuid = entry
-        if self._adapter.is_compaction_record(entry):
+        if self._is_compaction(entry):
             self._base, self.before_anchor = self._main, 0
-        elif usage_of(entry, self.fmt) is not None:
+        elif self._usage_of(entry) is not None:
             self.before_anchor = self._main - self._base
 
 

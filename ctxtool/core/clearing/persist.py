@@ -51,7 +51,7 @@ from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.adapter import FormatAdapter, OutputTruncation
-from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.jsonl import dumps_json, exact_entry
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import ResultStore, location_of
 
@@ -256,26 +256,37 @@ def persist(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore |
     report = report if report is not None else PersistReport()
     savings = AnchorSavings(fmt) if adapter_for(fmt).writes_clearing_boundary else None
     truncation = options.truncation_for(fmt)
+    slots_of = adapter_for(fmt).result_slots  # looked up once: this runs for every line
     for entry in entries:
         report.entries += 1
-        new = entry if getattr(entry, "invalid", False) else _persist_entry(
-            entry, fmt, store, options, report, warn, truncation)
+        # most lines hold no tool result (progress, hooks, text): passed on without more ado
+        slots = None if getattr(entry, "invalid", False) else slots_of(entry)
+        new = _persist_entry(entry, slots, fmt, store, options, report, warn, truncation) \
+            if slots else entry
         report.entries_changed += new is not entry
         if savings is not None:
             savings.note(new, report.tokens_before - report.tokens_after)
         yield new
     if savings is not None and savings.before_anchor > 0:
+        last = savings.last_with_uuid  # copied from: read exactly (see _persist_entry)
         # no ids: listing them would show the results as cleared instead of their preview
         yield adapter_for(fmt).clearing_record(
-            last=savings.last_with_uuid, ids=[], trigger="manual",
+            last=exact_entry(last) if last is not None else None, ids=[], trigger="manual",
             pre_tokens=report.tokens_before, tokens_saved=savings.before_anchor,
             now=now or parse_now(None), after=savings.last)
 
 
-def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,
-                   options: PersistOptions, report: PersistReport, warn: Warn,
-                   truncation: OutputTruncation | None) -> dict[str, Any]:
-    slots = {slot.index: slot for slot in result_slots(entry, fmt)}
+def _persist_entry(entry: dict[str, Any], found: list[ResultSlot], fmt: str,
+                   store: ResultStore | None, options: PersistOptions, report: PersistReport,
+                   warn: Warn, truncation: OutputTruncation | None) -> dict[str, Any]:
+    """``entry`` with its chosen results replaced (a new entry), or ``entry`` itself."""
+    # The CLI reads without the search for integers past 64 bits (half a parse, on every line):
+    # an entry with results is read again exactly before its sizes, saved content and
+    # re-serialized line are taken from it.
+    exact = exact_entry(entry)
+    if exact is not entry:
+        found = result_slots(exact, fmt)
+    slots = {slot.index: slot for slot in found}
     report.results += len(slots)
     if truncation is not None:
         # the text the model sees (a block list's text blocks joined), as the agent measures it
@@ -290,7 +301,7 @@ def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,
     if not chosen:
         return entry
     if not options.truncate and isinstance(store, LineKeeper) \
-            and not _keep_original_line(entry, fmt, store, report, warn):
+            and not _keep_original_line(exact, fmt, store, report, warn):
         report.failed += len(chosen)
         return entry
     changes: dict[int, Any] = {}
@@ -302,12 +313,12 @@ def _persist_entry(entry: dict[str, Any], fmt: str, store: ResultStore | None,
                 continue
             report.truncated += 1
         else:
-            replacement = _saved(entry, fmt, slot, store, options, report, warn, truncation)
+            replacement = _saved(exact, fmt, slot, store, options, report, warn, truncation)
             if replacement is None:
                 continue
         _account(report, slot.content, replacement)
         changes[index] = replacement
-    return with_result_contents(entry, fmt, changes) if changes else entry
+    return with_result_contents(exact, fmt, changes) if changes else entry
 
 
 def _chars_only(options: PersistOptions) -> PersistOptions:
