@@ -87,6 +87,12 @@ class Clearing:
     # format's adapter
     session_of: Callable[[dict[str, Any]], str | None] = lambda entry: None
 
+    def __post_init__(self) -> None:
+        # worked out once, not for each result replaced: a store-heavy run replaces thousands,
+        # and a runtime-checked Protocol's isinstance costs tens of microseconds
+        self.placeholder_tokens = placeholder_cost(self.placeholder, self.store)
+        self.line_keeper = self.store if isinstance(self.store, LineKeeper) else None
+
     # --- the Clearer the format adapters call (ctxtool.formats.adapter.Clearer) ---
 
     def result(self, tool_id: Any, content: Any, entry: dict[str, Any]) -> str | None:
@@ -144,7 +150,7 @@ def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
                     clearing: Clearing) -> str | None:
     """The placeholder for a result, or None when it would not be smaller (left as it is,
     nothing saved)."""
-    if record.tokens <= placeholder_cost(clearing.placeholder, clearing.store):
+    if record.tokens <= clearing.placeholder_tokens:
         return None
     path = _save(content, record.id, entry, clearing)
     text = clearing.placeholder(path)
@@ -181,9 +187,9 @@ def _save(content: Any, key: str, entry: dict[str, Any], clearing: Clearing) -> 
 
 def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
     """Keep the exact bytes of a changed line that orjson would not write the same way."""
-    store = clearing.store
+    store = clearing.line_keeper
     raw = entry.raw if isinstance(entry, Entry) else None
-    if raw is None or not isinstance(store, LineKeeper):
+    if raw is None or store is None:
         return
     canonical = dumps_json(entry)
     if raw != canonical + b"\n":
