@@ -24,8 +24,13 @@ def test_cjk_count_is_the_regex_count_for_every_code_point() -> None:
         assert cjk_count(chr(code) * 3) == 3 * len(CJK.findall(chr(code))), hex(code)
 
 
-def test_class_counts_are_the_plain_counts() -> None:
-    text = "Hello, Wörld → 中文（テスト）\n  x = [1, 2];; 😀 한국어\ud800 end...\n" * 7
+@pytest.mark.parametrize("text", [
+    "Hello, Wörld → 中文（テスト）\n  x = [1, 2];; 😀 한국어\ud800 end...\n" * 7,
+    # the most bytes measured at once (the longest text measured whole, 4 bytes a character):
+    # its last character still counted
+    "😀" * tokens.SAMPLE_LIMIT,
+])
+def test_class_counts_are_the_plain_counts(text: str) -> None:
     counts, cjk = text_features(text)
     named = dict(zip(tokens.FEATURES, counts))
     assert named["letters"] == sum(c.isascii() and c.isalpha() for c in text)

@@ -6,8 +6,8 @@ growth between two consecutive API calls of a tool loop). One flat chars-per-tok
 wrong for someone: English prose comes out near 5 characters per token, source code near 3, JSON
 and line-numbered file listings 2-2.5, CJK text about 1 token per character. So the text is
 counted by character class (letters, capitals, digits, newlines, runs of punctuation, CJK, other
-non-ASCII) and each count weighted. Counting uses ``bytes.translate``/``bytes.count`` (C loops,
-no per-character Python), and texts longer than :data:`SAMPLE_LIMIT` are measured on evenly
+non-ASCII) and each count weighted. Counting uses ``bytes.translate`` and ``int.bit_count`` (C
+loops, no per-character Python), and texts longer than :data:`SAMPLE_LIMIT` are measured on evenly
 spaced windows and scaled, so the cost per text is bounded: ``estimate`` keeps up with 1 GB
 transcripts.
 """
@@ -40,20 +40,22 @@ SAMPLE_WINDOWS = 4
 SAMPLE_WIDTH = 512
 
 
-# Each text is counted on its UTF-8 bytes, translated to one class code per byte and counted
-# with C loops (``bytes.translate``/``bytes.count``, no per-character Python). A character is
-# counted at its first byte (continuation bytes are blank); a first byte from E3 to EF starts a
-# character from U+3000 to U+FFFF: CJK symbols, kana, ideographs, hangul, full-width forms (and
-# the rare symbols sharing those blocks), about one token each. Punctuation has the only odd
-# code: translated once more to "p" (odd) and "x" (even), a run of punctuation starts at each
-# "xp" (and at a "p" in front).
-_PUNCT, _BLANK, _LOWER, _UPPER, _DIGIT, _NEWLINE, _OTHER, _CJK = 1, 0, 2, 4, 6, 8, 10, 12
+# Each text is counted on its UTF-8 bytes, translated to one byte of class flags per byte, read
+# as one big integer: a class's count is the number of its flag bits set (``x & mask`` and
+# ``int.bit_count``, C loops over 30-bit digits, no per-character Python; measured 20% less
+# than a ``bytes.count`` pass per class). A character is counted at its first byte
+# (continuation bytes are blank); a first byte from E3 to EF starts a character from U+3000 to
+# U+FFFF: CJK symbols, kana, ideographs, hangul, full-width forms (and the rare symbols sharing
+# those blocks), about one token each. A run of punctuation starts at each punctuation byte
+# whose byte before is not one: the punctuation bytes less those following one.
+_LETTER, _CAPITAL, _DIGIT, _NEWLINE, _PUNCT, _OTHER, _CJK = (1 << bit for bit in range(7))
+_BLANK = 0
 
 
 def _class_table() -> bytes:
     table = bytearray([_PUNCT] * 256)
-    classes = {b" \t\r\x0b\x0c": _BLANK, b"\n": _NEWLINE, b"abcdefghijklmnopqrstuvwxyz": _LOWER,
-               b"ABCDEFGHIJKLMNOPQRSTUVWXYZ": _UPPER, b"0123456789": _DIGIT,
+    classes = {b" \t\r\x0b\x0c": _BLANK, b"\n": _NEWLINE, b"abcdefghijklmnopqrstuvwxyz": _LETTER,
+               b"ABCDEFGHIJKLMNOPQRSTUVWXYZ": _LETTER | _CAPITAL, b"0123456789": _DIGIT,
                bytes(range(0x80, 0xC0)): _BLANK, bytes(range(0xC0, 0x100)): _OTHER,
                bytes(range(0xE3, 0xF0)): _CJK}
     for chars, code in classes.items():
@@ -63,9 +65,12 @@ def _class_table() -> bytes:
 
 
 _CLASSES = _class_table()
-_LOWER_B, _UPPER_B, _DIGIT_B, _NEWLINE_B, _OTHER_B, _CJK_B = (
-    bytes([code]) for code in (_LOWER, _UPPER, _DIGIT, _NEWLINE, _OTHER, _CJK))
-_RUN_MARKS = bytes(b"xp"[code & 1] for code in range(256))
+# The (sampled) text measured is at most SAMPLE_LIMIT characters of at most 4 bytes: a mask that
+# long covers every byte (``&`` stops at the shorter operand).
+_LONGEST = 4 * SAMPLE_LIMIT
+_LETTERS, _CAPITALS, _DIGITS, _NEWLINES, _PUNCTS, _OTHERS, _CJKS = (
+    int.from_bytes(bytes([flag]) * _LONGEST, "little")
+    for flag in (_LETTER, _CAPITAL, _DIGIT, _NEWLINE, _PUNCT, _OTHER, _CJK))
 _NOT_CJK_START = bytes(b for b in range(256) if _CLASSES[b] != _CJK)
 
 
@@ -81,15 +86,15 @@ def _counts(text: str) -> tuple[int, int, int, int, int, int, int, float]:
     if n > SAMPLE_LIMIT:
         step = (n - SAMPLE_WIDTH) // (SAMPLE_WINDOWS - 1)
         text = "".join([text[i * step:i * step + SAMPLE_WIDTH] for i in range(SAMPLE_WINDOWS)])
-    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
+    flags = int.from_bytes(text.encode("utf-8", "surrogatepass").translate(_CLASSES), "little")
     other = cjk = 0
     if not text.isascii():
-        other, cjk = classes.count(_OTHER_B), classes.count(_CJK_B)
-    upper = classes.count(_UPPER_B)
-    marks = classes.translate(_RUN_MARKS)
-    runs = marks.count(b"xp") + marks.startswith(b"p")
-    return (classes.count(_LOWER_B) + upper, upper, classes.count(_DIGIT_B),
-            classes.count(_NEWLINE_B), runs, other, cjk, n / len(text))
+        other, cjk = (flags & _OTHERS).bit_count(), (flags & _CJKS).bit_count()
+    punct = flags & _PUNCTS
+    runs = punct.bit_count() - (punct & (punct << 8)).bit_count()  # << 8: the next byte
+    return ((flags & _LETTERS).bit_count(), (flags & _CAPITALS).bit_count(),
+            (flags & _DIGITS).bit_count(), (flags & _NEWLINES).bit_count(), runs, other, cjk,
+            n / len(text))
 
 
 def text_features(text: str) -> tuple[tuple[float, ...], float]:
