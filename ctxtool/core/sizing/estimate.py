@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxtool.core.messages.blocks import role_and_blocks
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter, Usage
 from ctxtool.core.sizing.status import status_of
 from ctxtool.core.sizing.tokens import (
@@ -149,7 +148,7 @@ def entry_breakdown(entry: dict[str, Any], fmt: str) -> dict[str, int]:
     :func:`ctxtool.core.sizing.tokens.estimate_entry_tokens`. Images inside tool results count as
     images."""
     parts: dict[str, int] = {}
-    _Segment(top=0).add(entry, fmt, parts)
+    _Segment(0, fmt).add(entry, parts)
     return parts
 
 
@@ -181,8 +180,11 @@ def _count(breakdown: dict[str, int], category: str, tokens: int,
 class _Segment:
     """Totals for the entries after the last compact boundary (the context now)."""
 
-    def __init__(self, top: int) -> None:
+    def __init__(self, top: int, fmt: str) -> None:
         self.top = top
+        adapter = adapter_for(fmt)  # its hooks looked up once, not for every line
+        self._role_and_blocks = adapter.role_and_blocks
+        self._is_summary = adapter.is_summary_entry
         self.breakdown: dict[str, int] = {}
         self.by_tool: dict[str, int] = {}
         self.tokens = 0
@@ -190,16 +192,16 @@ class _Segment:
         self._heap: list[tuple[int, int, Offender]] = []
         self._seq = itertools.count()
 
-    def add(self, entry: dict[str, Any], fmt: str,
+    def add(self, entry: dict[str, Any],
             parts: dict[str, int] | None = None) -> tuple[str | None, int]:
         """Count one entry: returns its role and its tokens (0: no message content), and adds
         them by category to the segment's breakdown (and to ``parts`` when given). The message
         framing counts with the first block; images in tool results count as images. (One pass
         over the blocks, no intermediate lists: this runs for every line of the transcript.)"""
-        role, blocks = role_and_blocks(entry, fmt)
+        role, blocks = self._role_and_blocks(entry)
         if not blocks:
             return role, 0
-        summary = adapter_for(fmt).is_summary_entry(entry)
+        summary = self._is_summary(entry)
         text_category = "compact_summaries" if summary else _TEXT_CATEGORY.get(role, "user_text")
         breakdown, total, framing = self.breakdown, 0, MESSAGE_OVERHEAD
         for block in blocks:
@@ -253,25 +255,28 @@ class Estimator:
         self.fmt = fmt
         self.top = top
         self.meter = ContextMeter(fmt, system_tokens=system_tokens, use_usage=use_usage)
-        self.segment = _Segment(top)
+        self.segment = _Segment(top, fmt)
         self.compacted = 0  # estimated tokens of what compactions took out of view
         self.entries = self.messages = self.boundaries = 0
         self.model: str | None = None
         self.adapter = adapter_for(fmt)
+        # the hooks called for every line, looked up once
         self._is_compaction = self.adapter.is_compaction_record
+        self._model_of = self.adapter.model_of
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
     def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
         """Account for one entry (and add its tokens by category to ``parts`` when given)."""
         self.entries += 1
-        if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
+        meter = self.meter
+        if getattr(entry, "invalid", False) or not meter.in_context(entry):
             return
         if self._is_compaction(entry):
             self.boundaries += 1
             self.compacted += self.segment.tokens
-            self.segment = _Segment(self.top)
-        role, tokens = self.segment.add(entry, self.fmt, parts)
-        self.meter.account(entry, tokens)
+            self.segment = _Segment(self.top, self.fmt)
+        role, tokens = self.segment.add(entry, parts)
+        meter.account(entry, tokens)
         if tokens:  # message content (not progress, snapshots, boundaries...)
             self.messages += 1
             if role == "assistant":
@@ -310,7 +315,7 @@ class Estimator:
 
     def note_model(self, entry: dict[str, Any]) -> None:
         """The model that wrote an assistant message (the last one named wins)."""
-        model = self.adapter.model_of(entry)
+        model = self._model_of(entry)
         if model != self.model and model:
             self.model = model
 

@@ -186,8 +186,11 @@ class ContextMeter:
         if not tokens and entry.get("type") == "attachment" and self._rendered_attachments:
             tokens = attachment_tokens(entry)
         uuid = entry.get("uuid")
-        if uuid.__class__ is str:
-            self._remember(uuid, entry.get("parentUuid"), tokens)
+        if uuid.__class__ is str:  # kept for a boundary that keeps messages by reference
+            recent = self._recent  # (inlined: every line has a uuid)
+            recent[uuid] = (entry.get("parentUuid"), tokens)
+            if len(recent) > _RECENT_ENTRIES:
+                recent.popitem(last=False)
         usage = self._usage_of(entry)
         if usage is not None:
             if usage.prompt_tokens > self.peak_prompt:
@@ -251,13 +254,6 @@ class ContextMeter:
         if self.observing and self.anchor is None and usage.prompt_tokens > self.since_anchor:
             self.observed_system = usage.prompt_tokens - self.since_anchor
             self.observing = False  # the first call is the cleanest: the fewest messages
-
-    def _remember(self, uuid: str, parent: Any, tokens: int) -> None:
-        """Keep the newest entries' tokens, for a boundary that keeps them by reference."""
-        recent = self._recent
-        recent[uuid] = (parent, tokens)
-        if len(recent) > _RECENT_ENTRIES:
-            recent.popitem(last=False)
 
     def _preserved_tokens(self, mark: ContextMark) -> int:
         """Estimated tokens of the messages a compaction keeps (see the module docstring)."""
