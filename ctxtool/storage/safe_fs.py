@@ -84,6 +84,7 @@ class Folder:
 
     path: str
     fd: int | None
+    unnamed: bool = True  # create_exclusive may try O_TMPFILE here (False: the fs refused it)
 
     def at(self, name: str) -> str:
         return name if self.fd is not None else os.path.join(self.path, name)
@@ -162,10 +163,15 @@ def open_regular(folder: Folder, name: str) -> int | None:
     return fd
 
 
-#: Temp files create_exclusive made and has not yet removed. Its cleanup runs in a ``finally``,
-#: but a Ctrl-C landing right after the open or inside that ``finally`` skips it; the CLI calls
-#: :func:`remove_pending` on its way out after an interrupt.
+#: Temp files create_exclusive made and has not yet removed (the named-temp path only). Its
+#: cleanup runs in a ``finally``, but a Ctrl-C landing right after the open or inside that
+#: ``finally`` skips it; the CLI calls :func:`remove_pending` on its way out after an interrupt.
 _PENDING: set[str] = set()
+UNNAMED = getattr(os, "O_TMPFILE", 0)  # Linux: a file with no name until it is linked
+_PROC_FD = "/proc/self/fd"  # how an unnamed file is linked without CAP_DAC_READ_SEARCH
+# errors of an O_TMPFILE open that mean "not here" (old kernel: EISDIR, as O_TMPFILE carries
+# O_DIRECTORY; a filesystem without it: EOPNOTSUPP), not "cannot write here"
+_NO_UNNAMED = frozenset({errno.EISDIR, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL})
 
 
 def remove_pending() -> None:
@@ -179,10 +185,56 @@ def remove_pending() -> None:
 
 
 def create_exclusive(folder: Folder, name: str, data: bytes) -> bool:
-    """Write ``data`` to a new file ``name`` in ``folder`` atomically, 0600: a temp file
-    (``.ctxtool-XXXXXXXX.tmp``, the pattern :func:`ctxtool.storage.atomic.sweep_stale` removes
-    when a killed run left one over an hour ago) hard-linked to its name. False when ``name``
-    exists. Not fsynced: a durable caller defers that to one batch (storage/durable.py)."""
+    """Write ``data`` to a new file ``name`` in ``folder`` atomically, 0600; False when ``name``
+    exists. Not fsynced: a durable caller defers that to one batch (storage/durable.py).
+
+    Where the folder is held open and the system has ``O_TMPFILE`` (Linux, most filesystems),
+    the file is written with no name and linked to ``name`` once complete: one directory entry
+    made per file, and nothing to clean up when a run is killed or interrupted mid-write (the
+    kernel frees a file nobody named). Elsewhere (or when the filesystem refuses ``O_TMPFILE``,
+    remembered per folder) a named temp file does it, see :func:`_create_named`."""
+    if UNNAMED and folder.fd is not None and folder.unnamed and _proc_fd():
+        created = _create_unnamed(folder, name, data)
+        if created is not None:
+            return created
+        folder.unnamed = False
+    return _create_named(folder, name, data)
+
+
+def _create_unnamed(folder: Folder, name: str, data: bytes) -> bool | None:
+    """create_exclusive with ``O_TMPFILE``; None when the filesystem has no such files."""
+    try:
+        fd = os.open(".", os.O_WRONLY | UNNAMED | CLOEXEC, 0o600, dir_fd=folder.fd)
+    except OSError as exc:
+        if exc.errno in _NO_UNNAMED:
+            return None
+        raise  # ENOENT: the folder was removed (the store opens it again), EACCES, ENOSPC...
+    try:
+        _write_all(fd, data)
+        os.fchmod(fd, 0o600)  # the umask may have taken bits off 0600
+        try:
+            os.link(f"{_PROC_FD}/{fd}", name, dst_dir_fd=folder.fd, follow_symlinks=True)
+        except FileExistsError:
+            return False
+    finally:
+        os.close(fd)  # unlinked, the file is gone with its last descriptor
+    return True
+
+
+_PROC_FD_THERE: list[bool] = []
+
+
+def _proc_fd() -> bool:
+    """Whether /proc/self/fd is there (a container may lack /proc), looked at once."""
+    if not _PROC_FD_THERE:
+        _PROC_FD_THERE.append(os.path.isdir(_PROC_FD))
+    return _PROC_FD_THERE[0]
+
+
+def _create_named(folder: Folder, name: str, data: bytes) -> bool:
+    """create_exclusive with a temp file (``.ctxtool-XXXXXXXX.tmp``, the pattern
+    :func:`ctxtool.storage.atomic.sweep_stale` removes when a killed run left one over an hour
+    ago) hard-linked to its name, then removed."""
     sweep_stale(folder.path, prefix=TEMP_PREFIX)
     tmp = f"{TEMP_PREFIX}{secrets.token_hex(4)}.tmp"
     pending = os.path.join(folder.path, tmp)

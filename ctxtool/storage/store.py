@@ -16,10 +16,12 @@ Below ``<root>`` no symlink is ever followed, writing or reading: every folder i
 ``<session>`` or ``tool-results`` folder that is a link to elsewhere is refused, not written
 through or read from. ``<root>`` itself may be reached through links: the user chose it.
 
-Writes are atomic and never overwrite: content is written to a temp file (0600) in the target
-folder and hard-linked to its name, which fails if the name exists. An existing file with the same
-bytes is reused; one with different bytes keeps its name and the new content gets
-``<id>-<sha256 prefix>.<ext>`` instead (with a notice). New folders are created 0700.
+Writes are atomic and never overwrite: content is written to a file (0600) with no name yet
+(``O_TMPFILE`` on Linux; elsewhere a temp file in the target folder) and hard-linked to its name
+once complete, which fails if the name exists (:func:`ctxtool.storage.safe_fs.create_exclusive`).
+An existing file with the same bytes is reused; one with different bytes keeps its name and the
+new content gets ``<id>-<sha256 prefix>.<ext>`` instead (with a notice). New folders are created
+0700.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.formats.registry import adapter_for
 from ctxtool.storage import durable, marker
 from ctxtool.storage.paths import claude_project_dir, safe_name
-from ctxtool.storage.safe_fs import Folder, create_exclusive, open_folder, open_regular
+from ctxtool.storage.atomic import sweep_stale
+from ctxtool.storage.safe_fs import (TEMP_PREFIX, Folder, create_exclusive, open_folder,
+                                     open_regular)
 
 TOOL_RESULTS = "tool-results"
 LINES = "ctxtool-lines"
@@ -109,8 +113,8 @@ class ToolResultStore:
         Raises StoreError when it cannot be written."""
         data, suffix = encode_content(content)
         stem = safe_name(tool_use_id, fallback="result")
-        return str(self._put(self._parts(session_id, TOOL_RESULTS), stem, suffix, data,
-                             what=f"tool result {stem}"))
+        return self._put(self._parts(session_id, TOOL_RESULTS), stem, suffix, data,
+                         what=f"tool result {stem}")
 
     def load(self, path: str) -> str | list[Any] | None:
         """The content saved at ``path`` (None if there is no such file).
@@ -148,8 +152,8 @@ class ToolResultStore:
         """Keep the exact bytes of a line whose compact re-serialization (``canonical``) differs
         from them (other spacing or escapes, no final newline, a BOM), so ``restore`` can give
         the original bytes back. The file is named by the hash of ``canonical``."""
-        return str(self._put(self._parts(session_id, LINES), line_key(canonical), ".jsonl", raw,
-                             what="original line", alternate=False))
+        return self._put(self._parts(session_id, LINES), line_key(canonical), ".jsonl", raw,
+                         what="original line", alternate=False)
 
     def load_line(self, canonical: bytes, *, near: str) -> bytes | None:
         """The bytes :meth:`save_line` kept for ``canonical`` beside the tool result ``near``."""
@@ -175,9 +179,9 @@ class ToolResultStore:
     def save_transcript(self, data: bytes, *, name: str, session_id: str | None) -> str:
         """Keep a whole original transcript (``summarize`` of a message list saves the list it
         replaces): ``<root>/<session>/transcripts/<name>.jsonl``; returns the absolute path."""
-        return str(self._put(self._parts(session_id, TRANSCRIPTS),
-                             safe_name(name, fallback="transcript"), ".jsonl", data,
-                             what="original transcript"))
+        return self._put(self._parts(session_id, TRANSCRIPTS),
+                         safe_name(name, fallback="transcript"), ".jsonl", data,
+                         what="original transcript")
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -186,8 +190,7 @@ class ToolResultStore:
         self._close_folders()
         self._close_folders = weakref.finalize(self, _close_all, self._folders)
 
-    def _folder(self, parts: tuple[str, str], folder_path: Path, *, again: bool = False
-                ) -> Folder:
+    def _folder(self, parts: tuple[str, str], *, again: bool = False) -> Folder:
         """The open folder ``<root>/<session>/<kind>``, created if missing. ``again``: open it
         anew (the one held was removed meanwhile, by a cleanup or a user)."""
         folder = self._folders.get(parts)
@@ -203,35 +206,41 @@ class ToolResultStore:
             _make_dirs(self.root)
             folder = open_folder(str(self.root), parts, create=True)
         except OSError as exc:
-            raise _store_error("cannot create the store folder", exc, folder_path) from exc
+            raise _store_error("cannot create the store folder", exc,
+                               self.root.joinpath(*parts)) from exc
+        sweep_stale(folder.path, prefix=TEMP_PREFIX)  # what a killed run left (older versions)
         self._folders[parts] = folder
         self._idents[parts] = _identity(folder)
         return folder
 
     def _put(self, parts: tuple[str, str], stem: str, suffix: str, data: bytes, *, what: str,
-             alternate: bool = True) -> Path:
-        folder_path = self.root.joinpath(*parts)
-        folder = self._folder(parts, folder_path)
+             alternate: bool = True) -> str:
+        """Save ``data`` as ``stem + suffix`` in ``<root>/<session>/<kind>`` (see the module
+        docstring); the absolute path of the file that holds it. Paths are strings here, not
+        Path objects: on a store-heavy run building them cost more than writing some files."""
+        folder = self._folder(parts)
         first = f"{stem}{suffix}"
         try:
             outcome = self._create_or_match(folder, first, data)
         except _FolderGone:  # the folder held open was removed: open (create) it again
-            folder = self._folder(parts, folder_path, again=True)
+            folder = self._folder(parts, again=True)
             outcome = self._create_or_match(folder, first, data)
+        # folder.path is <root>/<session>/<kind> as os.path.join made it: what str(Path) gave
         if outcome != "differs":
-            return folder_path / first
+            return os.path.join(folder.path, first)
         if not alternate:
-            self.notice(f"{folder_path / first} holds other content; kept it")
-            return folder_path / first
+            self.notice(f"{os.path.join(folder.path, first)} holds other content; kept it")
+            return os.path.join(folder.path, first)
         # content-addressed, so a re-run finds (and reuses) it again
         second = f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
         outcome = self._create_or_match(folder, second, data)
         if outcome == "differs":
             raise StoreError(f"cannot store {what}: {first} and {second} hold other content",
-                             source=str(folder_path))
+                             source=folder.path)
         if outcome == "created":
-            self.notice(f"{folder_path / first} holds other content; saved {what} as {second}")
-        return folder_path / second
+            self.notice(f"{os.path.join(folder.path, first)} holds other content; saved {what} "
+                        f"as {second}")
+        return os.path.join(folder.path, second)
 
     def _claim(self) -> None:
         """On the first write: a store ctxtool creates (or an empty folder it starts using) gets

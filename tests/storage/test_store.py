@@ -332,8 +332,14 @@ def test_store_for_entries_looks_ahead_without_losing_entries(tmp_path: Path) ->
     assert list(stream) == entries
 
 
+@pytest.fixture
+def named_temps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """create_exclusive as where there is no O_TMPFILE: a named temp file linked to its name."""
+    monkeypatch.setattr(safe_fs, "UNNAMED", 0)
+
+
 def test_a_temp_file_an_interrupt_left_is_removed_on_the_way_out(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named_temps: None) -> None:
     """Ctrl-C inside create_exclusive's cleanup (here: the unlink itself interrupted) leaves its
     temp file; remove_pending, which the CLI calls after an interrupt, takes it away."""
     folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"), create=True)
@@ -353,7 +359,8 @@ def test_a_temp_file_an_interrupt_left_is_removed_on_the_way_out(
     folder.close()
 
 
-def test_a_temp_name_taken_is_not_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_temp_name_taken_is_not_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          named_temps: None) -> None:
     """The open failing (the name exists): the file there is not ours and stays."""
     folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"), create=True)
     monkeypatch.setattr(safe_fs.secrets, "token_hex", lambda n: "0" * (2 * n))
@@ -365,3 +372,88 @@ def test_a_temp_name_taken_is_not_removed(tmp_path: Path, monkeypatch: pytest.Mo
     safe_fs.remove_pending()
     assert other.read_bytes() == b"someone else's"
     folder.close()
+
+
+unnamed_files = pytest.mark.skipif(not safe_fs.UNNAMED or not safe_fs.FD_SAFE
+                                   or not os.path.isdir("/proc/self/fd"),
+                                   reason="O_TMPFILE and /proc/self/fd are Linux's")
+
+
+@unnamed_files
+def test_a_file_being_written_has_no_name_and_an_interrupt_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With O_TMPFILE the content is written to a file no name leads to, linked once complete:
+    while it is written the folder shows nothing new, and a Ctrl-C then leaves nothing to
+    remove (no temp file recorded, none in the folder)."""
+    folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"), create=True)
+    seen: list[list[str]] = []
+    real_write_all = safe_fs._write_all
+
+    def watched(fd: int, data: bytes) -> None:
+        seen.append(os.listdir(folder.path))
+        real_write_all(fd, data)
+        seen.append(os.listdir(folder.path))
+        if data == b"second":
+            raise KeyboardInterrupt
+    monkeypatch.setattr(safe_fs, "_write_all", watched)
+    assert safe_fs.create_exclusive(folder, "r.txt", b"first")
+    assert seen == [[], []] and os.listdir(folder.path) == ["r.txt"]
+    assert stat.S_IMODE(os.stat(Path(folder.path) / "r.txt").st_mode) == 0o600
+    with pytest.raises(KeyboardInterrupt):
+        safe_fs.create_exclusive(folder, "s.txt", b"second")
+    assert not safe_fs._PENDING
+    assert os.listdir(folder.path) == ["r.txt"]
+    assert not safe_fs.create_exclusive(folder, "r.txt", b"other")  # the name exists: kept
+    assert (Path(folder.path) / "r.txt").read_bytes() == b"first"
+    assert os.listdir(folder.path) == ["r.txt"] and folder.unnamed
+    folder.close()
+
+
+@unnamed_files
+def test_a_filesystem_without_o_tmpfile_gets_named_temp_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filesystem that refuses O_TMPFILE (EOPNOTSUPP): the file is written under a temp name
+    and linked, and that folder is not asked again; a refusal for another reason (EACCES) is
+    an error, not a reason to try another way."""
+    import errno
+
+    real_open = os.open
+    asked: list[int] = []
+
+    def refusing(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & safe_fs.UNNAMED == safe_fs.UNNAMED:
+            asked.append(flags)
+            raise OSError(refusal[0], os.strerror(refusal[0]))
+        return real_open(path, flags, *args, **kwargs)
+    refusal = [errno.EOPNOTSUPP]
+    monkeypatch.setattr(os, "open", refusing)
+    folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"), create=True)
+    assert safe_fs.create_exclusive(folder, "r.txt", b"one")
+    assert safe_fs.create_exclusive(folder, "s.txt", b"two")
+    assert len(asked) == 1 and not folder.unnamed
+    assert sorted(os.listdir(folder.path)) == ["r.txt", "s.txt"]
+    assert (Path(folder.path) / "s.txt").read_bytes() == b"two"
+    folder.close()
+    refusal[0] = errno.EACCES
+    folder = safe_fs.open_folder(str(tmp_path), ("s", "tool-results"))
+    with pytest.raises(PermissionError):
+        safe_fs.create_exclusive(folder, "t.txt", b"three")
+    assert sorted(os.listdir(folder.path)) == ["r.txt", "s.txt"] and folder.unnamed
+    folder.close()
+
+
+@unnamed_files
+def test_the_store_writes_through_unnamed_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    """The store's saves take the O_TMPFILE path (no named temp file made), reuse and the
+    alternate name included."""
+    def no_named(*args: object, **kwargs: object) -> bool:
+        raise AssertionError("a named temp file was made")
+    monkeypatch.setattr(safe_fs, "_create_named", no_named)
+    store = ToolResultStore(tmp_path)
+    first = store.save("x" * 10, tool_use_id="t", session_id="s")
+    assert store.save("x" * 10, tool_use_id="t", session_id="s") == first
+    other = store.save("y" * 10, tool_use_id="t", session_id="s")
+    assert Path(other).name.startswith("t-") and Path(other).read_text() == "y" * 10
+    assert sorted(os.listdir(Path(first).parent)) == sorted([Path(first).name, Path(other).name])
+    store.close()
