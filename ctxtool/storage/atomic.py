@@ -77,11 +77,15 @@ def _release(held: set[int | signal.Signals] | None) -> None:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
+                  background: bool = True) -> Iterator[BinaryIO]:
     """Open a temp file beside ``path``; on success it replaces ``path``, on any error it is removed.
 
     ``mode`` sets the new file's permissions (for example 0o600); by default an existing file's
-    mode is kept and a new file gets the usual umask-based mode.
+    mode is kept and a new file gets the usual umask-based mode. ``background``: while the block
+    writes, the disk write-back of the file (and of the store files it will point at) is started
+    by a thread every :data:`ctxtool.storage.durable.TICK` seconds, so the fsync at the end waits
+    for the last part only (False for a small file written at once).
     """
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
@@ -91,8 +95,14 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None) -> I
         except OSError as exc:
             raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
         with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
+            if background:
+                durable.watch(fd)
+            try:
+                yield handle
+                handle.flush()
+            finally:
+                if background:
+                    durable.unwatch(fd)  # before the file is closed
             os.fsync(handle.fileno())
         os.chmod(tmp, mode if mode is not None else _mode_for(target))
         durable.flush()  # the store files it may point at: on disk before it replaces anything
@@ -111,7 +121,7 @@ def _mode_for(target: Path) -> int:
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
     try:
-        with atomic_writer(path, mode=mode) as handle:
+        with atomic_writer(path, mode=mode, background=False) as handle:
             handle.write(data)
     except OSError as exc:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc

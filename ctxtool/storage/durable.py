@@ -28,6 +28,20 @@ What is guaranteed, and by whom:
   filesystem, so it is used only for a large batch (:data:`FEW` files or more): a few files
   are fsynced one by one, with their folders.
 
+Paid in the background: the disk write-back of what a durable run writes (the output's data,
+65 MB of store files on issue 19's store-heavy input) is wall time, and a final ``fsync`` and
+``syncfs`` that start it only at the end make the run wait for all of it. While an output is
+being written (:func:`watch`, from :func:`ctxtool.storage.atomic.atomic_writer`) a daemon thread
+starts it every :data:`TICK` seconds: ``syncfs`` once the store has written a large batch,
+``fdatasync`` of the output otherwise; both release the GIL, so the run goes on meanwhile, and
+the kernel's flusher does the writing. That thread only gets ahead: :func:`flush` stops it and
+does everything above as before, so the guarantee does not depend on it. What it could take
+away is an error report: a write-back error reaches the one caller that asks first (``fsync``
+reports it once per open file, ``syncfs`` once per file it is called through), so the thread
+keeps the first error it sees and :func:`flush` raises it; and the store's folders are opened
+for ``syncfs`` when the first file is written there (:func:`defer`), not at the end, so an error
+the thread's write-back met between is still reported to them.
+
 Not simulated: a power cut. Tests can kill the process right after a replacement (the
 ``CTXTOOL_TEST_CRASH`` hook below) and check the files, which shows the order and the content
 but not what a disk cache does on power loss - that is the kernel's and the disk's part of the
@@ -39,37 +53,59 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import threading
 from collections.abc import Callable
 
 FEW = 64  # fewer files than this: fsync each (cheap, touches nobody else's data)
+TICK = 0.2  # seconds between two write-backs the background thread starts
 CRASH_ENV = "CTXTOOL_TEST_CRASH"  # test-only: "after-replace" kills the process there
 
 _pending: dict[str, list[str]] = {}  # folder -> names written there, not yet durable
+_count = [0]  # files in _pending (read by the background thread: no walk over the dict)
 _roots: set[str] = set()  # store roots (their new session folders' entries live there)
+_handles: dict[int, int] = {}  # device -> an fd of a store folder there, for syncfs
+_outputs: set[int] = set()  # fds of outputs being written (watch)
+_errors: list[OSError] = []  # write-back errors the background thread met, for flush
 
 
 def defer(folder: str, name: str, root: str | None = None) -> None:
     """Note a new file ``name`` in ``folder`` (below the store ``root``) that must be on disk
     before the next replacement."""
-    _pending.setdefault(folder, []).append(name)
+    names = _pending.get(folder)
+    if names is None:
+        names = _pending[folder] = []
+        _hold(folder)
+    names.append(name)
+    _count[0] += 1
     if root is not None:
         _roots.add(root)
 
 
 def discard() -> None:
     """Forget what is pending, unsynced (a new command starts; see cli/__init__.py)."""
+    _Writeback.stop()
     _pending.clear()
+    _count[0] = 0
     _roots.clear()
+    _errors.clear()
+    for fd in _handles.values():
+        os.close(fd)
+    _handles.clear()
 
 
 def pending() -> int:
     """How many files wait for :func:`flush`."""
-    return sum(map(len, _pending.values()))
+    return _count[0]
 
 
 def flush() -> None:
     """Make every deferred file durable, with its name (see the module docstring). Raises
     OSError when that cannot be done: the caller must not replace anything then."""
+    _Writeback.stop()
+    if _errors:
+        error = _errors[0]
+        discard()
+        raise error
     if not _pending:
         return
     folders = _folders()
@@ -80,6 +116,88 @@ def flush() -> None:
         for folder in folders:
             _fsync_folder(folder)
     discard()
+
+
+def watch(fd: int) -> None:
+    """An output is being written to ``fd``: start its write-back (and the store's) in the
+    background until :func:`unwatch` (see the module docstring)."""
+    _outputs.add(fd)
+    _Writeback.start()
+
+
+def unwatch(fd: int) -> None:
+    """Stop starting write-backs of ``fd`` (before it is closed); a write-back error met
+    meanwhile is raised by the next :func:`flush`."""
+    _Writeback.stop()
+    _outputs.discard(fd)
+
+
+def _hold(folder: str) -> None:
+    """Keep an fd of the first store folder on each filesystem, for syncfs (opened now: a
+    write-back error from here on is reported through it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return  # flush opens what it needs, and reports what fails
+    device = os.fstat(fd).st_dev
+    if device in _handles:
+        os.close(fd)
+    else:
+        _handles[device] = fd
+
+
+class _Writeback:
+    """The daemon thread that starts write-backs while an output is written (one at a time)."""
+
+    thread: threading.Thread | None = None
+    done = threading.Event()
+
+    @classmethod
+    def start(cls) -> None:
+        if cls.thread is None:
+            cls.done = threading.Event()
+            cls.thread = threading.Thread(target=cls.run, args=(cls.done,),
+                                          name="ctxtool-writeback", daemon=True)
+            cls.thread.start()
+
+    @classmethod
+    def stop(cls) -> None:
+        """Stop the thread, waiting for a write-back it is in (work the caller needs anyway)."""
+        if cls.thread is not None:
+            cls.done.set()
+            cls.thread.join()
+            cls.thread = None
+
+    @staticmethod
+    def run(done: threading.Event) -> None:
+        while not done.wait(TICK):
+            try:
+                _write_back()
+            except OSError as exc:
+                _errors.append(exc)
+                return
+
+
+def _write_back() -> None:
+    """One round: syncfs through the store's folders once it wrote a large batch (the outputs
+    on those filesystems too), fdatasync of each output otherwise."""
+    syncfs = _syncfs() if _count[0] >= FEW else None
+    synced: set[int] = set()
+    if syncfs is not None:
+        for device, fd in list(_handles.items()):
+            if syncfs(fd) != 0:
+                raise _errno_error()
+            synced.add(device)
+    for fd in list(_outputs):
+        if os.fstat(fd).st_dev not in synced:
+            os.fdatasync(fd)
+
+
+def _errno_error() -> OSError:
+    import ctypes
+
+    code = ctypes.get_errno()
+    return OSError(code, os.strerror(code))
 
 
 def _folders() -> list[str]:
@@ -122,6 +240,10 @@ def _syncfs_each(folders: list[str]) -> bool:
     if syncfs is None:
         return False
     done: set[int] = set()
+    for device, fd in _handles.items():  # the store's folders, held since its first file
+        if syncfs(fd) != 0:
+            return False
+        done.add(device)
     for folder in folders:
         try:
             fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -165,4 +287,5 @@ def crash_point(where: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-__all__ = ["CRASH_ENV", "FEW", "crash_point", "defer", "discard", "flush", "pending"]
+__all__ = ["CRASH_ENV", "FEW", "TICK", "crash_point", "defer", "discard", "flush", "pending",
+           "unwatch", "watch"]

@@ -73,16 +73,22 @@ def test_killed_after_an_in_place_rewrite(inputs: dict[str, bytes], tmp_path: Pa
     assert run_ctxtool("restore", str(session)).stdout == inputs["snip"]
 
 
-def strace_calls(args: list[str], cwd: Path) -> list[str]:
-    """The fsync, syncfs and rename calls of a ctxtool run, in order (strace -f)."""
+def strace_calls(args: list[str], cwd: Path) -> list[tuple[int, str]]:
+    """The fsync, syncfs and rename calls of a ctxtool run, in order, each with the id of the
+    thread that made it (strace -f)."""
     log = cwd / "trace.txt"
     proc = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e",
                            "trace=fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat",
                            *ctxtool_executable(), *args], cwd=cwd, capture_output=True,
                           check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode()
-    return [line.split(None, 1)[1] for line in log.read_text().splitlines()
-            if " = -1 " not in line and "resumed" not in line]
+    calls = []
+    for line in log.read_text().splitlines():
+        if " = -1 " in line or "resumed" in line:
+            continue
+        tid, call = line.split(None, 1)
+        calls.append((int(tid), call.replace(" <unfinished ...>", ")")))
+    return calls
 
 
 @pytest.fixture(scope="module")
@@ -100,24 +106,30 @@ def strace() -> None:
 def test_store_files_are_synced_before_the_output_is_renamed(strace: None, turns: int,
                                                             tmp_path: Path) -> None:
     """150 turns: over FEW files, one syncfs for them all; 6 turns: a few files, an fsync each
-    (and one per folder). Either way before the rename, and no fsync per file in between."""
+    (and one per folder). Either way before the rename, by the thread that renames, and no
+    fsync per file in between: what is synced meanwhile is the background thread's write-back
+    (syncfs, or fdatasync of the output), a few calls whatever the number of files."""
     (tmp_path / "in.jsonl").write_bytes(transcript(turns, 3000, files=2))
-    calls = strace_calls(["snip", "--store", "store", "-o", "out.jsonl", "in.jsonl"], tmp_path)
+    traced = strace_calls(["snip", "--store", "store", "-o", "out.jsonl", "in.jsonl"], tmp_path)
+    calls = [call for _, call in traced]
     renamed = [i for i, c in enumerate(calls) if c.startswith("rename") and "out.jsonl" in c]
     assert len(renamed) == 1
+    main = traced[renamed[0]][0]
     links = [i for i, c in enumerate(calls) if c.startswith("link")]  # the store's names
     saved = len(stored_files(tmp_path / "store"))
     assert len(links) == saved > 0
     syncs = [i for i, c in enumerate(calls) if re.match(r"(fsync|fdatasync|syncfs)\(", c)]
-    after_last_link = [i for i in syncs if links[-1] < i < renamed[0]]
+    after_last_link = [i for i in syncs if links[-1] < i < renamed[0] and traced[i][0] == main]
     between_links = [i for i in syncs if links[0] < i < links[-1]]
-    assert not between_links  # nothing fsynced file by file while the run saves
+    assert all(traced[i][0] != main for i in between_links)  # none by the run itself
+    assert all(calls[i].startswith(("syncfs", "fdatasync")) for i in between_links)
     if saved >= durable.FEW:
         assert [calls[i].split("(")[0] for i in after_last_link].count("syncfs") == 1
+        assert len(between_links) < saved  # not per file (one a TICK at most)
     else:
         # each file, its folders, and the output's own temp file
         assert len(after_last_link) >= saved + 2
-        assert not any(calls[i].startswith("syncfs") for i in after_last_link)
+        assert not any(calls[i].startswith("syncfs") for i in syncs)
 
 
 def test_a_store_written_for_stdout_defers_nothing(tmp_path: Path) -> None:
@@ -145,3 +157,90 @@ def test_a_flush_that_fails_raises(tmp_path: Path) -> None:
         write_bytes_atomic(tmp_path / "out.jsonl", b"{}\n")
     assert not (tmp_path / "out.jsonl").exists()
     durable.discard()
+
+
+# --- the background write-back ----------------------------------------------------------------------
+
+def wait_for(condition: object, seconds: float = 5.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.005)
+    return False
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The write-back calls made (name, thread id), with a short TICK; the real calls run."""
+    import threading
+
+    calls: list[tuple[str, int]] = []
+    monkeypatch.setattr(durable, "TICK", 0.01)
+    real_fdatasync = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        calls.append(("fdatasync", threading.get_ident()))
+        real_fdatasync(fd)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    real_syncfs = durable._syncfs()
+    if real_syncfs is not None:
+        def syncfs(fd: int) -> int:
+            calls.append(("syncfs", threading.get_ident()))
+            return real_syncfs(fd)
+        monkeypatch.setattr(durable, "_syncfs", lambda: syncfs)
+    durable.discard()
+    yield calls
+    durable.discard()
+
+
+@pytest.mark.parametrize("files", [durable.FEW, 3])
+def test_the_write_back_starts_while_the_output_is_written(recorded: list[tuple[str, int]],
+                                                          files: int, tmp_path: Path) -> None:
+    """While an output is watched, a thread starts the write-back: syncfs once the store wrote
+    FEW files or more (where there is syncfs), fdatasync of the output otherwise; flush stops
+    it and still does the whole sync itself."""
+    import threading
+
+    store = ToolResultStore(tmp_path / "store", durable=True)
+    for n in range(files):
+        store.save(f"result {n} " * 100, tool_use_id=f"toolu_{n}", session_id="s")
+    with open(tmp_path / "out.jsonl", "wb") as out:
+        out.write(b"{}\n" * 1000)
+        out.flush()
+        durable.watch(out.fileno())
+        kind = "syncfs" if files >= durable.FEW and durable._syncfs() is not None else "fdatasync"
+        assert wait_for(lambda: any(name == kind for name, _ in recorded))
+        durable.unwatch(out.fileno())
+    assert all(tid != threading.get_ident() for _, tid in recorded)
+    assert {name for name, _ in recorded} == {kind}
+    before = len(recorded)
+    durable.flush()
+    assert durable.pending() == 0
+    if kind == "syncfs":
+        assert recorded[before:] == [("syncfs", threading.get_ident())]
+
+
+def test_a_write_back_error_stops_the_replacement(recorded: list[tuple[str, int]],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    """An error the background write-back met (reported to it, so not again to the final
+    fsync) is raised by the flush: the output replaces nothing and its temp file goes."""
+    import errno
+
+    from ctxtool.storage.atomic import atomic_writer
+
+    def failing(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+    monkeypatch.setattr(os, "fdatasync", failing)
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"the old output\n")
+    with pytest.raises(OSError, match="Input/output error"):
+        with atomic_writer(target) as handle:
+            handle.write(b"{}\n")
+            assert wait_for(lambda: bool(durable._errors))
+    assert target.read_bytes() == b"the old output\n"
+    assert os.listdir(tmp_path) == ["out.jsonl"]
+    assert not durable._errors  # the next command starts clean
