@@ -167,7 +167,7 @@ def modules_at_exit(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[set
     command group do, which the import-time profile does not list)."""
     listing = tmp_path / "modules.txt"
     proc = subprocess.run([sys.executable, "-c", MODULES_AT_EXIT, *args], input=stdin,
-                          capture_output=True, check=False, timeout=120,
+                          capture_output=True, check=False, timeout=120, cwd=tmp_path,
                           env={**os.environ, "CTXTOOL_TEST_MODULES": str(listing)})
     assert proc.returncode == 0, proc.stderr.decode()
     return set(listing.read_text().split()), proc.stdout
@@ -189,6 +189,19 @@ def test_a_claude_code_run_imports_only_its_path(tmp_path: Path, command: str) -
         assert b"to compact" in out
     assert "ctxtool.formats.claude_code.adapter" in loaded  # imported by name: the probe sees it
     assert sorted(NOT_AT_START_UP & loaded) == []
+
+
+@pytest.mark.parametrize(("command", "unneeded"), [
+    (("summarize", "--llm", "offline"), "socket"),  # the Anthropic backend's deadline transport
+    (("convert", "--to", "anthropic"), "sqlite3"),  # OpenCode's database, when the input is one
+])
+def test_commands_leave_other_paths_modules_alone(tmp_path: Path, command: tuple[str, ...],
+                                                 unneeded: str) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(GOOD_LINE)
+    loaded, _ = modules_at_exit(tmp_path, *command, str(transcript))
+    assert f"ctxtool.cli.{command[0]}" in loaded
+    assert unneeded not in loaded
 
 
 def test_the_lazy_paths_import_what_they_need(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ from ctxtool.formats.opencode.export import (
 )
 from ctxtool.formats.opencode.view import is_message
 from ctxtool.formats.registry import adapter_for, format_names
-from ctxtool.storage import opencode_db, opencode_tree
+from ctxtool.storage import opencode_tree
+from ctxtool.storage.opencode_db_file import find_database  # no sqlite3 to tell it is one
 from ctxtool.types import ANTHROPIC, OPENCODE
 
 TARGETS = ("opencode", "opencode-export", "opencode-storage", "anthropic", "openai")
@@ -80,7 +81,7 @@ def convert_cmd(source: str | None, target: str | None, output: str | None,
     if target == "opencode-storage" and not output:
         raise UsageError("--to opencode-storage needs -o DIR, the storage folder to write into")
     database.set_session(session_id)
-    in_database = source not in (None, "-") and opencode_db.find_database(str(source)) is not None
+    in_database = source not in (None, "-") and find_database(str(source)) is not None
     if source not in (None, "-") and Path(str(source)).is_dir() and not in_database:
         _convert(OPENCODE, _read_tree(str(source), session_id), target, output, str(source),
                  thinking, report)

@@ -26,7 +26,6 @@ from typing import Any
 
 from ctxtool.errors import LLMError
 from ctxtool.llm.base import BREAKER_LIMIT, Completion, PromptTooLong
-from ctxtool.llm.deadline import deadline_transport
 from ctxtool.llm.reply import KEY_ENVS, completion, input_tokens, one_line
 
 DEFAULT_MODEL = "claude-haiku-4-5"  # small, fast and cheap; summaries do not need more
@@ -51,6 +50,9 @@ def make_client(*, env: Mapping[str, str] | None = None, timeout: float = DEFAUL
     if not has_key(env):
         raise LLMError("no Anthropic API key is configured", hint=NO_KEY_HINT)
     import anthropic  # lazy: only the Anthropic backend pays for the SDK
+
+    # and for socket (deadline.py): summarize imports this module for its option defaults
+    from ctxtool.llm.deadline import deadline_transport
 
     # None is the SDK's default for each: the same as leaving the argument out
     api_key = env.get("ANTHROPIC_API_KEY", "").strip() or None
