@@ -20,6 +20,7 @@ import re
 import shlex
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -161,14 +162,20 @@ main(sys.argv[1:])
 """
 
 
-def modules_at_exit(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[set[str], bytes]:
+def modules_at_exit(tmp_path: Path, *args: str, stdin: bytes = b"",
+                    installed: bool = False) -> tuple[set[str], bytes]:
     """Every module loaded when a ``ctxtool ARGS`` run ends, and its stdout (the CLI's main in a
     fresh interpreter: sys.modules also holds what is imported by name, as the registry and the
-    command group do, which the import-time profile does not list)."""
+    command group do, which the import-time profile does not list). ``installed``: without
+    site (``-S``), the package and its dependencies on the path, as in a regular install: an
+    editable install's import hook, run by site, loads pathlib in every interpreter."""
     listing = tmp_path / "modules.txt"
-    proc = subprocess.run([sys.executable, "-c", MODULES_AT_EXIT, *args], input=stdin,
-                          capture_output=True, check=False, timeout=120, cwd=tmp_path,
-                          env={**os.environ, "CTXTOOL_TEST_MODULES": str(listing)})
+    env = {**os.environ, "CTXTOOL_TEST_MODULES": str(listing)}
+    if installed:
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]])
+    proc = subprocess.run([sys.executable, *(["-S"] if installed else []), "-c",
+                           MODULES_AT_EXIT, *args], input=stdin, capture_output=True,
+                          check=False, timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr.decode()
     return set(listing.read_text().split()), proc.stdout
 
@@ -189,6 +196,20 @@ def test_a_claude_code_run_imports_only_its_path(tmp_path: Path, command: str) -
         assert b"to compact" in out
     assert "ctxtool.formats.claude_code.adapter" in loaded  # imported by name: the probe sees it
     assert sorted(NOT_AT_START_UP & loaded) == []
+
+
+def test_a_regular_install_runs_estimate_without_pathlib(tmp_path: Path) -> None:
+    """pathlib (with urllib.parse and ipaddress, ~3 ms) and importlib.util are imported where
+    used: sessions, stores, -o files; not by a run reading a file."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(GOOD_LINE)
+    loaded, out = modules_at_exit(tmp_path, "estimate", "--json", str(transcript),
+                                  installed=True)
+    assert json.loads(out)["format"] == "claude-code"
+    assert sorted({"pathlib", "importlib.util"} & loaded) == []
+    loaded, _ = modules_at_exit(tmp_path, "estimate", "-o", str(tmp_path / "out.txt"),
+                                str(transcript), installed=True)
+    assert "pathlib" in loaded  # the control: writing -o FILE atomically does use it
 
 
 @pytest.mark.parametrize(("command", "unneeded"), [

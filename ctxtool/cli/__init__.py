@@ -7,7 +7,6 @@ stderr and the matching exit code here, once, for every command.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import signal
 import sys
@@ -58,6 +57,8 @@ SUMMARIES: dict[str, str] = {
 
 class CtxtoolGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
+        import importlib.util  # here: a command's run needs no find_spec (see get_command)
+
         return [name for name, target in COMMANDS.items()
                 if importlib.util.find_spec(target.split(":")[0]) is not None]
 
@@ -66,9 +67,13 @@ class CtxtoolGroup(click.Group):
         if target is None:
             return None
         module_name, attr = target.split(":")
-        if importlib.util.find_spec(module_name) is None:  # as list_commands, for this one only
-            return None
-        command = getattr(importlib.import_module(module_name), attr)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:  # one of the command's own imports: a real error
+                raise
+            return None  # as list_commands: a command module left out of the install
+        command = getattr(module, attr)
         return command if isinstance(command, click.Command) else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ctxtool.cli import messages
 from ctxtool.errors import StoreError
@@ -22,6 +21,9 @@ from ctxtool.storage import durable
 # every command asks whether its inputs are databases: that needs a file's first bytes, not
 # sqlite3 and OpenCode's modules (storage/opencode_db.py), imported when one is
 from ctxtool.storage.opencode_db_file import find_database, looks_like_database, not_sqlite
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _session: str | None = None
 _in_place = False

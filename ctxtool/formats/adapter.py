@@ -60,13 +60,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ctxtool.formats.content import Block, as_blocks
 from ctxtool.formats.jsonl import dumps_json
 
 if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every adapter
+    from pathlib import Path  # for types only: see ctxtool/storage/opencode_db_file.py
+
     from ctxtool.formats.compaction import CompactionWriter
     from ctxtool.llm.base import AgentPrompt
 

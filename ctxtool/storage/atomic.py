@@ -9,11 +9,13 @@ import signal
 import stat
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ctxtool.errors import StoreError
 from ctxtool.storage import durable
+
+if TYPE_CHECKING:  # pathlib where used: with urllib.parse and ipaddress, ~3 ms of start-up
+    from pathlib import Path
 
 
 STALE_AFTER = 3600.0  # seconds: a temp file this old belongs to no running command
@@ -87,6 +89,8 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
     by a thread every :data:`ctxtool.storage.durable.TICK` seconds, so the fsync at the end waits
     for the last part only (False for a small file written at once).
     """
+    from pathlib import Path  # see the imports
+
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     with contextlib.ExitStack() as stack:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MARKER = ".ctxtool-store"
 MARKER_TEXT = (b"This folder is a ctxtool store: tool results and transcripts ctxtool saved.\n"

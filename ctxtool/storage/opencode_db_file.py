@@ -9,9 +9,12 @@ input is a database.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxtool.errors import InputError
+
+if TYPE_CHECKING:  # pathlib where used: with urllib.parse and ipaddress, ~3 ms of start-up
+    from pathlib import Path
 
 DB_NAME = "opencode.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -29,6 +32,10 @@ def is_database(path: str | os.PathLike[str]) -> bool:
 def find_database(path: str | os.PathLike[str]) -> Path | None:
     """The database for a path: the file itself, or ``opencode.db`` in OpenCode's data folder
     (``~/.local/share/opencode``) or its parent; None when there is none."""
+    if os.path.isfile(path) and not is_database(path):
+        return None  # a transcript, as every input of every command is asked (no pathlib)
+    from pathlib import Path  # see the imports
+
     given = Path(path)
     if not given.is_dir():
         return given if given.is_file() and is_database(given) else None
@@ -40,7 +47,7 @@ def find_database(path: str | os.PathLike[str]) -> Path | None:
 
 def looks_like_database(path: str) -> bool:
     """A path the user meant as a database (``*.db``) although it is no SQLite file."""
-    return path.endswith(".db") and Path(path).is_file() and not is_database(path)
+    return path.endswith(".db") and os.path.isfile(path) and not is_database(path)
 
 
 def not_sqlite(path: str) -> InputError:

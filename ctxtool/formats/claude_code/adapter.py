@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxtool.formats.adapter import (
@@ -16,9 +15,10 @@ from ctxtool.formats.claude_code import boundary
 from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
                                               is_compact_boundary, is_compact_summary)
 from ctxtool.formats.content import Block, as_blocks, block_text
-from ctxtool.storage.session_dirs import claude_session_files, projects_dir
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
 
 MESSAGE_TYPES = ("user", "assistant")
@@ -106,11 +106,16 @@ class ClaudeCodeAdapter(FormatAdapter):
     session_marks: ClassVar[SessionMarks | None] = SESSION_MARKS
 
     def session_roots(self, env: Mapping[str, str]) -> list[Path]:
+        # where sessions are: asked by sessions and selectors, not by a run on a file (pathlib)
+        from ctxtool.storage.session_dirs import projects_dir
+
         return [projects_dir(env)]
 
     def session_files(self, env: Mapping[str, str], project: str | None = None, *,
                       archived: bool = False) -> list[SessionFile]:
         """``<config>/projects/<slug of cwd>/<id>.jsonl`` (sub-agent files left out)."""
+        from ctxtool.storage.session_dirs import claude_session_files  # see session_roots
+
         return [SessionFile(p.stem, p, p.parent.name) for p in claude_session_files(env, project)]
 
     def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
