@@ -54,7 +54,10 @@ class AnchorSavings:
             self.last_with_uuid = entry
         if self._is_compaction(entry):
             self._base, self.before_anchor = self._main, 0
-        elif self._usage_of(entry) is not None:
+        # an anchor would set before_anchor to what it is already when nothing was saved since
+        # the last one: the usage (a tuple built for every assistant line) is read only when
+        # that figure moved, which in persist is after the few lines it changes
+        elif self._main - self._base != self.before_anchor and self._usage_of(entry) is not None:
             self.before_anchor = self._main - self._base
 
 
