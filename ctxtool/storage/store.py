@@ -88,6 +88,7 @@ class ToolResultStore:
         # (a store that was moved or copied to another machine)
         self.relocate = relocate
         self._claimed = False  # checked for the store mark (first write)
+        self._look_first = True  # see _create_or_match
         # The folders written to, kept open between writes: a store-heavy run saves thousands
         # of files into one folder, and opening it from the root each time (a stat, two
         # mkdirs, three opens and closes) cost as much as writing the file. Held as fds, a
@@ -254,22 +255,35 @@ class ToolResultStore:
 
     def _create_or_match(self, folder: Folder, name: str, data: bytes) -> str:
         """"created", "same" (``name`` already holds ``data``) or "differs". Raises
-        StoreError (:class:`_FolderGone` when ``folder`` itself was removed)."""
+        StoreError (:class:`_FolderGone` when ``folder`` itself was removed).
+
+        The link that names a new file fails if the name exists, so looking first is only a
+        saving for names that exist: it is done while names keep turning out taken (a re-run
+        over a saved transcript), not while they keep turning out free (a run that saves
+        thousands of new files: one failed lookup each). A create that fails without a look
+        first is retried with one (a store we may only read can still hold the file)."""
         target = os.path.join(folder.path, name)
-        try:
-            same = _holds(folder, name, data)
-        except StoreError:  # a symlink, a folder, an unreadable file: not ours to reuse
-            return "differs"
-        if same is not None:
-            self.files_reused += int(same)
-            return "same" if same else "differs"
+        looked = self._look_first
+        if looked:
+            try:
+                same = _holds(folder, name, data)
+            except StoreError:  # a symlink, a folder, an unreadable file: not ours to reuse
+                return "differs"
+            if same is not None:
+                self.files_reused += int(same)
+                return "same" if same else "differs"
+            self._look_first = False
         try:
             created = create_exclusive(folder, name, data)
         except OSError as exc:
+            if not looked:
+                self._look_first = True
+                return self._create_or_match(folder, name, data)
             error = _FolderGone if isinstance(exc, FileNotFoundError) else StoreError
             raise error(f"cannot write: {exc.strerror or exc}", source=target) from exc
-        if not created:
-            return self._create_or_match(folder, name, data)  # lost a race: look again
+        if not created:  # taken (or lost a race): look at what is there
+            self._look_first = True
+            return self._create_or_match(folder, name, data)
         if self.durable:
             durable.defer(folder.path, name, str(self.root))
         self.files_written += 1

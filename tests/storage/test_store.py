@@ -457,3 +457,60 @@ def test_the_store_writes_through_unnamed_files(tmp_path: Path, monkeypatch: pyt
     assert Path(other).name.startswith("t-") and Path(other).read_text() == "y" * 10
     assert sorted(os.listdir(Path(first).parent)) == sorted([Path(first).name, Path(other).name])
     store.close()
+
+
+def test_new_files_are_not_looked_for_first_and_taken_names_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run saving new files does not look for each name before creating it (the link fails
+    if it exists); a re-run over saved content starts looking again after the first taken name,
+    so it writes nothing more; other content under a name still gets the alternate name."""
+    from ctxtool.storage import store as store_module
+
+    looks: list[str] = []
+    creates: list[str] = []
+    real_holds, real_create = store_module._holds, store_module.create_exclusive
+
+    def holds(folder: safe_fs.Folder, name: str, data: bytes) -> bool | None:
+        looks.append(name)
+        return real_holds(folder, name, data)
+
+    def create(folder: safe_fs.Folder, name: str, data: bytes) -> bool:
+        creates.append(name)
+        return real_create(folder, name, data)
+    monkeypatch.setattr(store_module, "_holds", holds)
+    monkeypatch.setattr(store_module, "create_exclusive", create)
+    store = ToolResultStore(tmp_path)
+    paths = [store.save(f"result {n}", tool_use_id=f"t{n}", session_id="s") for n in range(20)]
+    assert len(creates) == 20 and looks == ["t0.txt"]  # only the first save looks
+    store.close()
+    looks.clear()
+    creates.clear()
+    again = ToolResultStore(tmp_path)
+    again._look_first = False  # as after a run of new files
+    assert [again.save(f"result {n}", tool_use_id=f"t{n}", session_id="s")
+            for n in range(20)] == paths
+    assert creates == ["t0.txt"] and len(looks) == 20  # one wasted create, then looks
+    assert again.files_written == 0 and again.files_reused == 20
+    other = again.save("other content", tool_use_id="t3", session_id="s")
+    assert Path(other).name.startswith("t3-") and Path(other).read_text() == "other content"
+    again.close()
+
+
+def test_a_store_that_cannot_be_written_still_reuses_what_it_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a look first, a create that fails (a store we may only read) is retried with a
+    look: the same content there is reused; a name that is not there is still an error."""
+    from ctxtool.storage import store as store_module
+
+    path = ToolResultStore(tmp_path).save("kept", tool_use_id="t", session_id="s")
+
+    def refused(folder: safe_fs.Folder, name: str, data: bytes) -> bool:
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(store_module, "create_exclusive", refused)
+    store = ToolResultStore(tmp_path)
+    store._look_first = False
+    assert store.save("kept", tool_use_id="t", session_id="s") == path
+    store._look_first = False
+    with pytest.raises(StoreError, match="Permission denied"):
+        store.save("new", tool_use_id="u", session_id="s")
+    store.close()
