@@ -617,6 +617,13 @@ class FormatAdapter:
         for every line: return early on the common ones."""
         return None
 
+    def is_bare_line(self, entry: Mapping[str, Any]) -> bool:
+        """True for a line that holds nothing the context is sized by - no message, usage,
+        model, context mark or compaction (Claude Code's progress and snapshot lines, a third
+        of a real transcript) - so the estimator only notes its place in the chain of entries.
+        Called for every line: a cheap test; False (the default) is always right."""
+        return False
+
     def system_sent(self, entries: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
         """What the agent sends in front of the messages that no message line holds, for a
         session whose lines record no usage to measure it by: (a text its lines record, sized

@@ -175,6 +175,27 @@ def test_without_usage_option_estimates_everything() -> None:
     assert estimate(big, fmt=CC, use_usage=False).limits.window == 1_000_000
 
 
+def test_kept_segment_is_followed_through_progress_lines() -> None:
+    """The estimator passes over progress lines (no content), but a compaction's kept chain
+    runs through them: their uuid and parent are still noted."""
+    first = user(PROSE, parentUuid=None)
+    hook = {"type": "progress", "uuid": "p-1", "parentUuid": first["uuid"],
+            "isSidechain": False, "data": {"type": "hook_progress"}}
+    last = assistant("Done.", msg_id="m1", parentUuid="p-1")
+    boundary = compact_boundary()
+    boundary["compactMetadata"]["preservedSegment"] = {"headUuid": first["uuid"],
+                                                      "tailUuid": last["uuid"]}
+    report = estimate([first, hook, last, boundary], fmt=CC, system_tokens=1_000)
+    kept = estimate_entry_tokens(first, CC) + estimate_entry_tokens(last, CC)
+    assert report.context_tokens == 1_000 + kept
+
+
+def test_a_progress_line_with_a_message_still_names_its_model() -> None:
+    line = {"type": "progress", "uuid": "p-2", "isSidechain": False,
+            "message": {"model": "claude-opus-4-5"}}
+    assert estimate([user("hi"), line], fmt=CC).model == "claude-opus-4-5"
+
+
 def test_invalid_entries_are_ignored() -> None:
     bad = Entry({}, raw=b"{not json\n", invalid=True)
     assert meter_over([bad]).context_tokens == DEFAULT_SYSTEM_TOKENS

@@ -263,6 +263,7 @@ class Estimator:
         # the hooks called for every line, looked up once
         self._is_compaction = self.adapter.is_compaction_record
         self._model_of = self.adapter.model_of
+        self._is_bare = self.adapter.is_bare_line
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
     def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
@@ -270,6 +271,9 @@ class Estimator:
         self.entries += 1
         meter = self.meter
         if getattr(entry, "invalid", False) or not meter.in_context(entry):
+            return
+        if self._is_bare(entry):  # progress, snapshots: no hook of the others would act on it
+            meter.remember(entry, 0)
             return
         if self._is_compaction(entry):
             self.boundaries += 1

@@ -185,12 +185,7 @@ class ContextMeter:
             tokens = estimate_entry_tokens(entry, self.fmt)
         if not tokens and entry.get("type") == "attachment" and self._rendered_attachments:
             tokens = attachment_tokens(entry)
-        uuid = entry.get("uuid")
-        if uuid.__class__ is str:  # kept for a boundary that keeps messages by reference
-            recent = self._recent  # (inlined: every line has a uuid)
-            recent[uuid] = (entry.get("parentUuid"), tokens)
-            if len(recent) > _RECENT_ENTRIES:
-                recent.popitem(last=False)
+        self.remember(entry, tokens)
         usage = self._usage_of(entry)
         if usage is not None:
             if usage.prompt_tokens > self.peak_prompt:
@@ -222,6 +217,16 @@ class ContextMeter:
             self.saved = self.since_anchor = 0
         self.content += tokens
         return tokens
+
+    def remember(self, entry: dict[str, Any], tokens: int) -> None:
+        """Keep the entry's tokens and parent among the newest entries', for a boundary that
+        keeps messages by reference. All :meth:`account` does for a line with no content."""
+        uuid = entry.get("uuid")
+        if uuid.__class__ is str:
+            recent = self._recent
+            recent[uuid] = (entry.get("parentUuid"), tokens)
+            if len(recent) > _RECENT_ENTRIES:
+                recent.popitem(last=False)
 
     def apply(self, mark: ContextMark) -> None:
         """A compaction restarts the context with what it keeps by reference; a clearing takes

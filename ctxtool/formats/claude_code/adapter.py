@@ -28,6 +28,8 @@ LINE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-
                         "queue-operation", "progress", "attachment", "pr-link", "worktree-state",
                         "custom-title", "ai-title", "agent-name", "last-prompt",
                         "permission-mode"})
+# line types that hold no message, usage or boundary (and, without a "message" key, no model)
+BARE_TYPES = ("progress", "file-history-snapshot")
 SYNTHETIC_MODEL = "<synthetic>"  # local error notices: never a model call
 # Title records, by precedence: the user's /rename, then the generated title, then the older
 # "summary" lines (first one written wins for those).
@@ -183,11 +185,13 @@ class ClaudeCodeAdapter(FormatAdapter):
     def cleared_ids_recorded(self, entry: Mapping[str, Any]) -> list[str] | None:
         return boundary.cleared_ids(entry)
 
-    def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
-        return is_compact_summary(entry)  # type: ignore[arg-type]
+    # the chain's own tests, called for every line without a method in between
+    is_summary_entry = staticmethod(is_compact_summary)  # type: ignore[assignment]
+    is_compaction_record = staticmethod(is_compact_boundary)  # type: ignore[assignment]
 
-    def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
-        return is_compact_boundary(entry)  # type: ignore[arg-type]
+    def is_bare_line(self, entry: Mapping[str, Any]) -> bool:
+        # a tuple, not a set: a "type" that cannot be hashed (a list...) is simply not one
+        return entry.get("type") in BARE_TYPES and "message" not in entry
 
     def compaction_writer(self) -> ClaudeCodeWriter:
         # imported when summarize runs, not whenever the adapter is loaded (every command)
