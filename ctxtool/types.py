@@ -153,3 +153,9 @@ class ResultStore(Protocol):
     def load(self, path: str) -> str | list[Any] | None:
         """The content saved at ``path`` exactly as it was given to save(), or None if missing."""
         ...
+
+    def path_for(self, content: str | list[Any], *, tool_use_id: str,
+                 session_id: str | None) -> str:
+        """The path save() gives ``content`` when no other content holds that name (nothing is
+        written): a transform checks the placeholder naming it before saving anything."""
+        ...

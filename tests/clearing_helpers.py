@@ -111,10 +111,14 @@ class MemoryStore:
         self.files: dict[str, Any] = {}
 
     def save(self, content: str | list[Any], *, tool_use_id: str, session_id: str | None) -> str:
-        path = f"/mem/{session_id or 'default'}/tool-results/{tool_use_id}." + (
-            "txt" if isinstance(content, str) else "json")
+        path = self.path_for(content, tool_use_id=tool_use_id, session_id=session_id)
         self.files[path] = content
         return path
+
+    def path_for(self, content: str | list[Any], *, tool_use_id: str,
+                 session_id: str | None) -> str:
+        return f"/mem/{session_id or 'default'}/tool-results/{tool_use_id}." + (
+            "txt" if isinstance(content, str) else "json")
 
     def load(self, path: str) -> str | list[Any] | None:
         return self.files.get(path)

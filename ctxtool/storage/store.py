@@ -117,6 +117,14 @@ class ToolResultStore:
         return self._put(self._parts(session_id, TOOL_RESULTS), stem, suffix, data,
                          what=f"tool result {stem}")
 
+    def path_for(self, content: str | list[Any], *, tool_use_id: str,
+                 session_id: str | None) -> str:
+        """The path :meth:`save` gives ``content`` unless another content holds the name (then
+        it saves under the content-addressed alternate); nothing is written."""
+        suffix = ".txt" if isinstance(content, str) else ".json"
+        stem = safe_name(tool_use_id, fallback="result")
+        return os.path.join(self.root, *self._parts(session_id, TOOL_RESULTS), stem + suffix)
+
     def load(self, path: str) -> str | list[Any] | None:
         """The content saved at ``path`` (None if there is no such file).
 

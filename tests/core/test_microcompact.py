@@ -12,7 +12,7 @@ import pytest
 from ctxtool.formats.claude_code.boundary import NO_FINAL_NEWLINE, is_own_boundary
 from ctxtool.core.clearing.microcompact import (MicrocompactOptions, MicrocompactReport, microcompact,
                                        placeholder_tokens)
-from ctxtool.core.clearing.replace import CLEARED
+from ctxtool.core.clearing.replace import CLEARED, microcompact_placeholder
 from ctxtool.core.clearing.restore import restore
 from ctxtool.core.sizing.tokens import estimate_text_tokens, thresholds
 from ctxtool.errors import UsageError
@@ -81,6 +81,35 @@ def test_a_result_no_larger_than_its_placeholder_is_never_cleared(tmp_path) -> N
     after = report.clear.per_tool["Bash"].tokens_after
     assert after < cost + 50 and report.tokens_saved == cost + 50 - after
     assert out[-1]["microcompactMetadata"]["tokensSaved"] == report.tokens_saved
+
+
+def test_a_result_its_real_placeholder_would_not_shrink_leaves_no_store_file(tmp_path) -> None:
+    """The placeholder naming the file is sized before the file is written: a result above the
+    estimated placeholder cost (a path of cheap letters) but not above what the placeholder
+    with its real path costs (digits and punctuation cost more) stays, with nothing saved."""
+    store = ToolResultStore(tmp_path)
+    tool_id = "toolu_" + "-".join(str(n) for n in range(10, 50))  # a path that costs a lot
+    real = estimate_text_tokens(microcompact_placeholder(store.path_for(
+        "x", tool_use_id=tool_id, session_id=None)))
+    assert real > placeholder_tokens(store) + 1
+    session = Session().user("please work")
+    ids = [session.call("Bash", {"command": "ls"}, text_with_tokens(real - 1, "r1"),
+                        tool_id=tool_id),
+           session.sized_call("Bash", real + 50)]
+    for _ in range(3):
+        session.sized_call("Bash", 100)
+    session.assistant("done")
+    out, report = run(session.entries, force=True, target=0, store=store)
+    assert cleared_ids(out) == [ids[1]]
+    saved = sorted(p.name for p in tmp_path.rglob("tool-results/*"))
+    assert saved == [f"{ids[1]}.txt"] and report.clear.files_saved == 1
+
+
+def test_store_path_for_is_where_save_puts_a_new_file(tmp_path) -> None:
+    store = ToolResultStore(tmp_path)
+    for content in ("text", [{"type": "text", "text": "blocks"}]):
+        expected = store.path_for(content, tool_use_id="toolu_9/..", session_id="s 1")
+        assert store.save(content, tool_use_id="toolu_9/..", session_id="s 1") == expected
 
 
 @pytest.mark.parametrize(("extra", "cleared"), [(-1, False), (0, True), (1, True)])

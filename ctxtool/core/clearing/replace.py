@@ -150,13 +150,24 @@ def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
                     clearing: Clearing) -> str | None:
     """The placeholder for a result, or None when it would not be smaller (left as it is,
     nothing saved)."""
-    if record.tokens <= clearing.placeholder_tokens:
+    before = record.tokens
+    if before <= clearing.placeholder_tokens:
         return None
-    path = _save(content, record.id, entry, clearing)
-    text = clearing.placeholder(path)
-    before, after = record.tokens, result_tokens(text)
+    # The placeholder naming the file is sized before the file is written: one that would not
+    # shrink the result leaves it in place with no store file that nothing references.
+    session = clearing.session_of(entry)
+    expected = None if clearing.store is None else clearing.store.path_for(
+        content, tool_use_id=record.id, session_id=session)
+    text = clearing.placeholder(expected)
+    after = result_tokens(text)
     if after >= before:
         return None
+    path = _save(content, record.id, session, clearing)
+    if path != expected:  # another content held the name: saved under the longer alternate
+        text = clearing.placeholder(path)
+        after = result_tokens(text)
+        if after >= before:  # (rare: a result a few tokens above its placeholder's cost)
+            return None
     stats = clearing.report.per_tool.setdefault(record.name or "?", ToolStats())
     stats.cleared += 1
     stats.tokens_before += before
@@ -171,16 +182,16 @@ def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
 def _replace_input(tool_id: str, name: str, saved: str, entry: dict[str, Any],
                    clearing: Clearing) -> dict[str, Any]:
     """The cleared input; ``saved`` (the input as JSON text) goes to ``<tool id>-input.txt``."""
-    path = _save(saved, f"{tool_id}-input", entry, clearing)
+    path = _save(saved, f"{tool_id}-input", clearing.session_of(entry), clearing)
     clearing.report.inputs_cleared += 1
     clearing.report.per_tool.setdefault(name or "?", ToolStats()).inputs_cleared += 1
     return cleared_input(path)
 
 
-def _save(content: Any, key: str, entry: dict[str, Any], clearing: Clearing) -> str | None:
+def _save(content: Any, key: str, session: str | None, clearing: Clearing) -> str | None:
     if clearing.store is None:
         return None
-    path = clearing.store.save(content, tool_use_id=key, session_id=clearing.session_of(entry))
+    path = clearing.store.save(content, tool_use_id=key, session_id=session)
     clearing.report.files_saved += 1
     return path
 
