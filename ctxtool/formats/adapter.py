@@ -165,6 +165,15 @@ class OverflowVerdict(Protocol):
         ...
 
 
+def verdict_rows(agent: str, usable: int, context: int, rule: str,
+                 check: str) -> list[tuple[str, str]]:
+    """:meth:`OverflowVerdict.rows` as every agent's rule shows them: where ``agent`` compacts
+    (``rule`` says how it works that out) and how far ``context`` is from it, then ``check``,
+    the agent's own verdict on its last count."""
+    return [("compacts at", f"{usable:,}  ({agent}: {rule}; {max(0, usable - context):,} to go)"),
+            (f"{agent} check", check)]
+
+
 class SessionFile(NamedTuple):
     """One session an agent keeps in a file of its own (see :meth:`FormatAdapter.session_files`)."""
 
@@ -785,7 +794,7 @@ def _restored_block(block: Any, restorer: Restorer) -> Any:
     return block
 
 
-__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OutputTruncation", "OverflowVerdict", "PruneResult", "Restorer", "ResultSlot", "SessionFile", "SessionMarks", "TranscriptChecks", "Usage"]
+__all__ = ["AGENT_RULE", "BOUNDARY", "CLEAR_MARK", "COMPACT_MARK", "MARKER", "Block", "Clearer", "CompactionLines", "CompactionTracker", "CompactionWrite", "CompactionWriter", "ContextMark", "Finding", "FormatAdapter", "LimitsLookup", "OutputTruncation", "OverflowVerdict", "PruneResult", "Restorer", "ResultSlot", "SessionFile", "SessionMarks", "TranscriptChecks", "Usage", "verdict_rows"]
 
 
 def __getattr__(name: str) -> Any:

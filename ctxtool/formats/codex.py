@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxtool.formats.adapter import (Clearer, FormatAdapter, LimitsLookup, Restorer, ResultSlot,
-                                    SessionFile, SessionMarks, Usage)
+                                    SessionFile, SessionMarks, Usage, verdict_rows)
 from ctxtool.formats.content import Block, parsed_arguments
 from ctxtool.formats.jsonl import loads_json
 from ctxtool.storage.session_dirs import project_directory
@@ -282,9 +282,7 @@ class CodexLimits:
         else:
             verdict = "compacts before its next turn" if self.overflow else "no compaction due"
             check = f"last turn {self.count:,} tokens, {verdict}"
-        return [("compacts at", f"{self.usable:,}  (Codex: {base}; "
-                                f"{max(0, self.usable - context):,} to go)"),
-                ("Codex check", check)]
+        return verdict_rows("Codex", self.usable, context, base, check)
 
 
 def codex_limits(view: Iterable[Mapping[str, Any]], window: int) -> CodexLimits:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ctxtool.formats.adapter import verdict_rows
 from ctxtool.formats.opencode.session import (
     OUTPUT_TOKEN_MAX, is_older_session, max_output_tokens, overflow, usage_anchor,
 )
@@ -65,9 +66,7 @@ class OpenCodeLimits:
         else:
             verdict = "compacts before its next call" if self.overflow else "no overflow"
             check = f"last finished message {self.anchor}: {self.count:,} tokens, {verdict}"
-        return [("compacts at", f"{self.usable:,}  (OpenCode: {base}; "
-                                f"{max(0, self.usable - context):,} to go)"),
-                ("OpenCode check", check)]
+        return verdict_rows("OpenCode", self.usable, context, base, check)
 
 
 def output_cap(env: Mapping[str, str] | None) -> int:
