@@ -113,9 +113,14 @@ def is_cleared(content: Any) -> bool:
     return content.startswith(CLEARED_PREFIXES) or truncation_path(content) is not None
 
 
+def has_content(content: Any) -> bool:
+    """Non-empty text or blocks (what a result must hold to be worth clearing)."""
+    return isinstance(content, (str, list)) and bool(content)
+
+
 def is_clearable(content: Any) -> bool:
     """A result worth clearing: non-empty text or blocks that are not a placeholder already."""
-    return isinstance(content, (str, list)) and bool(content) and not is_cleared(content)
+    return has_content(content) and not is_cleared(content)
 
 
 # --- the records ----------------------------------------------------------------------------------
@@ -268,8 +273,7 @@ def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
     record.turn = scan.turns
     record.tokens = result_tokens(content)
     record.cleared = is_cleared(content)
-    # is_clearable(content), without testing for a placeholder a second time
-    record.clearable = isinstance(content, (str, list)) and bool(content) and not record.cleared
+    record.clearable = has_content(content) and not record.cleared  # is_clearable, tested once
     if digests and record.clearable:
         record.digest = _digest(content)
 
