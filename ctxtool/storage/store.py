@@ -65,14 +65,23 @@ def _ignore(_: str) -> None:
     pass
 
 
-def encode_content(content: str | list[Any]) -> tuple[bytes, str]:
-    """The bytes and file suffix a content is stored as: ``.txt`` for a string, ``.json`` for a
-    block list (indented by 2, like Claude Code's ``JSON.stringify(content, null, 2)``)."""
+def content_suffix(content: str | list[Any]) -> str:
+    """The file suffix a content is stored with: ``.txt`` for a string, ``.json`` for a block
+    list."""
     if isinstance(content, str):
-        return content.encode("utf-8"), ".txt"
+        return ".txt"
     if isinstance(content, list):
-        return dumps_json(content, indent=True), ".json"
+        return ".json"
     raise TypeError(f"cannot store tool result content of type {type(content).__name__}")
+
+
+def encode_content(content: str | list[Any]) -> tuple[bytes, str]:
+    """The bytes and suffix (:func:`content_suffix`) a content is stored as; a block list is
+    indented by 2, like Claude Code's ``JSON.stringify(content, null, 2)``."""
+    suffix = content_suffix(content)  # raises TypeError for anything else
+    if isinstance(content, str):
+        return content.encode("utf-8"), suffix
+    return dumps_json(content, indent=True), suffix
 
 
 class ToolResultStore:
@@ -121,9 +130,9 @@ class ToolResultStore:
                  session_id: str | None) -> str:
         """The path :meth:`save` gives ``content`` unless another content holds the name (then
         it saves under the content-addressed alternate); nothing is written."""
-        suffix = ".txt" if isinstance(content, str) else ".json"
         stem = safe_name(tool_use_id, fallback="result")
-        return os.path.join(self.root, *self._parts(session_id, TOOL_RESULTS), stem + suffix)
+        return os.path.join(self.root, *self._parts(session_id, TOOL_RESULTS),
+                            stem + content_suffix(content))
 
     def load(self, path: str) -> str | list[Any] | None:
         """The content saved at ``path`` (None if there is no such file).
