@@ -32,13 +32,14 @@ def is_database(path: str | os.PathLike[str]) -> bool:
 def find_database(path: str | os.PathLike[str]) -> Path | None:
     """The database for a path: the file itself, or ``opencode.db`` in OpenCode's data folder
     (``~/.local/share/opencode``) or its parent; None when there is none."""
-    if os.path.isfile(path) and not is_database(path):
+    folder = os.path.isdir(path)
+    if not folder and not (os.path.isfile(path) and is_database(path)):
         return None  # a transcript, as every input of every command is asked (no pathlib)
     from pathlib import Path  # see the imports
 
     given = Path(path)
-    if not given.is_dir():
-        return given if given.is_file() and is_database(given) else None
+    if not folder:
+        return given
     for candidate in (given / DB_NAME, given / "opencode" / DB_NAME):
         if is_database(candidate):
             return candidate
