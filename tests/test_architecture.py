@@ -500,3 +500,63 @@ def test_agent_import_check_sees_them(tmp_path: Path) -> None:
     assert [hit.split(":")[0] for hit in agent_imports(sample, agent_homes())] == [
         "1", "1", "2", "4"]
     assert {"ctxtool.formats.codex", "ctxtool.formats.opencode"} <= agent_homes()
+
+
+# An agent's literal (Claude Code's "<synthetic>" model, a Codex file prefix...) is a fact of that
+# agent too: core reaches it through a hook of the adapter, never compares with it itself.
+
+def agent_literals() -> set[str]:
+    """Strings an agent's module names as a module-level constant (``SYNTHETIC_MODEL =
+    "<synthetic>"``) that no agent-neutral module of ctxtool/formats uses anywhere (the
+    Anthropic-shaped defaults of adapter.py, jsonl.py...: "user", the cleared-result text)."""
+    homes, named, neutral = agent_homes(), set(), set()
+    for path in (PACKAGE / "formats").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        if any(module_name(path).startswith(home) for home in homes):
+            named.update(node.value.value for node in tree.body
+                         if isinstance(node, (ast.Assign, ast.AnnAssign))
+                         and isinstance(node.value, ast.Constant)
+                         and isinstance(node.value.value, str))
+        else:
+            neutral.update(node.value for node in ast.walk(tree)
+                           if isinstance(node, ast.Constant) and isinstance(node.value, str))
+    return named - neutral
+
+
+def agent_literal_uses(path: Path, literals: set[str]) -> list[int]:
+    """Lines of ``path`` comparing with an agent's literal (``model != "<synthetic>"``, ``x in
+    ("a", "b")``) or naming one as a constant (``NAME = "<synthetic>"``); a dict key or a
+    docstring mentioning one is not a use."""
+    def literal(node: ast.AST | None) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(literal(e) for e in node.elts)
+        return isinstance(node, ast.Constant) and node.value in literals
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Compare) and any(map(literal, [node.left, *node.comparators])):
+            found.append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and literal(node.value):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_core_compares_with_no_agent_literal() -> None:
+    literals = agent_literals()
+    found = [f"{module_name(path)}:{line}"
+             for path in sorted((PACKAGE / "core").rglob("*.py"))
+             for line in agent_literal_uses(path, literals)]
+    assert found == [], "ask the adapter (a hook such as model_of or is_own_reply)"
+
+
+def test_agent_literal_check_sees_them(tmp_path: Path) -> None:
+    literals = agent_literals()
+    assert "<synthetic>" in literals  # Claude Code's, named in its adapter
+    assert not {"user", "assistant", "tool_use", "model"} & literals  # every format's words
+    sample = tmp_path / "m.py"
+    sample.write_text('SYNTHETIC = "<synthetic>"\n'
+                      'if model is not None and model != "<synthetic>": pass\n'
+                      'ok = kind in ("text", "<synthetic>")\n'
+                      'row = {"<synthetic>": 1}\n'
+                      '"""A docstring naming "<synthetic>"."""\n')
+    assert agent_literal_uses(sample, literals) == [1, 2, 3]

@@ -20,7 +20,8 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`claims`, :meth:`claims_weakly`;
 * lines and messages (every transform) - :meth:`api_message`, :meth:`role_and_blocks`,
   :meth:`with_message_content`, :meth:`with_tool_result_content`, :meth:`model_of`,
-  :meth:`timestamp_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`;
+  :meth:`timestamp_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`,
+  :meth:`is_own_reply`;
 * usage anchors and sizing (``core/sizing``: meter, estimate) - :meth:`usage_of`,
   :meth:`results_after_usage`, :meth:`compaction_tracker`, :attr:`reads_whole_session`,
   :meth:`context_entries`, :meth:`entries_sent`, :meth:`count_compactions`,
@@ -602,6 +603,11 @@ class FormatAdapter:
     def is_api_error(self, entry: Mapping[str, Any]) -> bool:
         """True for a line recording an API error notice, not a model message (convert drops
         it)."""
+        return False
+
+    def is_own_reply(self, entry: Mapping[str, Any]) -> bool:
+        """True for an assistant line the agent wrote itself, no model call behind it (Claude
+        Code's local error notices): validate does not count it as the model called again."""
         return False
 
     # --- usage anchors, compactions, sizing ------------------------------------------------

@@ -216,8 +216,8 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
             stamp = timestamp_of(entry)
             if stamp is not None:
                 scan.last_assistant_stamp = stamp
-            model = model_of(entry)
-            if model is not None and model != "<synthetic>":
+            model = model_of(entry)  # None for a line the agent wrote without a model call
+            if model is not None:
                 scan.model = model
         elif role == "user" and _is_user_turn(entry, blocks, is_summary):
             scan.turns += 1

@@ -58,7 +58,6 @@ ERROR: Severity = "error"
 WARNING: Severity = "warning"
 Finding = tuple[str, str, str]  # (severity, code, message) of one entry, from check_entry
 EntryCheck = Callable[[dict[str, Any]], Iterable[Finding]]
-SYNTHETIC_MODEL = "<synthetic>"  # assistant lines Claude Code writes itself, without an API call
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,7 @@ class _Node:
     role: str | None
     sidechain: bool
     message_id: str | None = None
-    synthetic: bool = False
+    own_reply: bool = False  # written by the agent, no model call (adapter.is_own_reply)
     compact_summary: bool = False
 
 
@@ -192,9 +191,9 @@ def _add(scan: _Scan, entry: dict[str, Any], line: int) -> None:
                  role=role_of(entry, scan.fmt), sidechain=entry.get("isSidechain") is True,
                  compact_summary=adapter.is_summary_entry(entry))
     if message is not None:
-        message_id, model = message.get("id"), message.get("model")
+        message_id = message.get("id")
         node.message_id = message_id if isinstance(message_id, str) else None
-        node.synthetic = model == SYNTHETIC_MODEL
+        node.own_reply = adapter.is_own_reply(entry)
     scan.nodes.append(node)
     if node.uuid is not None and _is_rewrite(scan, entry, node):
         return  # the same entry written again: its tools were counted the first time
@@ -315,7 +314,7 @@ def _next_call(scan: _Scan, use: _Node) -> _Node | None:
     chain, and sidechains have their own); without them, any later assistant message.
     """
     def is_call(node: _Node) -> bool:
-        return (node.role == "assistant" and not node.synthetic
+        return (node.role == "assistant" and not node.own_reply
                 and (node.message_id is None or node.message_id != use.message_id))
 
     if use.uuid is None:

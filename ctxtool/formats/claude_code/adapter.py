@@ -150,6 +150,10 @@ class ClaudeCodeAdapter(FormatAdapter):
     def is_api_error(self, entry: Mapping[str, Any]) -> bool:
         return entry.get("isApiErrorMessage") is True
 
+    def is_own_reply(self, entry: Mapping[str, Any]) -> bool:
+        message = entry.get("message")
+        return isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL
+
     def usage_of(self, entry: Mapping[str, Any]) -> Usage | None:
         if entry.get("type") != "assistant":
             return None
