@@ -198,6 +198,24 @@ def test_a_claude_code_run_imports_only_its_path(tmp_path: Path, command: str) -
     assert sorted(NOT_AT_START_UP & loaded) == []
 
 
+@pytest.mark.parametrize("command", ["persist", "restore"])
+def test_persist_and_restore_load_no_other_agent(tmp_path: Path, command: str) -> None:
+    """--style's choices (one per agent truncating outputs its own way) are looked up when the
+    option is used or --help shown, not when cli/persist.py (restore's helpers too) is
+    imported. hashlib is the store's (names of content-addressed files)."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(GOOD_LINE)
+    loaded, out = modules_at_exit(tmp_path, command, "--store", str(tmp_path / "store"),
+                                  str(transcript))
+    assert out == GOOD_LINE
+    assert "ctxtool.formats.claude_code.adapter" in loaded
+    assert sorted((NOT_AT_START_UP - {"hashlib"}) & loaded) == []
+    if command == "persist":  # the control: the choices are all there when asked for
+        loaded, out = modules_at_exit(tmp_path, "persist", "--help")
+        assert b"--style [claude-code|opencode]" in out
+        assert "ctxtool.formats.opencode.adapter" in loaded
+
+
 def test_a_regular_install_runs_estimate_without_pathlib(tmp_path: Path) -> None:
     """pathlib (with urllib.parse and ipaddress, ~3 ms) and importlib.util are imported where
     used: sessions, stores, -o files; not by a run reading a file."""

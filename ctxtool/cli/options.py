@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,6 +27,20 @@ from ctxtool.storage.atomic import write_bytes_atomic
 from ctxtool.formats.registry import format_names
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class LazyChoice(click.Choice):  # type: ignore[type-arg]
+    """A :class:`click.Choice` whose choices are looked up the first time they are used
+    (checking a value, ``--help``, shell completion), not when the command is defined: a list
+    built from every format adapter would import them all on every run of the command."""
+
+    def __init__(self, choices: Callable[[], Iterable[str]], case_sensitive: bool = True) -> None:
+        self._lookup = choices  # click.Choice.__init__ would iterate it now
+        self.case_sensitive = case_sensitive
+
+    @functools.cached_property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self._lookup())
 
 
 def io_options(f: F) -> F:

@@ -12,8 +12,8 @@ from typing import Any, BinaryIO
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
-                                 report_options, store_options)
+from ctxtool.cli.options import (LazyChoice, ReportOptions, in_place_options, io_options,
+                                 now_option, report_options, store_options)
 from ctxtool.cli.spool import spooled_inputs, staged_output
 from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
                                  open_output)
@@ -88,7 +88,7 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
                    "first until it fits; 0 turns the per-message budget off.")
 @click.option("--max-lines", type=click.IntRange(min=1), metavar="N",
               help="Also persist results with more than N lines (--style opencode: 2000).")
-@click.option("--style", type=click.Choice(styles()),
+@click.option("--style", type=LazyChoice(styles),
               help="claude-code: <persisted-output> with a 2000-character preview, by --max-chars. "
                    "opencode: OpenCode's truncation - over --max-lines (2000) lines or "
                    "--max-bytes, the first lines and a hint to use Grep/Read. Default: opencode "

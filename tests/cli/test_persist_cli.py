@@ -237,6 +237,19 @@ def test_help_examples(session: tuple[Path, bytes], tmp_path: Path) -> None:
     assert full.stdout == data
 
 
+def test_style_choices_are_checked_and_completed(session: tuple[Path, bytes],
+                                                 tmp_path: Path) -> None:
+    """--style's choices are looked up when used (cli.options.LazyChoice): a wrong one is a
+    usage error naming them, and the shell completion offers them."""
+    path, _ = session
+    wrong = run_ctxtool("persist", "--style", "claude", str(path), cwd=tmp_path)
+    assert wrong.returncode == 2 and wrong.stdout == b""
+    assert b"'claude' is not one of 'claude-code', 'opencode'" in wrong.stderr
+    completion = run_ctxtool(env={"_CTXTOOL_COMPLETE": "bash_complete",
+                                  "COMP_WORDS": "ctxtool persist --style ", "COMP_CWORD": "3"})
+    assert completion.stdout.split() == [b"plain,claude-code", b"plain,opencode"]
+
+
 # --- the corpus ----------------------------------------------------------------------------------
 
 CORPUS_STYLES = {

@@ -71,7 +71,10 @@ def styles() -> tuple[str, ...]:
 
 
 def _truncating_agent(style: str) -> FormatAdapter | None:
-    """The adapter whose own truncation ``style`` names, or None (``<persisted-output>``)."""
+    """The adapter whose own truncation ``style`` names, or None (``<persisted-output>``).
+    Only asked of the adapters (importing each) for a style other than ``<persisted-output>``."""
+    if style == PERSISTED_OUTPUT:
+        return None
     return next((a for a in adapters() if a.placeholder_style == style
                  and a.output_truncation is not None), None)
 
