@@ -77,6 +77,9 @@ class ClearingSettings:
         store, _ = store_for_entries(self.store_dir, iter(source), fmt=fmt, env=os.environ,
                                      notice=messages.warn)
         store.durable = self.durable
+        # its output is committed at the end: new files may be written by a thread meanwhile
+        # (storage/background.py; only inside the output's durable.staged/atomic_writer block)
+        store.background = True
         self.stores.append(str(store.root))
         return store
 

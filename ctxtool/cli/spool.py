@@ -28,6 +28,7 @@ from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
                                  in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.errors import StoreError
+from ctxtool.storage import durable
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import (BOM, bounded_chunks, bounded_lines, is_blank, is_truncated,
                                    iter_entries, write_entries)
@@ -330,11 +331,13 @@ def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bi
     import tempfile  # see _copied
 
     with tempfile.TemporaryFile(prefix="ctxtool-out-") as stage:
-        yield stage
+        with durable.staged():  # the store files it references all written before the copy
+            yield stage
         stage.seek(0)
         stdout = binary_stdout()
         shutil.copyfileobj(stage, stdout, COPY_CHUNK)
         stdout.flush()
+        durable.crash_point("after-stdout")
 
 
 def source_format(source: FileSource, forced: str | None) -> str:

@@ -102,7 +102,10 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
             if background:
                 durable.watch(fd)
             try:
-                yield handle
+                # the store may write files in the background meanwhile: all written and
+                # durable when the block ends, before the output's own fsync
+                with durable.staged():
+                    yield handle
                 handle.flush()
             finally:
                 if background:

@@ -211,7 +211,8 @@ def _create_unnamed(folder: Folder, name: str, data: bytes) -> bool | None:
         raise  # ENOENT: the folder was removed (the store opens it again), EACCES, ENOSPC...
     try:
         _write_all(fd, data)
-        os.fchmod(fd, 0o600)  # the umask may have taken bits off 0600
+        if not _umask_keeps_0600():
+            os.fchmod(fd, 0o600)  # the umask took bits off 0600
         try:
             os.link(f"{_PROC_FD}/{fd}", name, dst_dir_fd=folder.fd, follow_symlinks=True)
         except FileExistsError:
@@ -222,6 +223,25 @@ def _create_unnamed(folder: Folder, name: str, data: bytes) -> bool | None:
 
 
 _PROC_FD_THERE: list[bool] = []
+_KEEPS_0600: list[bool] = []
+
+
+def _umask_keeps_0600() -> bool:
+    """Whether the umask leaves 0600 whole (022, 077...: no fchmod needed after creating a
+    file 0600), read once from /proc/self/status: os.umask would have to change it to read it,
+    and the store's writer thread creates files meanwhile. False when it cannot be read."""
+    if not _KEEPS_0600:
+        keeps = False
+        try:
+            with open("/proc/self/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"Umask:"):
+                        keeps = int(line.split()[1], 8) & 0o600 == 0
+                        break
+        except (OSError, ValueError, IndexError):
+            pass
+        _KEEPS_0600.append(keeps)
+    return _KEEPS_0600[0]
 
 
 def _proc_fd() -> bool:

@@ -41,7 +41,7 @@ import orjson
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.formats.registry import adapter_for
-from ctxtool.storage import durable, marker
+from ctxtool.storage import background, durable, marker
 from ctxtool.storage.paths import claude_project_dir, safe_name
 from ctxtool.storage.atomic import sweep_stale
 from ctxtool.storage.safe_fs import (TEMP_PREFIX, Folder, create_exclusive, open_folder,
@@ -105,9 +105,32 @@ class ToolResultStore:
         self._folders: dict[tuple[str, str], Folder] = {}
         self._idents: dict[tuple[str, str], tuple[int, int] | None] = {}
         self._close_folders = weakref.finalize(self, _close_all, self._folders)
-        self.files_written = 0
-        self.files_reused = 0
-        self.bytes_written = 0
+        # snip/microcompact: inside a background.allowed() block (an output committed at the
+        # end) a new file may be written by a thread (storage/background.py). Only names known
+        # to be free go there: not in the folder when it was opened (_listed, one listing per
+        # folder) and not queued before (_queued: paths the sync path waits for).
+        self.background = False
+        self._listed: dict[tuple[str, str], set[str]] = {}
+        self._queued: set[str] = set()
+        self._writer: background.Writer | None = None
+        self._late_reused = 0  # queued files the thread found already there (same bytes)
+        self._written = 0
+        self._reused = 0
+        self._bytes = 0
+        self._late_bytes = 0
+
+    # counted when a file is queued, corrected by what the thread found (exact once drained)
+    @property
+    def files_written(self) -> int:
+        return self._written - self._late_reused
+
+    @property
+    def files_reused(self) -> int:
+        return self._reused + self._late_reused
+
+    @property
+    def bytes_written(self) -> int:
+        return self._bytes - self._late_bytes
 
     def session_dir(self, session_id: str | None) -> Path:
         return self.root / safe_name(session_id, fallback=DEFAULT_SESSION)
@@ -204,7 +227,9 @@ class ToolResultStore:
     # --- writing ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the folders kept open between writes (also done when the store is dropped)."""
+        """Close the folders kept open between writes (also done when the store is dropped),
+        once the files queued for them are written."""
+        self._wait_writer()
         self._close_folders()
         self._close_folders = weakref.finalize(self, _close_all, self._folders)
 
@@ -214,11 +239,14 @@ class ToolResultStore:
         folder = self._folders.get(parts)
         if folder is not None and not again and _still_at(folder, self._idents[parts]):
             return folder
+        if folder is not None or len(self._folders) >= OPEN_FOLDERS:
+            self._wait_writer()  # the thread writes through the folders' fds
         if folder is not None:
             folder.close()
             del self._folders[parts]
         if len(self._folders) >= OPEN_FOLDERS:
             _close_all(self._folders)
+            self._listed.clear()
         try:
             self._claim()
             _make_dirs(self.root)
@@ -229,6 +257,13 @@ class ToolResultStore:
         sweep_stale(folder.path, prefix=TEMP_PREFIX)  # what a killed run left (older versions)
         self._folders[parts] = folder
         self._idents[parts] = _identity(folder)
+        self._listed.pop(parts, None)
+        if self.background and background.enabled():
+            try:
+                self._listed[parts] = set(os.listdir(folder.fd if folder.fd is not None
+                                                     else folder.path))
+            except OSError:
+                pass  # not listed: its files are written synchronously
         return folder
 
     def _put(self, parts: tuple[str, str], stem: str, suffix: str, data: bytes, *, what: str,
@@ -238,6 +273,11 @@ class ToolResultStore:
         Path objects: on a store-heavy run building them cost more than writing some files."""
         folder = self._folder(parts)
         first = f"{stem}{suffix}"
+        listed = self._listed.get(parts) if self.background else None
+        if listed is not None and first not in listed and background.enabled():
+            listed.add(first)
+            self._submit(folder, first, data, what)
+            return os.path.join(folder.path, first)
         try:
             outcome = self._create_or_match(folder, first, data)
         except _FolderGone:  # the folder held open was removed: open (create) it again
@@ -280,6 +320,8 @@ class ToolResultStore:
         thousands of new files: one failed lookup each). A create that fails without a look
         first is retried with one (a store we may only read can still hold the file)."""
         target = os.path.join(folder.path, name)
+        if target in self._queued:  # the thread may not have written it yet
+            self._wait_writer()
         looked = self._look_first
         if looked:
             try:
@@ -287,7 +329,7 @@ class ToolResultStore:
             except StoreError:  # a symlink, a folder, an unreadable file: not ours to reuse
                 return "differs"
             if same is not None:
-                self.files_reused += int(same)
+                self._reused += int(same)
                 return "same" if same else "differs"
             self._look_first = False
         try:
@@ -303,9 +345,48 @@ class ToolResultStore:
             return self._create_or_match(folder, name, data)
         if self.durable:
             durable.defer(folder.path, name, str(self.root))
-        self.files_written += 1
-        self.bytes_written += len(data)
+        self._written += 1
+        self._bytes += len(data)
         return "created"
+
+
+    # --- writing in the background (storage/background.py) -------------------------------------
+
+    def _submit(self, folder: Folder, name: str, data: bytes, what: str) -> None:
+        """Queue a new file whose name is free (see __init__); counted as written now."""
+        if self._writer is not None:
+            self._writer.check()  # a write failed: the run stops here, as with a sync write
+        if self._writer is None or not self._writer.running:
+            self._writer = background.Writer(self._write_queued)
+        self._queued.add(os.path.join(folder.path, name))
+        self._writer.submit((folder, name, data, what), len(data))
+        self._written += 1
+        self._bytes += len(data)
+
+    def _wait_writer(self) -> None:
+        if self._writer is not None:
+            self._writer.check()
+            if self._writer.running:
+                self._writer.wait()
+
+    def _write_queued(self, item: tuple[Folder, str, bytes, str]) -> None:
+        """On the writer thread: create the file; a name taken meanwhile (another process) must
+        hold the same bytes. Raises StoreError as the synchronous path does."""
+        folder, name, data, what = item
+        try:
+            created = create_exclusive(folder, name, data)
+        except OSError as exc:
+            raise StoreError(f"cannot write: {exc.strerror or exc}",
+                             source=os.path.join(folder.path, name)) from exc
+        if not created:
+            if not _holds(folder, name, data):
+                raise StoreError(f"cannot store {what}: {name} was created meanwhile with other "
+                                 "content", source=folder.path)
+            self._late_reused += 1
+            self._late_bytes += len(data)
+            return
+        if self.durable:
+            durable.defer(folder.path, name, str(self.root))
 
 
 class _FolderGone(StoreError):

@@ -1,0 +1,295 @@
+"""Store files written by a thread while snip/microcompact run (storage/background.py).
+
+What must hold: no committed output (stdout's staged copy, an -o file) references a file that
+does not exist yet; a write error in the thread fails the run as the synchronous path does,
+with nothing committed; memory is bounded; counts and bytes are those of synchronous writes.
+``CTXTOOL_TEST_HOLD_WRITES=1`` (test-only) makes the thread write nothing until the run drains
+it, so a commit path that forgot the drain would commit references to missing files.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ctxtool.errors import ExitCode, StoreError
+from ctxtool.storage import background, durable
+from ctxtool.storage.store import ToolResultStore
+from tests.conftest import ctxtool_executable, run_ctxtool
+from tests.robustness.test_faults import NOW, SESSION, leftovers, transcript
+
+HELD = {background.HOLD_ENV: "1"}
+SNIP = ["snip", "--now", NOW]
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """150 reads of 20 files: snip clears 130 results (over durable.FEW files)."""
+    path = tmp_path_factory.mktemp("background") / "in.jsonl"
+    path.write_bytes(transcript(150, 3000, files=20))
+    return path
+
+
+def stored(store: Path) -> list[Path]:
+    return sorted(p for p in store.rglob("*") if p.is_file() and p.suffix in (".txt", ".json"))
+
+
+@pytest.fixture(autouse=True)
+def clean() -> None:
+    durable.discard()
+    yield
+    durable.discard()
+
+
+# --- nothing committed references a missing file ----------------------------------------------
+
+@pytest.mark.parametrize("output", ["stdout", "-o"])
+def test_killed_right_after_the_commit_with_writes_held(output: str, source: Path,
+                                                       tmp_path: Path) -> None:
+    """The thread writes only when drained: the process killed right after stdout got the
+    transcript (or the -o file replaced its target) leaves every file it references complete,
+    so the commit waited for the writes."""
+    store, out = tmp_path / "store", tmp_path / "out.jsonl"
+    args = [*SNIP, "--store", str(store), str(source)]
+    crash = "after-stdout" if output == "stdout" else "after-replace"
+    if output == "-o":
+        args += ["-o", str(out)]
+    proc = run_ctxtool(*args, env={**HELD, durable.CRASH_ENV: crash})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    written = proc.stdout if output == "stdout" else out.read_bytes()
+    assert written and written.count(str(store).encode()) == len(stored(store)) >= durable.FEW
+    out.write_bytes(written)
+    back = run_ctxtool("restore", str(out))
+    assert back.returncode == 0, back.stderr.decode()
+    assert back.stdout == source.read_bytes()
+
+
+def test_held_writes_are_written_by_the_drain(tmp_path: Path) -> None:
+    """What the test above relies on: with the hold, a queued file is not there until the
+    block ends (its drain), and save() named it all the same."""
+    os.environ[background.HOLD_ENV] = "1"
+    try:
+        store = ToolResultStore(tmp_path / "store", durable=False)
+        store.background = True
+        with durable.staged():
+            path = store.save("x" * 100, tool_use_id="toolu_1", session_id="s")
+            time.sleep(0.05)
+            assert not os.path.exists(path)
+            assert store.files_written == 1
+        assert Path(path).read_text() == "x" * 100
+    finally:
+        del os.environ[background.HOLD_ENV]
+
+
+def test_outside_a_staged_block_saves_are_synchronous(tmp_path: Path) -> None:
+    """persist to stdout, --in-place, -o to a FIFO: no block, so each file exists when save()
+    returns (the line naming it may be read at once)."""
+    os.environ[background.HOLD_ENV] = "1"
+    try:
+        store = ToolResultStore(tmp_path / "store", durable=False)
+        store.background = True
+        path = store.save("x" * 100, tool_use_id="toolu_1", session_id="s")
+        assert Path(path).read_text() == "x" * 100
+        assert not background._writers
+    finally:
+        del os.environ[background.HOLD_ENV]
+
+
+def test_persist_to_stdout_stays_synchronous(source: Path, tmp_path: Path) -> None:
+    """persist streams to stdout line by line: killed right after it wrote (held writes or
+    not), every file a line names exists (its store never writes in the background)."""
+    proc = run_ctxtool("persist", "--max-chars", "1000", "--store", str(tmp_path / "store"),
+                       str(source), env=HELD)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(stored(tmp_path / "store")) == 150
+
+
+# --- the same result as synchronous writes ---------------------------------------------------------
+
+def saves(store: ToolResultStore, prefix: str = "") -> list[str]:
+    return [store.save(f"result {n} " * 50 if n % 3 else [{"type": "text", "text": str(n)}],
+                       tool_use_id=f"toolu_{n % 40}", session_id=f"s{n % 2}")
+            for n in range(120)]
+
+
+def tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    return {str(p.relative_to(root)): (p.stat().st_mode, p.read_bytes())
+            for p in root.rglob("*") if p.is_file()}
+
+
+def test_paths_counts_and_files_match_synchronous_writes(tmp_path: Path) -> None:
+    """The same saves (names repeated with other content: the alternate names; a second store
+    over the first's files: reuse) give the same paths, counts, bytes, modes and notices."""
+    results = {}
+    for mode in ("sync", "background"):
+        notices: list[str] = []
+        root = tmp_path / mode / "store"
+        runs = []
+        for _ in range(2):
+            store = ToolResultStore(root, notice=notices.append, durable=False)
+            store.background = mode == "background"
+            with durable.staged():
+                paths = [p.replace(str(root), "ROOT") for p in saves(store)]
+            runs.append((paths, store.files_written, store.files_reused, store.bytes_written))
+        results[mode] = (runs, [n.replace(str(root), "ROOT") for n in notices], tree(root))
+    assert results["background"] == results["sync"]
+    runs, notices, _ = results["sync"]
+    assert (runs[0][1], runs[0][2]) == (120, 0)  # 80 names, 40 taken again by other content
+    assert (runs[1][1], runs[1][2]) == (0, 120)  # all reused the second time
+    assert len(notices) == 40
+
+
+def test_a_name_taken_meanwhile_with_the_same_bytes_is_reused(tmp_path: Path) -> None:
+    """Another process created a queued name after the folder was listed: the thread compares
+    (same bytes: reused, not an error)."""
+    os.environ[background.HOLD_ENV] = "1"
+    try:
+        store = ToolResultStore(tmp_path / "store", durable=False)
+        store.background = True
+        with durable.staged():
+            first = store.save("a" * 10, tool_use_id="toolu_1", session_id="s")
+            Path(first).with_name("toolu_2.txt").write_bytes(b"b" * 10)
+            store.save("b" * 10, tool_use_id="toolu_2", session_id="s")
+        assert (store.files_written, store.files_reused) == (1, 1)
+    finally:
+        del os.environ[background.HOLD_ENV]
+
+
+def test_a_name_taken_meanwhile_with_other_bytes_fails_the_run(tmp_path: Path) -> None:
+    os.environ[background.HOLD_ENV] = "1"
+    try:
+        store = ToolResultStore(tmp_path / "store", durable=False)
+        store.background = True
+        with pytest.raises(StoreError, match="toolu_2.txt was created meanwhile with other"):
+            with durable.staged():
+                first = store.save("a" * 10, tool_use_id="toolu_1", session_id="s")
+                Path(first).with_name("toolu_2.txt").write_bytes(b"other")
+                store.save("b" * 10, tool_use_id="toolu_2", session_id="s")
+        assert Path(first).with_name("toolu_2.txt").read_bytes() == b"other"
+    finally:
+        del os.environ[background.HOLD_ENV]
+
+
+# --- errors in the thread --------------------------------------------------------------------------
+
+def run_limited(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """A 200 KB file-size limit (EFBIG past it, SIGXFSZ ignored): the 300 KB results fail."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    return subprocess.run([*ctxtool_executable(), *args], capture_output=True, cwd=cwd,
+                          preexec_fn=limit, check=False, timeout=120, env={**os.environ, **env})
+
+
+@pytest.mark.parametrize("held", [False, True])
+@pytest.mark.parametrize("output", ["stdout", "-o"])
+def test_a_write_error_in_the_thread_fails_the_run(output: str, held: bool,
+                                                  tmp_path: Path) -> None:
+    """EFBIG for the first big result, met by the thread (held: only at the drain, after
+    every line was written to the staged output): the one-line error the synchronous path gives
+    for that file, exit 4, nothing on stdout, the -o target and the input untouched, no temp
+    files."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(transcript(12, 300_000, files=2))
+    data = source.read_bytes()
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"the old output\n")
+    store = tmp_path / "store"
+    args = ["microcompact", "--force", "--keep", "0", "--target", "0", "--now", NOW,  # all
+            "--store", str(store), str(source)] + (["-o", str(out)] if output == "-o" else [])
+    proc = run_limited(args, tmp_path, HELD if held else {})
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr.decode()
+    first = store / SESSION / "tool-results" / "toolu_00000.txt"  # the first one cleared
+    assert proc.stderr.decode().splitlines() == [
+        f"ctxtool: error: {first}: cannot write: File too large"]
+    copy = tmp_path / "copy.jsonl"  # --in-place writes synchronously: the same message
+    copy.write_bytes(data)
+    os.utime(copy, (1, 1))  # not a live session
+    sync = run_limited([*args[:-3 if output == "-o" else -1], "--in-place", str(copy)],
+                       tmp_path, {})
+    assert (sync.returncode, sync.stderr) == (proc.returncode, proc.stderr)
+    assert proc.stdout == b""
+    assert out.read_bytes() == b"the old output\n" and source.read_bytes() == data
+    assert not leftovers(tmp_path) and stored(store) == []  # unnamed files were never linked
+
+
+def test_a_store_folder_made_immutable_after_the_listing(tmp_path: Path) -> None:
+    """The folder is listed when opened; made immutable (chattr +i: root too is refused) after
+    that, the thread's next create fails and the run raises it as a StoreError."""
+    chattr = shutil.which("chattr")
+    store = ToolResultStore(tmp_path / "store", durable=False)
+    store.background = True
+    folder = None
+    try:
+        with pytest.raises(StoreError, match="cannot write: Operation not permitted"):
+            with durable.staged():
+                first = store.save("a" * 10, tool_use_id="toolu_1", session_id="s")
+                store._wait_writer()
+                folder = os.path.dirname(first)
+                if chattr is None or subprocess.run([chattr, "+i", folder],
+                                                    capture_output=True).returncode != 0:
+                    folder = None
+                    pytest.skip("chattr +i is not possible here")
+                store.save("b" * 10, tool_use_id="toolu_2", session_id="s")
+        assert os.listdir(folder) == ["toolu_1.txt"]
+    finally:
+        if folder is not None:
+            subprocess.run([chattr, "-i", folder], check=True)  # type: ignore[list-item]
+
+
+# --- memory and interruption -----------------------------------------------------------------------
+
+def test_the_queue_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """submit() blocks while LIMIT bytes wait, and goes on once the thread wrote some."""
+    monkeypatch.setattr(background, "LIMIT", 1000)
+    release = threading.Event()
+    written: list[int] = []
+
+    def write(item: int) -> None:
+        release.wait(10)
+        written.append(item)
+
+    writer = background.Writer(write)
+    done: list[int] = []
+
+    def submit_all() -> None:
+        for n in range(5):
+            writer.submit(n, 400)
+            done.append(n)
+    feeder = threading.Thread(target=submit_all)
+    feeder.start()
+    time.sleep(0.2)
+    assert len(done) <= 3  # 2 in the queue and 1 taken by the thread at most: 1,200 bytes
+    release.set()
+    feeder.join(10)
+    writer.close()
+    background.drain()
+    assert written == [0, 1, 2, 3, 4] and done == written
+
+
+def test_interrupted_while_writing_in_the_background(tmp_path: Path) -> None:
+    """Ctrl-C mid-run: no hang, exit 130, no temp files, stdout empty."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(transcript(600, 60_000, files=20))
+    proc = subprocess.Popen([*ctxtool_executable(), *SNIP, "--store", str(tmp_path / "store"),
+                             str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while len(stored(tmp_path / "store")) < 20:
+        assert proc.poll() is None, "finished before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, stderr
+    assert stderr.decode().splitlines()[-1] == "ctxtool: error: interrupted"
+    assert stdout == b"" and not leftovers(tmp_path)
