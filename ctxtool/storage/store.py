@@ -271,13 +271,16 @@ class ToolResultStore:
         """Save ``data`` as ``stem + suffix`` in ``<root>/<session>/<kind>`` (see the module
         docstring); the absolute path of the file that holds it. Paths are strings here, not
         Path objects: on a store-heavy run building them cost more than writing some files."""
-        folder = self._folder(parts)
         first = f"{stem}{suffix}"
-        listed = self._listed.get(parts) if self.background else None
-        if listed is not None and first not in listed and background.enabled():
-            listed.add(first)
-            self._submit(folder, first, data, what)
-            return os.path.join(folder.path, first)
+        if self.background and background.enabled():
+            # the thread checks that the folder is still where its path says (_write_queued)
+            folder = self._folders.get(parts) or self._folder(parts)
+            listed = self._listed.get(parts)
+            if listed is not None and first not in listed:
+                listed.add(first)
+                self._submit(parts, folder, first, data, what)
+                return os.path.join(folder.path, first)
+        folder = self._folder(parts)
         try:
             outcome = self._create_or_match(folder, first, data)
         except _FolderGone:  # the folder held open was removed: open (create) it again
@@ -352,14 +355,15 @@ class ToolResultStore:
 
     # --- writing in the background (storage/background.py) -------------------------------------
 
-    def _submit(self, folder: Folder, name: str, data: bytes, what: str) -> None:
+    def _submit(self, parts: tuple[str, str], folder: Folder, name: str, data: bytes,
+                what: str) -> None:
         """Queue a new file whose name is free (see __init__); counted as written now."""
         if self._writer is not None:
             self._writer.check()  # a write failed: the run stops here, as with a sync write
         if self._writer is None or not self._writer.running:
             self._writer = background.Writer(self._write_queued)
         self._queued.add(os.path.join(folder.path, name))
-        self._writer.submit((folder, name, data, what), len(data))
+        self._writer.submit((parts, folder, self._idents[parts], name, data, what), len(data))
         self._written += 1
         self._bytes += len(data)
 
@@ -369,15 +373,43 @@ class ToolResultStore:
             if self._writer.running:
                 self._writer.wait()
 
-    def _write_queued(self, item: tuple[Folder, str, bytes, str]) -> None:
+    def _write_queued(self, item: tuple[tuple[str, str], Folder, tuple[int, int] | None, str,
+                                        bytes, str]) -> None:
         """On the writer thread: create the file; a name taken meanwhile (another process) must
-        hold the same bytes. Raises StoreError as the synchronous path does."""
-        folder, name, data, what = item
+        hold the same bytes. A folder removed, moved or replaced since it was opened is opened
+        (created) again where its path says, as :meth:`_folder` does. Raises StoreError as the
+        synchronous path does."""
+        parts, folder, identity, name, data, what = item
+        reopened = None
         try:
-            created = create_exclusive(folder, name, data)
+            if not _still_at(folder, identity):
+                folder = reopened = self._reopen(parts)
+            try:
+                created = create_exclusive(folder, name, data)
+            except FileNotFoundError:  # removed after the check
+                if reopened is not None:
+                    raise
+                folder = reopened = self._reopen(parts)
+                created = create_exclusive(folder, name, data)
+            self._written_queued(folder, name, data, what, created)
         except OSError as exc:
             raise StoreError(f"cannot write: {exc.strerror or exc}",
                              source=os.path.join(folder.path, name)) from exc
+        finally:
+            if reopened is not None:
+                reopened.close()
+
+    def _reopen(self, parts: tuple[str, str]) -> Folder:
+        """The thread's own fd of ``<root>/<session>/<kind>`` (created if missing)."""
+        try:
+            _make_dirs(self.root)
+            return open_folder(str(self.root), parts, create=True)
+        except OSError as exc:
+            raise _store_error("cannot create the store folder", exc,
+                               self.root.joinpath(*parts)) from exc
+
+    def _written_queued(self, folder: Folder, name: str, data: bytes, what: str,
+                        created: bool) -> None:
         if not created:
             if not _holds(folder, name, data):
                 raise StoreError(f"cannot store {what}: {name} was created meanwhile with other "

@@ -276,8 +276,10 @@ def test_the_queue_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert written == [0, 1, 2, 3, 4] and done == written
 
 
-def test_interrupted_while_writing_in_the_background(tmp_path: Path) -> None:
-    """Ctrl-C mid-run: no hang, exit 130, no temp files, stdout empty."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_while_writing_in_the_background(sig: int, tmp_path: Path) -> None:
+    """Ctrl-C mid-run: no hang, exit 130, no temp files, stdout empty. SIGTERM: killed by it
+    (no handler, as before), no temp files either (the unnamed files vanish)."""
     source = tmp_path / "in.jsonl"
     source.write_bytes(transcript(600, 60_000, files=20))
     proc = subprocess.Popen([*ctxtool_executable(), *SNIP, "--store", str(tmp_path / "store"),
@@ -288,8 +290,44 @@ def test_interrupted_while_writing_in_the_background(tmp_path: Path) -> None:
         assert proc.poll() is None, "finished before it could be interrupted"
         assert time.monotonic() < deadline
         time.sleep(0.002)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == ExitCode.INTERRUPTED, stderr
-    assert stderr.decode().splitlines()[-1] == "ctxtool: error: interrupted"
+    if sig == signal.SIGINT:
+        assert proc.returncode == ExitCode.INTERRUPTED, stderr
+        assert stderr.decode().splitlines()[-1] == "ctxtool: error: interrupted"
+    else:
+        assert proc.returncode == -signal.SIGTERM, stderr
     assert stdout == b"" and not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("change", ["removed", "moved", "symlink"])
+def test_a_folder_changed_between_two_queued_saves(tmp_path: Path, change: str) -> None:
+    """As tests/storage/test_store.py's test_a_folder_changed_between_two_saves, the folder
+    changed after the first file was written, by the thread: the next file lands where its
+    returned path says, or the link is refused (at the drain)."""
+    store = ToolResultStore(tmp_path / "store", durable=False)
+    store.background = True
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with durable.staged():
+        first = Path(store.save("one", tool_use_id="t1", session_id="s"))
+        store._wait_writer()
+        folder = first.parent
+        if change == "removed":
+            shutil.rmtree(folder)
+        elif change == "moved":
+            folder.rename(tmp_path / "moved")
+        else:
+            folder.rename(outside / "tool-results")
+            folder.symlink_to(outside / "tool-results")
+        if change == "symlink":
+            with pytest.raises(StoreError, match="symlink"):
+                with durable.staged():
+                    store.save("two", tool_use_id="t2", session_id="s")
+            assert sorted(p.name for p in (outside / "tool-results").iterdir()) == ["t1.txt"]
+            return
+        second = Path(store.save("two", tool_use_id="t2", session_id="s"))
+    assert second.read_text() == "two" and second.parent == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["t2.txt"]
+    if change == "moved":
+        assert sorted(p.name for p in (tmp_path / "moved").iterdir()) == ["t1.txt"]
