@@ -172,15 +172,25 @@ def test_folders_inside_the_store_are_never_followed(tmp_path: Path, link: str, 
     assert store.load(other) == "y"
 
 
+@pytest.mark.parametrize("queued", [False, True], ids=["sync", "queued"])
 @pytest.mark.parametrize("change", ["removed", "moved", "symlink"])
-def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str) -> None:
+def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str, queued: bool) -> None:
     """The store keeps its folders open between writes: one removed, moved away or replaced
     by a link after the first save is never written into by the next. The next file lands
-    where its returned path says (the folder created again), or the link is refused."""
+    where its returned path says (the folder created again), or the link is refused. Queued:
+    the files are written by the store's thread (storage/background.py), which checks the
+    folder before each file; a refusal is raised by the drain at the end of the block."""
+    import contextlib
     import shutil
 
-    store = ToolResultStore(tmp_path / "store")
-    first = Path(store.save("one", tool_use_id="t1", session_id="s"))
+    from ctxtool.storage import durable
+
+    durable.discard()  # what other tests' durable stores left to sync
+    store = ToolResultStore(tmp_path / "store", durable=False)
+    store.background = queued
+    staged = durable.staged if queued else contextlib.nullcontext
+    with staged():
+        first = Path(store.save("one", tool_use_id="t1", session_id="s"))
     folder, outside = first.parent, tmp_path / "outside"
     outside.mkdir()
     if change == "removed":
@@ -191,11 +201,12 @@ def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str) -> None
         folder.rename(outside / "tool-results")
         folder.symlink_to(outside / "tool-results")
     if change == "symlink":
-        with pytest.raises(StoreError, match="symlink"):
+        with pytest.raises(StoreError, match="symlink"), staged():
             store.save("two", tool_use_id="t2", session_id="s")
         assert sorted(p.name for p in (outside / "tool-results").iterdir()) == ["t1.txt"]
         return
-    second = Path(store.save("two", tool_use_id="t2", session_id="s"))
+    with staged():
+        second = Path(store.save("two", tool_use_id="t2", session_id="s"))
     assert second.read_text() == "two" and second.parent == folder
     assert sorted(p.name for p in folder.iterdir()) == ["t2.txt"]
     if change == "moved":
@@ -212,7 +223,8 @@ def test_a_store_keeps_a_few_folders_open_and_closes_them(tmp_path: Path) -> Non
     if not os.path.isdir("/proc/self/fd") or not safe_fs.FD_SAFE:
         pytest.skip("counts open fds through /proc (Linux)")
     before = open_fds()
-    store = ToolResultStore(tmp_path / "store")
+    # not durable: storage/durable.py holds an fd per filesystem of its own until a flush
+    store = ToolResultStore(tmp_path / "store", durable=False)
     for n in range(3 * OPEN_FOLDERS):
         store.save("x", tool_use_id=f"t{n}", session_id=f"s{n}")
         store.save("y", tool_use_id=f"u{n}", session_id=f"s{n}")
@@ -221,7 +233,7 @@ def test_a_store_keeps_a_few_folders_open_and_closes_them(tmp_path: Path) -> Non
     store.close()
     assert open_fds() == before
     del store  # dropped without close(): nothing left open either
-    other = ToolResultStore(tmp_path / "store")
+    other = ToolResultStore(tmp_path / "store", durable=False)
     other.save("z", tool_use_id="v", session_id="s0")
     del other
     assert open_fds() == before
