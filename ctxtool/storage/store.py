@@ -22,6 +22,12 @@ once complete, which fails if the name exists (:func:`ctxtool.storage.safe_fs.cr
 An existing file with the same bytes is reused; one with different bytes keeps its name and the
 new content gets ``<id>-<sha256 prefix>.<ext>`` instead (with a notice). New folders are created
 0700.
+
+snip and microcompact, whose outputs are committed only at the end, have their new files
+written by a thread meanwhile (:mod:`ctxtool.storage.background`): each folder is listed once
+when the store opens it, and a name not in that listing (nor queued before) is free, so
+:meth:`ToolResultStore.save` can return its path at once and queue the bytes; any other name
+takes the synchronous path above (compare, reuse or the alternate name).
 """
 
 from __future__ import annotations
