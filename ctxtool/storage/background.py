@@ -8,12 +8,13 @@ adding up. What makes that correct:
 - Nothing that references a file may be readable before the file exists. Only outputs that are
   committed at the end may have their files written in the background: stdout staged in a temp
   file (cli/spool.py ``staged_output``), an ``-o`` file replaced by
-  :func:`ctxtool.storage.atomic.atomic_writer`. Each writes its block inside :func:`allowed`,
-  and outside one every save is synchronous, as is everything written by a command that streams
-  to stdout (persist).
+  :func:`ctxtool.storage.atomic.atomic_writer`. Each writes its block inside
+  :func:`ctxtool.storage.durable.staged` (:func:`allowed`, then a flush); outside one every
+  save is synchronous: --in-place, the database writer, an -o FIFO, and the store of a command
+  that streams to stdout or keeps going after a failed save (persist: store.background False).
 - Before any commit, every pending write is done and its error raised: the commit paths call
-  :func:`ctxtool.storage.durable.flush`, which calls :func:`drain` first (``staged_output``
-  calls ``flush`` too, so there is one hook for all).
+  :func:`ctxtool.storage.durable.flush`, which calls :func:`drain` first (``staged`` ends with
+  it, so stdout's staged copy goes through the same hook).
 - ``save()`` returns the file's path at once, so the thread only creates names the store knows
   to be free (not in the folder's listing when it was opened, see storage/store.py); one taken
   anyway (another process) is compared there: the same bytes are fine, others an error.
@@ -35,7 +36,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 LIMIT = 48 << 20  # bytes queued at most (memory goal: 150 MB peak on a 1 GB input)
-WAKE_ITEMS = int(os.environ.get("BW_WAKE", "32"))  # an idle thread is woken for this many files
+WAKE_ITEMS = 32  # an idle thread is woken for this many files
 WAKE = 1 << 20  # or this many bytes
 HOLD_ENV = "CTXTOOL_TEST_HOLD_WRITES"  # test-only: the thread writes only when drained
 
