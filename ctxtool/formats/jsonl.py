@@ -398,6 +398,40 @@ def dumps_json(value: Any, *, indent: bool = False, sort_keys: bool = False) -> 
         return text.encode("utf-8")
 
 
+def dumps_changed(entry: dict[str, Any], raw: bytes, old: str, new: str) -> tuple[bytes, bool]:
+    """``dumps_json(entry)``, and whether ``raw`` (the line read for the entry ``entry`` was
+    made from by changing one string value from ``old`` to ``new``) is orjson's compact form of
+    what it holds, plus the newline, worked out without dumping what ``raw`` holds again:
+    True only when ``raw`` is those bytes with ``new``'s JSON replaced by ``old``'s; False
+    when that is not so or not sure (the caller dumps the original then).
+
+    Why that suffices, for any line that parses to what it was read into (an Entry's ``raw``):
+    orjson writes a value the same way wherever it stands, so when ``new``'s string token sits
+    at a value's place in orjson's bytes of ``entry`` (P + token + Q), P + dumps(old) + Q is
+    orjson's compact form of ``entry`` with that value ``old``; if ``raw`` is those bytes plus
+    a newline, it parses to that, so it was read into it, and it is its compact form."""
+    try:
+        line = orjson.dumps(entry)
+    except orjson.JSONEncodeError:  # the stdlib writes it: its escapes are not orjson's
+        return dumps_json(entry), False
+    token = orjson.dumps(new)
+    at = line.find(token)
+    end = at + len(token)
+    # the token is a whole string value: the quote it opens with follows what precedes a value
+    # (so it is no escaped quote), its next byte could not follow a closing quote (so it opens
+    # a string), and a value's end, not a key's colon, comes after it
+    if at <= 0 or line[at - 1] not in b":,[" or token[1:2] in (b":", b",", b"]", b"}") \
+            or line[end:end + 1] not in (b",", b"]", b"}"):
+        return line, False
+    before = orjson.dumps(old)
+    after = at + len(before)
+    view = memoryview(line)
+    compact = (len(raw) == len(line) - len(token) + len(before) + 1 and raw.endswith(b"\n")
+               and raw.startswith(view[:at]) and raw.startswith(before, at)
+               and raw.startswith(view[end:], after))
+    return line, compact
+
+
 def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
     """The bytes to write for each entry: raw bytes when untouched, orjson otherwise.
 

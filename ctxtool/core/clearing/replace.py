@@ -19,7 +19,7 @@ from typing import Any
 from ctxtool.core.clearing.restore import LineKeeper
 from ctxtool.core.clearing.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
                                   result_tokens)
-from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.jsonl import dumps_changed, dumps_json
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import Entry, ResultStore
 
@@ -92,6 +92,9 @@ class Clearing:
         # and a runtime-checked Protocol's isinstance costs tens of microseconds
         self.placeholder_tokens = placeholder_cost(self.placeholder, self.store)
         self.line_keeper = self.store if isinstance(self.store, LineKeeper) else None
+        # (content, placeholder) of each result replaced in the entry being cleared, (input,
+        # None) of each input: emptied for each entry by iter_cleared
+        self.changes: list[tuple[Any, str | None]] = []
 
     # --- the Clearer the format adapters call (ctxtool.formats.adapter.Clearer) ---
 
@@ -101,7 +104,10 @@ class Clearing:
         record = self.results.get(tool_id) if isinstance(tool_id, str) else None
         if record is None or not is_clearable(content):
             return None
-        return _replace_result(record, content, entry, self)
+        text = _replace_result(record, content, entry, self)
+        if text is not None:
+            self.changes.append((content, text))
+        return text
 
     def wants_result(self, tool_id: Any) -> bool:
         return isinstance(tool_id, str) and tool_id in self.results
@@ -116,23 +122,30 @@ class Clearing:
         if tool_id not in self.inputs or not isinstance(value, Mapping) or not value \
                 or is_cleared_input(value):
             return None
+        self.changes.append((value, None))
         return _replace_input(tool_id, name, saved, entry, self)
 
 
 def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
                  clearing: Clearing) -> Iterator[dict[str, Any]]:
-    """Second pass: each entry with its chosen tool results (and inputs) replaced. Streaming."""
+    """Second pass: each entry with its chosen tool results (and inputs) replaced. Streaming.
+
+    With a store that keeps lines, a changed entry comes as an :class:`Entry` whose ``raw``
+    holds the bytes a writer gives it (dumped once: they also told whether the original line
+    was orjson's compact form, see :func:`_keep_original_line`)."""
     report = clearing.report
     adapter = adapter_for(fmt)
     clearing.session_of = adapter.session_id_of
+    changes = clearing.changes
     for entry in entries:
         if getattr(entry, "invalid", False):
             yield entry
             continue
+        changes.clear()
         new = adapter.cleared(entry, clearing)
         if new is not entry:
             report.entries_changed += 1
-            _keep_original_line(entry, clearing)
+            new = _keep_original_line(entry, new, clearing)
         yield new
 
 
@@ -196,16 +209,30 @@ def _save(content: Any, key: str, session: str | None, clearing: Clearing) -> st
     return path
 
 
-def _keep_original_line(entry: dict[str, Any], clearing: Clearing) -> None:
-    """Keep the exact bytes of a changed line that orjson would not write the same way."""
+def _keep_original_line(entry: dict[str, Any], new: dict[str, Any],
+                        clearing: Clearing) -> dict[str, Any]:
+    """Keep the exact bytes of a changed line that orjson would not write the same way; returns
+    ``new`` with the bytes to write for it (an Entry whose ``raw`` they are).
+
+    ``new`` is dumped once, for the writer and for the check: when one string result was
+    replaced, the original line is compact when it is ``new``'s bytes with the placeholder's
+    JSON put back to the content's (:func:`dumps_changed`); only otherwise is the original
+    entry dumped again, as it must be anyway for a line kept (its file is named by the hash)."""
     store = clearing.line_keeper
     raw = entry.raw if isinstance(entry, Entry) else None
     if raw is None or store is None:
-        return
-    canonical = dumps_json(entry)
-    if raw != canonical + b"\n":
-        store.save_line(raw, canonical=canonical, session_id=clearing.session_of(entry))
-        clearing.report.lines_kept += 1
+        return new
+    changes = clearing.changes
+    if len(changes) == 1 and isinstance(changes[0][0], str) and changes[0][1] is not None:
+        line, compact = dumps_changed(new, raw, changes[0][0], changes[0][1])
+    else:
+        line, compact = dumps_json(new), False
+    if not compact:
+        canonical = dumps_json(entry)
+        if raw != canonical + b"\n":
+            store.save_line(raw, canonical=canonical, session_id=clearing.session_of(entry))
+            clearing.report.lines_kept += 1
+    return Entry(new, line + b"\n", entry.source, entry.lineno)
 
 
 __all__ = ["CLEARED", "SNIPPED", "ClearReport", "Clearing", "Placeholder", "ToolStats",
