@@ -398,32 +398,32 @@ def dumps_json(value: Any, *, indent: bool = False, sort_keys: bool = False) -> 
         return text.encode("utf-8")
 
 
-def dumps_changed(entry: dict[str, Any], raw: bytes, old: str, new: str) -> tuple[bytes, bool]:
-    """``dumps_json(entry)``, and whether ``raw`` (the line read for the entry ``entry`` was
-    made from by changing one string value from ``old`` to ``new``) is orjson's compact form of
-    what it holds, plus the newline, worked out without dumping what ``raw`` holds again:
-    True only when ``raw`` is those bytes with ``new``'s JSON replaced by ``old``'s; False
-    when that is not so or not sure (the caller dumps the original then).
+def dumps_changed(entry: dict[str, Any], raw: bytes, old: str,
+                  new: str) -> tuple[bytes | None, bool]:
+    """orjson's bytes of ``entry`` (None when orjson refuses it: see :func:`dumps_json`), and
+    whether ``raw``, the line read for the entry ``entry`` was made from by changing one string
+    value from ``old`` to ``new``, was orjson's compact form plus a newline: decided without
+    dumping what ``raw`` holds. True only when it surely was; False when it was not, or when
+    this cannot tell (the caller then dumps the original to know).
 
-    Why that suffices, for any line that parses to what it was read into (an Entry's ``raw``):
-    orjson writes a value the same way wherever it stands, so when ``new``'s string token sits
-    at a value's place in orjson's bytes of ``entry`` (P + token + Q), P + dumps(old) + Q is
-    orjson's compact form of ``entry`` with that value ``old``; if ``raw`` is those bytes plus
-    a newline, it parses to that, so it was read into it, and it is its compact form."""
+    Why it is exact: orjson writes a value the same way wherever it stands, so when ``new``'s
+    string token stands as a whole value in the bytes of ``entry`` (P + token + Q), P +
+    dumps(old) + Q is orjson's compact form of ``entry`` with that value ``old``. If ``raw`` is
+    those bytes and a newline, it parses to that; and as a line parses to what it was read
+    into (an Entry's ``raw``), it was the compact form of the original entry."""
     try:
         line = orjson.dumps(entry)
-    except orjson.JSONEncodeError:  # the stdlib writes it: its escapes are not orjson's
-        return dumps_json(entry), False
-    token = orjson.dumps(new)
+        token, before = orjson.dumps(new), orjson.dumps(old)
+    except orjson.JSONEncodeError:  # past 64 bits or 254 levels, or a lone surrogate
+        return None, False
     at = line.find(token)
     end = at + len(token)
-    # the token is a whole string value: the quote it opens with follows what precedes a value
-    # (so it is no escaped quote), its next byte could not follow a closing quote (so it opens
-    # a string), and a value's end, not a key's colon, comes after it
+    # The token stands as a whole value when the quote it opens with follows what precedes a
+    # value (so it is not an escaped quote), its next byte cannot follow a closing quote (so
+    # that quote opens a string), and what follows it ends a value (not a key's colon).
     if at <= 0 or line[at - 1] not in b":,[" or token[1:2] in (b":", b",", b"]", b"}") \
             or line[end:end + 1] not in (b",", b"]", b"}"):
         return line, False
-    before = orjson.dumps(old)
     after = at + len(before)
     view = memoryview(line)
     compact = (len(raw) == len(line) - len(token) + len(before) + 1 and raw.endswith(b"\n")

@@ -201,3 +201,15 @@ def test_lines_not_compact_come_back_byte_for_byte(tmp_path: Path) -> None:
     restored = run_ctxtool("restore", str(out))
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout == source.read_bytes()
+
+
+def test_what_orjson_refuses_is_left_to_the_full_dumps() -> None:
+    """An integer past 64 bits (written by the stdlib, with its own escapes) or a lone
+    surrogate: no bytes and no yes, the caller dumps both entries as before."""
+    raw = b'{"n":123456789012345678901234,"content":"old"}\n'
+    [entry] = iter_entries(io.BytesIO(raw))
+    assert entry["n"] == 123456789012345678901234
+    assert dumps_changed({**entry, "content": PLACEHOLDER}, raw, "old", PLACEHOLDER) \
+        == (None, False)
+    assert dumps_changed({"content": PLACEHOLDER}, b'{"content":"\\ud800"}\n', "\ud800",
+                         PLACEHOLDER) == (None, False)

@@ -212,26 +212,28 @@ def _save(content: Any, key: str, session: str | None, clearing: Clearing) -> st
 def _keep_original_line(entry: dict[str, Any], new: dict[str, Any],
                         clearing: Clearing) -> dict[str, Any]:
     """Keep the exact bytes of a changed line that orjson would not write the same way; returns
-    ``new`` with the bytes to write for it (an Entry whose ``raw`` they are).
+    ``new`` with the bytes a writer gives it (an Entry whose ``raw`` they are), dumped here once.
 
-    ``new`` is dumped once, for the writer and for the check: when one string result was
-    replaced, the original line is compact when it is ``new``'s bytes with the placeholder's
-    JSON put back to the content's (:func:`dumps_changed`); only otherwise is the original
-    entry dumped again, as it must be anyway for a line kept (its file is named by the hash)."""
+    When one string result was replaced, those bytes also tell whether the original line was
+    compact (:func:`dumps_changed`); only otherwise is the original entry dumped, as it must be
+    anyway for a line kept (the file is named by its hash), and first, as before, so that an
+    entry that cannot be written fails the same way."""
     store = clearing.line_keeper
     raw = entry.raw if isinstance(entry, Entry) else None
     if raw is None or store is None:
         return new
     changes = clearing.changes
+    line: bytes | None = None
+    compact = False
     if len(changes) == 1 and isinstance(changes[0][0], str) and changes[0][1] is not None:
         line, compact = dumps_changed(new, raw, changes[0][0], changes[0][1])
-    else:
-        line, compact = dumps_json(new), False
     if not compact:
         canonical = dumps_json(entry)
         if raw != canonical + b"\n":
             store.save_line(raw, canonical=canonical, session_id=clearing.session_of(entry))
             clearing.report.lines_kept += 1
+    if line is None:
+        line = dumps_json(new)
     return Entry(new, line + b"\n", entry.source, entry.lineno)
 
 
