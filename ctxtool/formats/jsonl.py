@@ -400,7 +400,7 @@ def dumps_json(value: Any, *, indent: bool = False, sort_keys: bool = False) -> 
 
 def dumps_changed(entry: dict[str, Any], raw: bytes, old: str,
                   new: str) -> tuple[bytes | None, bool]:
-    """orjson's bytes of ``entry`` (None when orjson refuses it: see :func:`dumps_json`), and
+    """:func:`dumps_entry` of ``entry`` (None when orjson refuses it: see :func:`dumps_json`), and
     whether ``raw``, the line read for the entry ``entry`` was made from by changing one string
     value from ``old`` to ``new``, was orjson's compact form plus a newline: decided without
     dumping what ``raw`` holds. True only when it surely was; False when it was not, or when
@@ -409,10 +409,10 @@ def dumps_changed(entry: dict[str, Any], raw: bytes, old: str,
     Why it is exact: orjson writes a value the same way wherever it stands, so when ``new``'s
     string token stands as a whole value in the bytes of ``entry`` (P + token + Q), P +
     dumps(old) + Q is orjson's compact form of ``entry`` with that value ``old``. If ``raw`` is
-    those bytes and a newline, it parses to that; and as a line parses to what it was read
+    those bytes (and the newline), it parses to that; and as a line parses to what it was read
     into (an Entry's ``raw``), it was the compact form of the original entry."""
     try:
-        line = orjson.dumps(entry)
+        line = orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE)  # no copy to add it
         token, before = orjson.dumps(new), orjson.dumps(old)
     except orjson.JSONEncodeError:  # past 64 bits or 254 levels, or a lone surrogate
         return None, False
@@ -426,7 +426,7 @@ def dumps_changed(entry: dict[str, Any], raw: bytes, old: str,
         return line, False
     after = at + len(before)
     view = memoryview(line)
-    compact = (len(raw) == len(line) - len(token) + len(before) + 1 and raw.endswith(b"\n")
+    compact = (len(raw) == len(line) - len(token) + len(before)
                and raw.startswith(view[:at]) and raw.startswith(before, at)
                and raw.startswith(view[end:], after))
     return line, compact

@@ -32,7 +32,7 @@ def decisions(entry: Entry, old: str, path: tuple[Any, ...]) -> tuple[bool, bool
     new = _replaced(entry, path, PLACEHOLDER)
     assert entry.raw is not None
     line, compact = dumps_changed(new, entry.raw, old, PLACEHOLDER)
-    assert line == dumps_json(new)
+    assert line == dumps_json(new) + b"\n"
     return compact, entry.raw == dumps_json(entry) + b"\n"
 
 
@@ -156,7 +156,7 @@ def test_only_a_whole_string_value_is_taken_for_the_value_replaced() -> None:
     for new, raw in [({"a": 'x"' + text}, b'{"a":"x\\"old"}\n'),
                      ({"b": 0, text: 1}, b'{"b":0,"old":1}\n')]:
         line, compact = dumps_changed(new, raw, "old", text)
-        assert line == dumps_json(new) and orjson.dumps(text) in line
+        assert line == dumps_json(new) + b"\n" and orjson.dumps(text) in line
         assert not compact
         assert raw == dumps_json(json.loads(raw)) + b"\n"
 

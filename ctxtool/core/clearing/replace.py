@@ -19,7 +19,7 @@ from typing import Any
 from ctxtool.core.clearing.restore import LineKeeper
 from ctxtool.core.clearing.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
                                   result_tokens)
-from ctxtool.formats.jsonl import dumps_changed, dumps_json
+from ctxtool.formats.jsonl import dumps_changed, dumps_entry, dumps_json
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import Entry, ResultStore
 
@@ -233,8 +233,8 @@ def _keep_original_line(entry: dict[str, Any], new: dict[str, Any],
             store.save_line(raw, canonical=canonical, session_id=clearing.session_of(entry))
             clearing.report.lines_kept += 1
     if line is None:
-        line = dumps_json(new)
-    return Entry(new, line + b"\n", entry.source, entry.lineno)
+        line = dumps_entry(new)
+    return Entry(new, line, entry.source, entry.lineno)
 
 
 __all__ = ["CLEARED", "SNIPPED", "ClearReport", "Clearing", "Placeholder", "ToolStats",
