@@ -107,8 +107,15 @@ class LiveFile:
         try:
             with temp_file(folder, prefix=f".{os.path.basename(self.real)}.") as (fd, tmp):
                 with os.fdopen(fd, "wb") as handle:
-                    yield handle
-                    handle.flush()
+                    # the disk write-back of the file (and of the store files it will point
+                    # at) starts in the background while it is written, as for -o
+                    # (storage/atomic.py): the fsyncs below wait for the last part only
+                    durable.watch(fd)
+                    try:
+                        yield handle
+                        handle.flush()
+                    finally:
+                        durable.unwatch(fd)  # before the file is closed
                     os.fsync(handle.fileno())  # the long part: before the last look
                     self._catch_up(handle)
                     handle.flush()

@@ -244,3 +244,54 @@ def test_a_write_back_error_stops_the_replacement(recorded: list[tuple[str, int]
     assert target.read_bytes() == b"the old output\n"
     assert os.listdir(tmp_path) == ["out.jsonl"]
     assert not durable._errors  # the next command starts clean
+
+
+def test_an_in_place_rewrite_starts_the_write_back(recorded: list[tuple[str, int]],
+                                                   tmp_path: Path) -> None:
+    """--in-place (cli/live.py) watches its new file as -o does: a thread starts the write-back
+    while it is written; the rewrite itself goes on as before."""
+    import threading
+
+    from ctxtool.cli.live import LiveFile, LiveOptions
+
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b"{}\n")
+    live = LiveFile(str(session), LiveOptions(force=True))
+    try:
+        with live.replacing() as handle:
+            handle.write(b"[]\n" * 1000)
+            handle.flush()
+            assert wait_for(lambda: bool(recorded))
+    finally:
+        live.close()
+    assert session.read_bytes() == b"[]\n" * 1000
+    assert recorded and all(tid != threading.get_ident() for _, tid in recorded)
+    assert os.listdir(tmp_path) == ["session.jsonl"]
+
+
+def test_a_write_back_error_stops_the_in_place_rewrite(recorded: list[tuple[str, int]],
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """An error the write-back thread met while the --in-place file was written is raised
+    before the swap: the session stays as it was and the temp file goes."""
+    import errno
+
+    from ctxtool.cli.live import LiveFile, LiveOptions
+    from ctxtool.errors import StoreError
+
+    def failing(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+    monkeypatch.setattr(os, "fdatasync", failing)
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b"{}\n")
+    live = LiveFile(str(session), LiveOptions(force=True))
+    try:
+        with pytest.raises(StoreError, match="Input/output error"):
+            with live.replacing() as handle:
+                handle.write(b"[]\n")
+                assert wait_for(lambda: bool(durable._errors))
+    finally:
+        live.close()
+    assert session.read_bytes() == b"{}\n"
+    assert os.listdir(tmp_path) == ["session.jsonl"]
+    assert not durable._errors
