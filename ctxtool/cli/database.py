@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -77,7 +78,8 @@ def output_writer(path: str) -> contextlib.AbstractContextManager[BinaryIO] | No
 @contextlib.contextmanager
 def _write_back(path: str, db: Path, expected: list[dict[str, Any]]) -> Iterator[BinaryIO]:
     buffer = io.BytesIO()
-    yield buffer
+    with _write_back_started(db):
+        yield buffer
     entries = iter_entries(buffer.getvalue().splitlines(keepends=True), path)
     durable.flush()  # the store files the rows point at first (storage/durable.py)
     from ctxtool.storage import opencode_db  # see the imports
@@ -89,6 +91,26 @@ def _write_back(path: str, db: Path, expected: list[dict[str, Any]]) -> Iterator
         return
     messages.info(f"{db}: session {result.session_id}: {len(result.updated)} rows updated, "
                   f"{len(result.inserted)} added; backup {result.backup}")
+
+
+@contextlib.contextmanager
+def _write_back_started(db: Path) -> Iterator[None]:
+    """While the command runs, the disk write-back of the store files the rows will point at
+    starts in the background, as for -o (storage/durable.py; once the store wrote a large
+    batch): the flush before the rows go in waits for the last part only. The rows are written
+    at the end, by SQLite, so the output watched is the database file itself, unchanged until
+    then (its fdatasync finds nothing to write)."""
+    try:
+        fd = os.open(db, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        yield  # write_session reports what is wrong with the file
+        return
+    durable.watch(fd)
+    try:
+        yield
+    finally:
+        durable.unwatch(fd)  # before the fd is closed
+        os.close(fd)
 
 
 __all__ = ["input_bytes", "is_database", "output_writer", "set_session"]

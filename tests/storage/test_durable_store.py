@@ -295,3 +295,32 @@ def test_a_write_back_error_stops_the_in_place_rewrite(recorded: list[tuple[str,
     assert session.read_bytes() == b"{}\n"
     assert os.listdir(tmp_path) == ["session.jsonl"]
     assert not durable._errors
+
+
+def test_a_database_write_back_starts_the_write_back(recorded: list[tuple[str, int]],
+                                                     tmp_path: Path) -> None:
+    """--in-place into OpenCode's database (cli/database.py): the rows go in at the end, and
+    while the command runs the thread starts the write-back (of the store files once there
+    are FEW or more; here of the database file, which it leaves as it was)."""
+    import threading
+
+    from ctxtool.cli import database
+    from tests.opencode_builders import SESSION, assistant, user
+    from tests.opencode_db_builder import add_session, make_db, rows
+
+    db = make_db(tmp_path / "opencode.db")
+    add_session(db, [user(1), assistant(2, 1)])
+    before = rows(db)
+    database.set_session(SESSION, in_place=True)
+    try:
+        data = database.input_bytes(str(db))
+        assert data
+        writer = database.output_writer(str(db))
+        assert writer is not None
+        with writer as out:
+            out.write(data)
+            assert wait_for(lambda: bool(recorded))
+    finally:
+        database.set_session(None)
+    assert recorded and all(tid != threading.get_ident() for _, tid in recorded)
+    assert rows(db) == before  # nothing changed: nothing written
