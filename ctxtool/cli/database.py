@@ -107,7 +107,8 @@ def _write_back_started(db: Path) -> Iterator[None]:
         return
     durable.watch(fd)
     try:
-        yield
+        with durable.staged():  # the store may write its files on a thread meanwhile
+            yield
     finally:
         durable.unwatch(fd)  # before the fd is closed
         os.close(fd)

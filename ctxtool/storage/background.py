@@ -8,10 +8,11 @@ adding up. What makes that correct:
 - Nothing that references a file may be readable before the file exists. Only outputs that are
   committed at the end may have their files written in the background: stdout staged in a temp
   file (cli/spool.py ``staged_output``), an ``-o`` file replaced by
-  :func:`ctxtool.storage.atomic.atomic_writer`. Each writes its block inside
-  :func:`ctxtool.storage.durable.staged` (:func:`allowed`, then a flush); outside one every
-  save is synchronous: --in-place, the database writer, an -o FIFO, and the store of a command
-  that streams to stdout or keeps going after a failed save (persist: store.background False).
+  :func:`ctxtool.storage.atomic.atomic_writer`, an --in-place file (cli/live.py) or session
+  in OpenCode's database (cli/database.py) replaced once the command ended. Each writes its
+  block inside :func:`ctxtool.storage.durable.staged` (:func:`allowed`, then a flush); outside
+  one every save is synchronous: an -o FIFO, and the store of a command that streams to stdout
+  or keeps going after a failed save (persist: store.background False).
 - Before any commit, every pending write is done and its error raised: the commit paths call
   :func:`ctxtool.storage.durable.flush`, which calls :func:`drain` first (``staged`` ends with
   it, so stdout's staged copy goes through the same hook).

@@ -52,17 +52,21 @@ def clean() -> None:
 
 # --- nothing committed references a missing file ----------------------------------------------
 
-@pytest.mark.parametrize("output", ["stdout", "-o"])
+@pytest.mark.parametrize("output", ["stdout", "-o", "--in-place"])
 def test_killed_right_after_the_commit_with_writes_held(output: str, source: Path,
                                                        tmp_path: Path) -> None:
     """The thread writes only when drained: the process killed right after stdout got the
-    transcript (or the -o file replaced its target) leaves every file it references complete,
-    so the commit waited for the writes."""
+    transcript (or the -o or --in-place file replaced its target) leaves every file it
+    references complete, so the commit waited for the writes."""
     store, out = tmp_path / "store", tmp_path / "out.jsonl"
     args = [*SNIP, "--store", str(store), str(source)]
     crash = "after-stdout" if output == "stdout" else "after-replace"
     if output == "-o":
         args += ["-o", str(out)]
+    elif output == "--in-place":
+        out.write_bytes(source.read_bytes())
+        os.utime(out, (1, 1))  # not a live session
+        args[-1:] = ["--in-place", str(out)]
     proc = run_ctxtool(*args, env={**HELD, durable.CRASH_ENV: crash})
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     written = proc.stdout if output == "stdout" else out.read_bytes()
@@ -97,9 +101,43 @@ def test_held_writes_are_written_by_the_drain(held: None, tmp_path: Path) -> Non
     assert Path(path).read_text() == "x" * 100
 
 
+@pytest.mark.parametrize("target", ["--in-place", "database"])
+def test_in_place_writers_are_staged_blocks(held: None, target: str, tmp_path: Path) -> None:
+    """An --in-place file (cli/live.py) and a session written back into OpenCode's database
+    (cli/database.py) replace their target once the command ended: the store may write files
+    on the thread meanwhile, all written before the replacement."""
+    from ctxtool.cli import database
+    from ctxtool.cli.live import LiveFile, LiveOptions
+    from tests.opencode_builders import SESSION as OPENCODE_SESSION, assistant, user
+    from tests.opencode_db_builder import add_session, make_db
+
+    store = background_store(tmp_path / "store")
+    with contextlib.ExitStack() as stack:
+        if target == "--in-place":
+            session = tmp_path / "session.jsonl"
+            session.write_bytes(b"{}\n")
+            live = LiveFile(str(session), LiveOptions(force=True))
+            stack.callback(live.close)
+            writer = live.replacing()
+            data = b"{}\n"
+        else:
+            db = make_db(tmp_path / "opencode.db")
+            add_session(db, [user(1), assistant(2, 1)])
+            database.set_session(OPENCODE_SESSION, in_place=True)
+            stack.callback(database.set_session, None)
+            data = database.input_bytes(str(db)) or b""
+            writer = database.output_writer(str(db))
+        with writer as out:
+            path = store.save("x" * 100, tool_use_id="toolu_1", session_id="s")
+            time.sleep(0.05)
+            assert not os.path.exists(path)  # queued for the thread
+            out.write(data)
+    assert Path(path).read_text() == "x" * 100
+
+
 def test_outside_a_staged_block_saves_are_synchronous(held: None, tmp_path: Path) -> None:
-    """--in-place, -o to a FIFO: no block, so each file exists when save() returns (the line
-    naming it may be read at once)."""
+    """-o to a FIFO: no block, so each file exists when save() returns (the line naming it may
+    be read at once)."""
     path = background_store(tmp_path / "store").save("x" * 100, tool_use_id="toolu_1",
                                                      session_id="s")
     assert Path(path).read_text() == "x" * 100
@@ -214,7 +252,7 @@ def test_a_write_error_in_the_thread_fails_the_run(output: str, held: bool,
     first = store / SESSION / "tool-results" / "toolu_00000.txt"  # the first one cleared
     assert proc.stderr.decode().splitlines() == [
         f"ctxtool: error: {first}: cannot write: File too large"]
-    copy = tmp_path / "copy.jsonl"  # --in-place writes synchronously: the same message
+    copy = tmp_path / "copy.jsonl"  # --in-place: the same message
     copy.write_bytes(data)
     os.utime(copy, (1, 1))  # not a live session
     sync = run_limited([*args[:-3 if output == "-o" else -1], "--in-place", str(copy)],
