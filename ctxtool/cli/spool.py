@@ -15,6 +15,9 @@ half-way (a full disk while saving to the store) never leaves a truncated transc
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
+import io
 import os
 from array import array
 from bisect import bisect_left, bisect_right
@@ -35,6 +38,7 @@ from ctxtool.formats.jsonl import (BOM, bounded_chunks, bounded_lines, is_blank,
 from ctxtool.types import Entry
 
 COPY_CHUNK = 1 << 20
+CHANGED = "the input changed while it was read"
 
 
 @dataclass(frozen=True)
@@ -240,34 +244,62 @@ def iter_spans(stream: BinaryIO, source: str, table: LineTable,
                wanted: Iterable[int]) -> Iterator[Entry]:
     """The second read with a :class:`LineTable`: the lines numbered in ``wanted`` parsed, all
     other bytes as opaque entries of up to :data:`COPY_CHUNK` bytes (continuation blocks are
-    marked ``glued`` so writers add no newline between them)."""
+    marked ``glued`` so writers add no newline between them; from a file, they are
+    :class:`Block` entries that also say where their bytes are)."""
+    base = _file_offset(stream)
+    blocks = functools.partial(_blocks, stream, source, base)
     position = 0
     for lineno in wanted:
         span = table.span(lineno)
         if span is None or span[0] < position:
             continue
-        yield from _blocks(stream, source, span[0] - position)
+        yield from blocks(position, span[0] - position)
         raw = stream.read(span[1] - span[0])
         for entry in iter_entries([raw], source, on_invalid="keep"):
             entry.lineno = lineno
             yield entry
         position = span[1]
     end = table.size if table.partial_at is None else max(table.partial_at, position)
-    yield from _blocks(stream, source, end - position)
+    yield from blocks(position, end - position)
     if end < table.size:  # a truncated last line: its own entry, which writers put last
         for entry in iter_entries([stream.read(table.size - end)], source, on_invalid="keep"):
             entry.lineno = table.linenos[-1]
             yield entry
 
 
-def _blocks(stream: BinaryIO, source: str, length: int) -> Iterator[Entry]:
+class Block(Entry):
+    """Unchanged bytes of a file input, read by :func:`iter_spans`: an opaque entry that also
+    says where its bytes are (``stream`` at ``offset``), so that staged stdout (:class:`Stage`)
+    copies them from the input at the end instead of staging them."""
+
+    __slots__ = ("stream", "offset")
+
+
+def _file_offset(stream: BinaryIO) -> int | None:
+    """Where ``stream`` is in the file it reads, when it reads a file by descriptor (not an
+    OpenCode database's session in memory, nor an --in-place file's window)."""
+    if not isinstance(getattr(stream, "raw", None), io.FileIO):
+        return None
+    try:
+        return stream.tell()
+    except (OSError, ValueError):
+        return None
+
+
+def _blocks(stream: BinaryIO, source: str, base: int | None, position: int,
+            length: int) -> Iterator[Entry]:
     first = True
     while length > 0:
         block = stream.read(min(COPY_CHUNK, length))
         if not block:
-            raise OSError(f"the input changed while it was read (ended {length} bytes early)")
+            raise OSError(f"{CHANGED} (ended {length} bytes early)")
         length -= len(block)
-        entry = Entry({}, raw=block, source=source, invalid=True)
+        if base is None:
+            entry = Entry({}, raw=block, source=source, invalid=True)
+        else:
+            entry = Block({}, block, source, 0, True)
+            entry.stream, entry.offset = stream, base + position
+        position += len(block)
         entry.glued, first = not first, False
         yield entry
 
@@ -322,22 +354,166 @@ TwoPass = Callable[[str, FileSource], Iterable[dict[str, Any]]]
 @contextlib.contextmanager
 def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[BinaryIO]:
     """Like :func:`ctxtool.cli.streams.open_output`, but stdout gets the bytes only after the
-    block succeeded (they are staged in an anonymous temp file until then)."""
+    block succeeded: they are staged (a :class:`Stage`) until then."""
     if output not in (None, "-"):
         with open_output(output, inputs) as handle:
             yield handle
         return
-    import shutil
     import tempfile  # see _copied
 
-    with tempfile.TemporaryFile(prefix="ctxtool-out-") as stage:
+    with tempfile.TemporaryFile(prefix="ctxtool-out-") as temp, Stage(temp) as stage:
         with durable.staged():  # the store files it references all written before the copy
-            yield stage
-        stage.seek(0)
-        stdout = binary_stdout()
-        shutil.copyfileobj(stage, stdout, COPY_CHUNK)
-        stdout.flush()
+            yield stage  # type: ignore[misc]
+        stage.copy_out(binary_stdout())
         durable.crash_point("after-stdout")
+
+
+class Stage:
+    """stdout held back until a run succeeded, as a plan of spans to copy at the end: the bytes
+    the run produced (changed lines...) are written to a temp file, the unchanged bytes of a
+    file input (:class:`Block` entries that pass :meth:`track` and are then written) are noted
+    by offset and copied from the input itself. The kernel copies each span (``sendfile``);
+    where it refuses (stdout opened for appending, a terminal, no descriptor), Python does."""
+
+    def __init__(self, temp: BinaryIO) -> None:
+        self._temp = temp
+        self._staged = 0  # bytes written to the temp file
+        self._plan: list[list[int]] = []  # [fd, offset, length]; fd -1: the temp file
+        self._inputs: dict[BinaryIO, tuple[int, str]] = {}  # stream -> (its dup'ed fd, name)
+        self._block: Block | None = None  # the last Block seen, whose raw bytes come next
+
+    def __enter__(self) -> Stage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd, _ in self._inputs.values():
+            os.close(fd)
+
+    def track(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """``entries``, noting each :class:`Block` so that its bytes, written next, are
+        planned as a copy from its input."""
+        for entry in entries:
+            if type(entry) is Block:
+                self._block = entry
+            yield entry
+
+    def write(self, data: bytes) -> int:
+        block = self._block
+        if block is not None and data is block.raw:
+            self._block = None
+            fd = self._input_fd(block)
+            if fd is not None:
+                self._add(fd, block.offset, len(data))
+                return len(data)
+        self._temp.write(data)
+        self._add(-1, self._staged, len(data))
+        self._staged += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def _input_fd(self, block: Block) -> int | None:
+        """A descriptor of the block's input of our own, open until the copy (the stream is
+        closed when its read ends); None if the stream is closed already."""
+        known = self._inputs.get(block.stream)
+        if known is not None:
+            return known[0]
+        try:
+            fd = os.dup(block.stream.fileno())
+        except (OSError, ValueError):
+            return None
+        self._inputs[block.stream] = (fd, block.source)
+        return fd
+
+    def _add(self, fd: int, offset: int, length: int) -> None:
+        if self._plan:
+            last = self._plan[-1]
+            if last[0] == fd and last[1] + last[2] == offset:
+                last[2] += length
+                return
+        self._plan.append([fd, offset, length])
+
+    def copy_out(self, out: BinaryIO) -> None:
+        """Write the plan to ``out``, once every input is checked to still hold the bytes
+        planned from it.
+
+        Left open: an input truncated after this check and before its spans are copied ends
+        the copy short, with part of the output already on stdout (the run still fails, with
+        the same error). Bytes out cannot be taken back, and nothing stops another process
+        from truncating a file we read; Claude Code only appends to a session."""
+        self._temp.flush()
+        self._check_inputs()
+        out.flush()
+        out_fd = _fileno(out)
+        names = {fd: name for fd, name in self._inputs.values()}
+        temp_fd = self._temp.fileno()
+        for fd, offset, length in self._plan:
+            src = temp_fd if fd < 0 else fd
+            if out_fd is not None:
+                sent = _send(out_fd, src, offset, length)
+                if sent is None:  # refused: Python copies this span and the rest
+                    out_fd = None
+                else:
+                    offset, length = offset + sent, length - sent
+            if out_fd is None:
+                length -= _copy(out, src, offset, length)
+            if length:
+                raise StoreError(f"cannot read: {CHANGED} (ended {length} bytes early)",
+                                 source=names.get(fd))
+        out.flush()
+
+    def _check_inputs(self) -> None:
+        ends: dict[int, int] = {}
+        for fd, offset, length in self._plan:
+            if fd >= 0:
+                ends[fd] = max(ends.get(fd, 0), offset + length)
+        for fd, name in self._inputs.values():
+            size = os.fstat(fd).st_size
+            if fd in ends and size < ends[fd]:
+                raise StoreError(f"cannot read: {CHANGED} (it has {ends[fd] - size} bytes "
+                                 "fewer than when it was read)", source=name)
+
+
+def _fileno(stream: BinaryIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stdout (tests)
+        return None
+
+
+# sendfile's refusals that leave nothing copied: an O_APPEND or non-splice output (a terminal),
+# an input it cannot read by offset, or no sendfile at all
+_REFUSED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ESPIPE, errno.EXDEV}
+
+
+def _send(out_fd: int, src: int, offset: int, length: int) -> int | None:
+    """Bytes of ``src`` [offset, offset + length) sent to ``out_fd`` by the kernel: fewer when
+    ``src`` ends early, None when the kernel refused before sending any."""
+    sent = 0
+    while sent < length:
+        try:
+            n = os.sendfile(out_fd, src, offset + sent, length - sent)
+        except OSError as exc:
+            if sent == 0 and exc.errno in _REFUSED:
+                return None
+            raise
+        if n == 0:
+            break
+        sent += n
+    return sent
+
+
+def _copy(out: BinaryIO, src: int, offset: int, length: int) -> int:
+    """Bytes of ``src`` [offset, offset + length) copied to ``out`` through Python."""
+    copied = 0
+    while copied < length:
+        chunk = os.pread(src, min(COPY_CHUNK, length - copied), offset + copied)
+        if not chunk:
+            break
+        out.write(chunk)
+        copied += len(chunk)
+    return copied
 
 
 def source_format(source: FileSource, forced: str | None) -> str:
@@ -358,7 +534,10 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
             source.exact_ints = False  # the transform writes what iter_parsing reads
             fmt = source_format(source, io.format)
             with staged_output(io.output, io.paths) as out:
-                write_entries(transform(fmt, source), out)
+                entries = transform(fmt, source)
+                if isinstance(out, Stage):
+                    entries = out.track(entries)
+                write_entries(entries, out)
         return
     for path in in_place_paths(io):
         with spooled_input(path, io) as source:
@@ -368,6 +547,6 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
                 write_entries(transform(fmt, source), out)
 
 
-__all__ = ["FileSource", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass",
+__all__ = ["Block", "FileSource", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass",
            "source_format", "spool",
-           "spooled_input", "spooled_inputs", "staged_output"]
+           "Stage", "spooled_input", "spooled_inputs", "staged_output"]

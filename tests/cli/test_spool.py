@@ -4,13 +4,18 @@ iter_entries, stdin is spooled or rewound, and stdout sees nothing when a run fa
 from __future__ import annotations
 
 import io
+import os
 import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
 from ctxtool.cli import spool
 from ctxtool.cli.spool import LineTable, iter_lazy_entries, iter_spans
+from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import iter_entries, write_entries
 from ctxtool.types import Entry
 from tests.clearing_helpers import Session
@@ -127,3 +132,93 @@ def test_a_failure_while_writing_leaves_stdout_empty(tmp_path: Path) -> None:
     assert proc.stdout == b""
     assert proc.stderr.decode().startswith("ctxtool: error: ")
     assert b"Traceback" not in proc.stderr
+
+
+# --- staged stdout: produced bytes staged, unchanged input bytes copied from the input at the end --
+
+def staged_copy(path: Path, wanted: list[int], out: BinaryIO, *,
+                before_copy: Callable[[], object] = lambda: None) -> None:
+    """``path`` through a Stage (the unparsed bytes as Blocks, the ``wanted`` lines written
+    again by orjson), then copied out to ``out``."""
+    data = path.read_bytes()
+    table = table_of(data)
+    with tempfile.TemporaryFile() as temp, spool.Stage(temp) as stage:
+        with path.open("rb") as stream:
+            entries = (e if e.invalid else Entry(dict(e), source=e.source, lineno=e.lineno)
+                       for e in iter_spans(stream, str(path), table, wanted))
+            write_entries(stage.track(entries), stage)  # type: ignore[arg-type]
+        before_copy()
+        stage.copy_out(out)
+
+
+@pytest.mark.parametrize("data", FRAMINGS.values(), ids=list(FRAMINGS))
+def test_a_stage_writes_what_the_writer_wrote(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    expected = io.BytesIO()
+    with path.open("rb") as stream:
+        entries = [e if e.invalid else Entry(dict(e), source=e.source, lineno=e.lineno)
+                   for e in iter_spans(stream, "f", table_of(data), [1, 2, 3])]
+    write_entries(entries, expected)
+    # a file by sendfile, a file opened for appending (sendfile refuses: EINVAL), memory
+    with (tmp_path / "out").open("wb") as out:
+        staged_copy(path, [1, 2, 3], out)
+    (tmp_path / "appended").write_bytes(b"before\n")
+    with (tmp_path / "appended").open("ab") as out:
+        staged_copy(path, [1, 2, 3], out)
+    in_memory = io.BytesIO()
+    staged_copy(path, [1, 2, 3], in_memory)
+    assert (tmp_path / "out").read_bytes() == expected.getvalue()
+    assert (tmp_path / "appended").read_bytes() == b"before\n" + expected.getvalue()
+    assert in_memory.getvalue() == expected.getvalue()
+
+
+def test_unchanged_bytes_are_planned_from_the_input_not_staged(tmp_path: Path) -> None:
+    data = session_bytes()
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    with tempfile.TemporaryFile() as temp, spool.Stage(temp) as stage, path.open("rb") as stream:
+        write_entries(stage.track(iter_spans(stream, "f", table_of(data), [])), stage)  # type: ignore[arg-type]
+        temp.flush()
+        assert os.fstat(temp.fileno()).st_size == 0
+        out = io.BytesIO()
+        stage.copy_out(out)
+    assert out.getvalue() == data
+
+
+def test_an_input_cut_short_before_the_copy_fails_with_nothing_written(tmp_path: Path) -> None:
+    data = session_bytes()
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    with (tmp_path / "out").open("wb") as out, pytest.raises(StoreError) as failed:
+        staged_copy(path, [2], out, before_copy=lambda: os.truncate(path, len(data) - 10))
+    assert "the input changed while it was read" in str(failed.value)
+    assert (tmp_path / "out").read_bytes() == b""
+
+
+def test_bytes_appended_before_the_copy_are_not_part_of_the_run(tmp_path: Path) -> None:
+    data = session_bytes()
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    out = io.BytesIO()
+    staged_copy(path, [], out, before_copy=lambda: path.open("ab").write(A + b"\n"))
+    assert out.getvalue() == data
+
+
+@pytest.mark.parametrize("stdout", ["file", "append", "devnull"])
+def test_stdout_as_a_file_gets_what_a_pipe_gets(tmp_path: Path, stdout: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_bytes() + A[:30])  # and a truncated last line, which goes last
+    args = ("microcompact", "--force", "--no-save", "--now", "2026-01-02T00:00:00Z", str(path))
+    piped = run_ctxtool(*args)
+    assert piped.returncode == 0 and b"[Old tool result content cleared]" in piped.stdout
+    target = tmp_path / "out" if stdout != "devnull" else Path(os.devnull)
+    if stdout == "append":
+        target.write_bytes(b"before\n")
+    with target.open("ab" if stdout == "append" else "wb") as out:
+        proc = subprocess.run([*ctxtool_executable(), *args], stdout=out, stderr=subprocess.PIPE,
+                              check=False)
+    assert proc.returncode == 0, proc.stderr
+    if stdout != "devnull":
+        prefix = b"before\n" if stdout == "append" else b""
+        assert target.read_bytes() == prefix + piped.stdout
