@@ -8,8 +8,10 @@ where each starts (16 bytes a line); the second parses only the lines the core a
 copies the bytes between them in big blocks, so it costs about as much as a copy.
 
 :func:`run_two_pass` is :func:`ctxtool.cli.streams.run_transform` for such commands. Output to
-stdout is staged in a temp file and copied out only once the transform succeeded, so a failure
-half-way (a full disk while saving to the store) never leaves a truncated transcript on stdout.
+stdout is staged (:class:`Stage`) and copied out only once the transform succeeded, so a failure
+half-way (a full disk while saving to the store) never leaves a truncated transcript on stdout:
+what the run produced waits in a temp file, the bytes it left unchanged in the input files
+themselves (read from there by the kernel at the end, never by Python).
 """
 
 from __future__ import annotations
@@ -230,7 +232,7 @@ class FileSource:
         if not bars_enabled():
             return entries
         return progress(entries, total=spooled.size, desc=os.path.basename(spooled.name),
-                        unit="B", weight=lambda entry: len(entry.raw or b""))
+                        unit="B", weight=entry_size)
 
     @staticmethod
     def _guard(spooled: Spooled, entries: Iterator[Entry]) -> Iterator[Entry]:
@@ -244,64 +246,147 @@ def iter_spans(stream: BinaryIO, source: str, table: LineTable,
                wanted: Iterable[int]) -> Iterator[Entry]:
     """The second read with a :class:`LineTable`: the lines numbered in ``wanted`` parsed, all
     other bytes as opaque entries of up to :data:`COPY_CHUNK` bytes (continuation blocks are
-    marked ``glued`` so writers add no newline between them; from a file, they are
-    :class:`Block` entries that also say where their bytes are)."""
-    base = _file_offset(stream)
-    blocks = functools.partial(_blocks, stream, source, base)
+    marked ``glued`` so writers add no newline between them). From a file, those are
+    :class:`Block` entries, read only when their bytes are asked for."""
+    read: Callable[[int, int], bytes]
+    blocks: Callable[[int, int, bool | None], Iterator[Entry]]
+    file = InputFile.of(stream, source)
+    if file is None:
+        read = lambda _, length: stream.read(length)  # noqa: E731 - in order, from the stream
+        blocks = functools.partial(_read_blocks, stream, source)
+    else:
+        read, blocks = file.read, functools.partial(_lazy_blocks, file, source)
     position = 0
     for lineno in wanted:
         span = table.span(lineno)
         if span is None or span[0] < position:
             continue
-        yield from blocks(position, span[0] - position)
-        raw = stream.read(span[1] - span[0])
-        for entry in iter_entries([raw], source, on_invalid="keep"):
+        yield from blocks(position, span[0], True)  # a line starts at span[0]: "\n" before it
+        for entry in iter_entries([read(span[0], span[1] - span[0])], source, on_invalid="keep"):
             entry.lineno = lineno
             yield entry
         position = span[1]
     end = table.size if table.partial_at is None else max(table.partial_at, position)
-    yield from blocks(position, end - position)
+    yield from blocks(position, end, True if end < table.size else None)  # None: the file's end
     if end < table.size:  # a truncated last line: its own entry, which writers put last
-        for entry in iter_entries([stream.read(table.size - end)], source, on_invalid="keep"):
+        for entry in iter_entries([read(end, table.size - end)], source, on_invalid="keep"):
             entry.lineno = table.linenos[-1]
             yield entry
 
 
-class Block(Entry):
-    """Unchanged bytes of a file input, read by :func:`iter_spans`: an opaque entry that also
-    says where its bytes are (``stream`` at ``offset``), so that staged stdout (:class:`Stage`)
-    copies them from the input at the end instead of staging them."""
-
-    __slots__ = ("stream", "offset")
-
-
-def _file_offset(stream: BinaryIO) -> int | None:
-    """Where ``stream`` is in the file it reads, when it reads a file by descriptor (not an
-    OpenCode database's session in memory, nor an --in-place file's window)."""
-    if not isinstance(getattr(stream, "raw", None), io.FileIO):
-        return None
-    try:
-        return stream.tell()
-    except (OSError, ValueError):
-        return None
-
-
-def _blocks(stream: BinaryIO, source: str, base: int | None, position: int,
-            length: int) -> Iterator[Entry]:
+def _read_blocks(stream: BinaryIO, source: str, start: int, end: int,
+                 _: bool | None) -> Iterator[Entry]:
     first = True
+    length = end - start
     while length > 0:
         block = stream.read(min(COPY_CHUNK, length))
         if not block:
             raise OSError(f"{CHANGED} (ended {length} bytes early)")
         length -= len(block)
-        if base is None:
-            entry = Entry({}, raw=block, source=source, invalid=True)
-        else:
-            entry = Block({}, block, source, 0, True)
-            entry.stream, entry.offset = stream, base + position
-        position += len(block)
+        entry = Entry({}, raw=block, source=source, invalid=True)
         entry.glued, first = not first, False
         yield entry
+
+
+def _lazy_blocks(file: InputFile, source: str, start: int, end: int,
+                 line_ends: bool | None) -> Iterator[Entry]:
+    """Blocks of [start, end) not read yet; ``line_ends``: whether a line ends at ``end``
+    (None: not known)."""
+    position = start
+    while position < end:
+        stop = min(position + COPY_CHUNK, end)
+        newline = line_ends if stop == end else None
+        yield Block(file, position, stop - position, source, glued=position > start,
+                    newline=newline)
+        position = stop
+
+
+class InputFile:
+    """An input file read by offset through a descriptor of our own, closed when nothing
+    refers to it any more (the :class:`Block` entries of the file, a :class:`Stage`'s plan):
+    it stays open after the stream it was made from is closed."""
+
+    __slots__ = ("fd", "base", "name")
+    MOST_OPEN = 16  # staged stdout holds every input's until the end: the rest as before
+    open_now = 0
+
+    def __init__(self, fd: int, base: int, name: str) -> None:
+        self.fd = fd
+        self.base = base  # where the transcript starts in the file (a rewound stdin)
+        self.name = name
+        InputFile.open_now += 1
+
+    @classmethod
+    def of(cls, stream: BinaryIO, name: str) -> InputFile | None:
+        """The file ``stream`` reads, from where it is now; None for what is no file read by
+        descriptor (an OpenCode database's session in memory, an --in-place file's window),
+        or when :data:`MOST_OPEN` are open already (then the stream is read as before)."""
+        if cls.open_now >= cls.MOST_OPEN or not isinstance(getattr(stream, "raw", None),
+                                                           io.FileIO):
+            return None
+        try:
+            base = stream.tell()
+            fd = os.dup(stream.fileno())
+        except (OSError, ValueError):
+            return None
+        return cls(fd, base, name)
+
+    def __del__(self) -> None:
+        try:
+            type(self).open_now -= 1
+            os.close(self.fd)
+        except Exception:  # noqa: BLE001, S110 - at interpreter exit: the process closes it
+            pass
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Bytes [offset, offset + length) of the transcript; StoreError if the file ends
+        before (it changed since the first read measured it)."""
+        data = os.pread(self.fd, length, self.base + offset)
+        while len(data) < length:
+            more = os.pread(self.fd, length - len(data), self.base + offset + len(data))
+            if not more:
+                raise StoreError(f"cannot read: {CHANGED} (ended {length - len(data)} bytes "
+                                 "early)", source=self.name)
+            data += more
+        return data
+
+
+class Block(Entry):
+    """Unchanged bytes of a file input (:func:`iter_spans`): an opaque entry that reads its
+    bytes only when ``raw`` is asked for, so that an output that copies by offset (staged
+    stdout, see :class:`Stage`) never brings them into Python."""
+
+    __slots__ = ("file", "offset", "length", "newline", "_raw", "_read")
+
+    def __init__(self, file: InputFile, offset: int, length: int, source: str, *,
+                 glued: bool, newline: bool | None) -> None:
+        dict.__init__(self)
+        self.file, self.offset, self.length = file, offset, length
+        self.newline = newline  # whether the bytes end with "\n" (None: not known)
+        self._read = False
+        self.source, self.lineno, self.invalid = source, 0, True
+        self.glued, self.partial = glued, False
+
+    @property  # type: ignore[override]
+    def raw(self) -> bytes | None:
+        if not self._read:
+            self._raw, self._read = self.file.read(self.offset, self.length), True
+        return self._raw
+
+    @raw.setter
+    def raw(self, value: bytes | None) -> None:
+        self._raw, self._read = value, True
+
+    def ends_with_newline(self) -> bool:
+        if self.newline is None:
+            last = self.file.read(self.offset + self.length - 1, 1)
+            self.newline = last == b"\n"
+        return self.newline
+
+
+def entry_size(entry: Entry) -> int:
+    """The bytes an entry was read from (without reading a :class:`Block`'s)."""
+    return entry.length if type(entry) is Block else len(entry.raw or b"")
 
 
 def iter_lazy_entries(lines: Iterable[bytes], source: str,
@@ -371,68 +456,58 @@ def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bi
 class Stage:
     """stdout held back until a run succeeded, as a plan of spans to copy at the end: the bytes
     the run produced (changed lines...) are written to a temp file, the unchanged bytes of a
-    file input (:class:`Block` entries that pass :meth:`track` and are then written) are noted
-    by offset and copied from the input itself. The kernel copies each span (``sendfile``);
-    where it refuses (stdout opened for appending, a terminal, no descriptor), Python does."""
+    file input (:class:`Block` entries that pass :meth:`track`) are noted by offset and copied
+    from the input itself, never read into Python. The kernel copies each span (``sendfile``);
+    where it refuses (stdout opened for appending, no descriptor), Python does."""
 
     def __init__(self, temp: BinaryIO) -> None:
         self._temp = temp
         self._staged = 0  # bytes written to the temp file
-        self._plan: list[list[int]] = []  # [fd, offset, length]; fd -1: the temp file
-        self._inputs: dict[BinaryIO, tuple[int, str]] = {}  # stream -> (its dup'ed fd, name)
-        self._block: Block | None = None  # the last Block seen, whose raw bytes come next
+        self._plan: list[list[Any]] = []  # [InputFile or None (the temp file), offset, length]
+        self._block: tuple[bytes, Block] | None = None  # the last Block's stand-in, and it
 
     def __enter__(self) -> Stage:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for fd, _ in self._inputs.values():
-            os.close(fd)
+        self._plan.clear()  # closes the inputs' descriptors nothing else holds
 
     def track(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        """``entries``, noting each :class:`Block` so that its bytes, written next, are
-        planned as a copy from its input."""
+        """``entries``, each :class:`Block` not read yet replaced by a stand-in whose bytes
+        the writer writes as it would the block's (two bytes, ending with a newline as the
+        block does); :meth:`write` recognizes them and plans the block instead."""
         for entry in entries:
-            if type(entry) is Block:
-                self._block = entry
-            yield entry
+            if type(entry) is Block and not entry._read:
+                stand_in = bytes((0, 10 if entry.ends_with_newline() else 0))  # a new object
+                self._block = (stand_in, entry)
+                same = Entry({}, stand_in, entry.source, entry.lineno, True)
+                same.glued = entry.glued
+                yield same
+            else:
+                yield entry
 
     def write(self, data: bytes) -> int:
-        block = self._block
-        if block is not None and data is block.raw:
+        planned = self._block
+        if planned is not None and data is planned[0]:
             self._block = None
-            fd = self._input_fd(block)
-            if fd is not None:
-                self._add(fd, block.offset, len(data))
-                return len(data)
+            block = planned[1]
+            self._add(block.file, block.offset, block.length)
+            return block.length
         self._temp.write(data)
-        self._add(-1, self._staged, len(data))
+        self._add(None, self._staged, len(data))
         self._staged += len(data)
         return len(data)
 
     def flush(self) -> None:
         pass
 
-    def _input_fd(self, block: Block) -> int | None:
-        """A descriptor of the block's input of our own, open until the copy (the stream is
-        closed when its read ends); None if the stream is closed already."""
-        known = self._inputs.get(block.stream)
-        if known is not None:
-            return known[0]
-        try:
-            fd = os.dup(block.stream.fileno())
-        except (OSError, ValueError):
-            return None
-        self._inputs[block.stream] = (fd, block.source)
-        return fd
-
-    def _add(self, fd: int, offset: int, length: int) -> None:
+    def _add(self, file: InputFile | None, offset: int, length: int) -> None:
         if self._plan:
             last = self._plan[-1]
-            if last[0] == fd and last[1] + last[2] == offset:
+            if last[0] is file and last[1] + last[2] == offset:
                 last[2] += length
                 return
-        self._plan.append([fd, offset, length])
+        self._plan.append([file, offset, length])
 
     def copy_out(self, out: BinaryIO) -> None:
         """Write the plan to ``out``, once every input is checked to still hold the bytes
@@ -441,38 +516,38 @@ class Stage:
         Left open: an input truncated after this check and before its spans are copied ends
         the copy short, with part of the output already on stdout (the run still fails, with
         the same error). Bytes out cannot be taken back, and nothing stops another process
-        from truncating a file we read; Claude Code only appends to a session."""
+        from truncating a file we read; Claude Code only appends to a session. Bytes changed
+        in place (not appended) are not seen, as they were not when read in the second pass."""
         self._temp.flush()
         self._check_inputs()
         out.flush()
         out_fd = _fileno(out)
-        names = {fd: name for fd, name in self._inputs.values()}
         temp_fd = self._temp.fileno()
-        for fd, offset, length in self._plan:
-            src = temp_fd if fd < 0 else fd
+        for file, offset, length in self._plan:
+            src, start = (temp_fd, offset) if file is None else (file.fd, file.base + offset)
             if out_fd is not None:
-                sent = _send(out_fd, src, offset, length)
+                sent = _send(out_fd, src, start, length)
                 if sent is None:  # refused: Python copies this span and the rest
                     out_fd = None
                 else:
-                    offset, length = offset + sent, length - sent
+                    start, length = start + sent, length - sent
             if out_fd is None:
-                length -= _copy(out, src, offset, length)
+                length -= _copy(out, src, start, length)
             if length:
                 raise StoreError(f"cannot read: {CHANGED} (ended {length} bytes early)",
-                                 source=names.get(fd))
+                                 source=file.name if file is not None else None)
         out.flush()
 
     def _check_inputs(self) -> None:
-        ends: dict[int, int] = {}
-        for fd, offset, length in self._plan:
-            if fd >= 0:
-                ends[fd] = max(ends.get(fd, 0), offset + length)
-        for fd, name in self._inputs.values():
-            size = os.fstat(fd).st_size
-            if fd in ends and size < ends[fd]:
-                raise StoreError(f"cannot read: {CHANGED} (it has {ends[fd] - size} bytes "
-                                 "fewer than when it was read)", source=name)
+        ends: dict[InputFile, int] = {}
+        for file, offset, length in self._plan:
+            if file is not None:
+                ends[file] = max(ends.get(file, 0), file.base + offset + length)
+        for file, end in ends.items():
+            size = os.fstat(file.fd).st_size
+            if size < end:
+                raise StoreError(f"cannot read: {CHANGED} (it has {end - size} bytes fewer "
+                                 "than when it was read)", source=file.name)
 
 
 def _fileno(stream: BinaryIO) -> int | None:
@@ -547,6 +622,6 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
                 write_entries(transform(fmt, source), out)
 
 
-__all__ = ["Block", "FileSource", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass",
+__all__ = ["Block", "FileSource", "InputFile", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass",
            "source_format", "spool",
            "Stage", "spooled_input", "spooled_inputs", "staged_output"]

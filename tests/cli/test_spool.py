@@ -7,9 +7,9 @@ import io
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -144,33 +144,55 @@ def staged_copy(path: Path, wanted: list[int], out: BinaryIO, *,
     table = table_of(data)
     with tempfile.TemporaryFile() as temp, spool.Stage(temp) as stage:
         with path.open("rb") as stream:
-            entries = (e if e.invalid else Entry(dict(e), source=e.source, lineno=e.lineno)
-                       for e in iter_spans(stream, str(path), table, wanted))
+            entries = changed(iter_spans(stream, str(path), table, wanted))
             write_entries(stage.track(entries), stage)  # type: ignore[arg-type]
         before_copy()
         stage.copy_out(out)
 
 
+def changed(entries: Iterable[Entry]) -> list[dict[str, Any]]:
+    """The entries with every parsed one as a changed line (written again by orjson), and a
+    line added at the end (after a last line without newline, the writer adds one)."""
+    return [*(e if e.invalid else Entry(dict(e), source=e.source, lineno=e.lineno)
+              for e in entries), {"type": "added"}]
+
+
+@pytest.mark.parametrize("wanted", [[], [1], [2], [1, 2, 3]])
+@pytest.mark.parametrize("block", [7, 1 << 20])
 @pytest.mark.parametrize("data", FRAMINGS.values(), ids=list(FRAMINGS))
-def test_a_stage_writes_what_the_writer_wrote(tmp_path: Path, data: bytes) -> None:
+def test_a_file_read_by_offset_and_a_stage_write_what_a_stream_gives(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: bytes, block: int,
+        wanted: list[int]) -> None:
+    monkeypatch.setattr(spool, "COPY_CHUNK", block)
     path = tmp_path / "in.jsonl"
     path.write_bytes(data)
-    expected = io.BytesIO()
+    expected = write(changed(iter_spans(io.BytesIO(data), "f", table_of(data), wanted)))
     with path.open("rb") as stream:
-        entries = [e if e.invalid else Entry(dict(e), source=e.source, lineno=e.lineno)
-                   for e in iter_spans(stream, "f", table_of(data), [1, 2, 3])]
-    write_entries(entries, expected)
+        blocks = changed(iter_spans(stream, "f", table_of(data), wanted))
+    assert write(blocks) == expected  # read when asked for, after the stream was closed
     # a file by sendfile, a file opened for appending (sendfile refuses: EINVAL), memory
     with (tmp_path / "out").open("wb") as out:
-        staged_copy(path, [1, 2, 3], out)
+        staged_copy(path, wanted, out)
     (tmp_path / "appended").write_bytes(b"before\n")
     with (tmp_path / "appended").open("ab") as out:
-        staged_copy(path, [1, 2, 3], out)
+        staged_copy(path, wanted, out)
     in_memory = io.BytesIO()
-    staged_copy(path, [1, 2, 3], in_memory)
-    assert (tmp_path / "out").read_bytes() == expected.getvalue()
-    assert (tmp_path / "appended").read_bytes() == b"before\n" + expected.getvalue()
-    assert in_memory.getvalue() == expected.getvalue()
+    staged_copy(path, wanted, in_memory)
+    assert (tmp_path / "out").read_bytes() == expected
+    assert (tmp_path / "appended").read_bytes() == b"before\n" + expected
+    assert in_memory.getvalue() == expected
+
+
+def test_a_block_of_a_file_cut_short_fails_when_read(tmp_path: Path) -> None:
+    data = session_bytes()
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    with path.open("rb") as stream:
+        blocks = list(iter_spans(stream, str(path), table_of(data), []))
+    os.truncate(path, len(data) - 10)
+    with pytest.raises(StoreError) as failed:
+        write(blocks)
+    assert "the input changed while it was read (ended 10 bytes early)" in str(failed.value)
 
 
 def test_unchanged_bytes_are_planned_from_the_input_not_staged(tmp_path: Path) -> None:
@@ -202,7 +224,7 @@ def test_bytes_appended_before_the_copy_are_not_part_of_the_run(tmp_path: Path) 
     path.write_bytes(data)
     out = io.BytesIO()
     staged_copy(path, [], out, before_copy=lambda: path.open("ab").write(A + b"\n"))
-    assert out.getvalue() == data
+    assert out.getvalue() == data + b'{"type":"added"}\n'
 
 
 @pytest.mark.parametrize("stdout", ["file", "append", "devnull"])
@@ -222,3 +244,27 @@ def test_stdout_as_a_file_gets_what_a_pipe_gets(tmp_path: Path, stdout: str) -> 
     if stdout != "devnull":
         prefix = b"before\n" if stdout == "append" else b""
         assert target.read_bytes() == prefix + piped.stdout
+
+
+def test_a_file_read_from_where_its_stream_stood(tmp_path: Path) -> None:
+    """A rewound stdin starts where the shell left it: blocks are found from there."""
+    data = session_bytes()
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"not this\n" + data)
+    with path.open("rb") as stream:
+        stream.read(9)
+        entries = changed(iter_spans(stream, "f", table_of(data), [2]))
+    assert write(entries) == write(changed(iter_spans(io.BytesIO(data), "f", table_of(data), [2])))
+
+
+def test_more_inputs_than_files_held_open_give_the_same_output(tmp_path: Path) -> None:
+    paths = []
+    for i in range(spool.InputFile.MOST_OPEN + 4):
+        paths.append(str(tmp_path / f"s{i}.jsonl"))
+        Path(paths[-1]).write_bytes(session_bytes())
+    args = ("microcompact", "--force", "--no-save", "--now", "2026-01-02T00:00:00Z", *paths)
+    staged = run_ctxtool(*args)
+    written = run_ctxtool(*args, "-o", str(tmp_path / "out.jsonl"))
+    assert staged.returncode == written.returncode == 0, staged.stderr
+    assert staged.stdout.count(b"[Old tool result content cleared]") > len(paths)
+    assert staged.stdout == (tmp_path / "out.jsonl").read_bytes()
