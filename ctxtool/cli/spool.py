@@ -557,9 +557,11 @@ def _fileno(stream: BinaryIO) -> int | None:
         return None
 
 
-# sendfile's refusals that leave nothing copied: an O_APPEND or non-splice output (a terminal),
-# an input it cannot read by offset, or no sendfile at all
-_REFUSED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ESPIPE, errno.EXDEV}
+# sendfile's refusals that leave nothing copied: an O_APPEND output or one that takes no splice
+# (Linux), an input it cannot read by offset, no sendfile at all, or (macOS) an output that is
+# not a socket
+_REFUSED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ESPIPE, errno.EXDEV,
+            errno.ENOTSOCK}
 
 
 def _send(out_fd: int, src: int, offset: int, length: int) -> int | None:
