@@ -1,4 +1,8 @@
-"""Store files written by a thread while snip/microcompact run (storage/background.py).
+"""Store files written by a thread (storage/background.py, ``store.background``).
+
+snip and microcompact do not turn it on (slower at idle, see cli/clearing.py): the tests that
+run them check the outcome a thread must give too (and fail if one is turned on and a commit
+path forgets the drain); the in-process tests drive the thread itself.
 
 What must hold: no committed output (stdout's staged copy, an -o file) references a file that
 does not exist yet; a write error in the thread fails the run as the synchronous path does,
