@@ -77,10 +77,6 @@ class ClearingSettings:
         store, _ = store_for_entries(self.store_dir, iter(source), fmt=fmt, env=os.environ,
                                      notice=messages.warn)
         store.durable = self.durable
-        # Not store.background (new files written by a thread, storage/background.py): on the
-        # store-heavy input it took main-thread CPU down (microcompact --force 1.70 -> 1.49 s)
-        # but at idle on two cores the GIL hand-overs cost more wall time than the overlap saved
-        # (microcompact --force 1.60 -> 1.64 s, snip 1.29 -> 1.29 s, CPU +0.05-0.13 s).
         self.stores.append(str(store.root))
         return store
 

@@ -107,8 +107,7 @@ def _write_back_started(db: Path) -> Iterator[None]:
         return
     durable.watch(fd)
     try:
-        with durable.staged():  # the store may write its files on a thread meanwhile
-            yield
+        yield
     finally:
         durable.unwatch(fd)  # before the fd is closed
         os.close(fd)

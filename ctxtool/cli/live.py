@@ -107,15 +107,12 @@ class LiveFile:
         try:
             with temp_file(folder, prefix=f".{os.path.basename(self.real)}.") as (fd, tmp):
                 with os.fdopen(fd, "wb") as handle:
-                    # as for -o (storage/atomic.py): the disk write-back of the file (and of
-                    # the store files it will point at) starts in the background while it is
-                    # written, so the fsyncs below wait for the last part only; and the store
-                    # may write its files on a thread (durable.staged: all written and durable
-                    # when the block ends, before anything below)
+                    # the disk write-back of the file (and of the store files it will point
+                    # at) starts in the background while it is written, as for -o
+                    # (storage/atomic.py): the fsyncs below wait for the last part only
                     durable.watch(fd)
                     try:
-                        with durable.staged():
-                            yield handle
+                        yield handle
                         handle.flush()
                     finally:
                         durable.unwatch(fd)  # before the file is closed

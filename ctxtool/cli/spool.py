@@ -447,8 +447,10 @@ def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bi
     import tempfile  # see _copied
 
     with tempfile.TemporaryFile(prefix="ctxtool-out-") as temp, Stage(temp) as stage:
-        with durable.staged():  # the store files it references all written before the copy
-            yield stage  # type: ignore[misc]
+        yield stage  # type: ignore[misc]
+        # as before any commit, what the store deferred goes to disk first (nothing today: the
+        # store of a stdout run is not durable, its input still holds everything)
+        durable.flush()
         stage.copy_out(binary_stdout())
         durable.crash_point("after-stdout")
 

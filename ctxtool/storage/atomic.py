@@ -102,10 +102,7 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
             if background:
                 durable.watch(fd)
             try:
-                # the store may write files in the background meanwhile: all written and
-                # durable when the block ends, before the output's own fsync
-                with durable.staged():
-                    yield handle
+                yield handle
                 handle.flush()
             finally:
                 if background:

@@ -50,18 +50,15 @@ contract above.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
-
-from ctxtool.storage import background
+from collections.abc import Callable
 
 FEW = 64  # fewer files than this: fsync each (cheap, touches nobody else's data)
 TICK = 0.2  # seconds between two write-backs the background thread starts
-CRASH_ENV = "CTXTOOL_TEST_CRASH"  # test-only: "after-replace" kills the process there
+CRASH_ENV = "CTXTOOL_TEST_CRASH"  # test-only: "after-replace" (or "after-stdout") kills there
 
 _pending: dict[str, list[str]] = {}  # folder -> names written there, not yet durable
 _count = [0]  # files in _pending (read by the background thread: no walk over the dict)
@@ -69,27 +66,23 @@ _roots: set[str] = set()  # store roots (their new session folders' entries live
 _handles: dict[int, int] = {}  # device -> an fd of a store folder there, for syncfs
 _outputs: set[int] = set()  # fds of outputs being written (watch)
 _errors: list[OSError] = []  # write-back errors the background thread met, for flush
-_deferring = threading.Lock()  # defer() is called by the store's writer thread too
 
 
 def defer(folder: str, name: str, root: str | None = None) -> None:
     """Note a new file ``name`` in ``folder`` (below the store ``root``) that must be on disk
     before the next replacement (called once the file is linked to its name)."""
-    with _deferring:
-        names = _pending.get(folder)
-        if names is None:
-            names = _pending[folder] = []
-            _hold(folder)
-        names.append(name)
-        _count[0] += 1
-        if root is not None:
-            _roots.add(root)
+    names = _pending.get(folder)
+    if names is None:
+        names = _pending[folder] = []
+        _hold(folder)
+    names.append(name)
+    _count[0] += 1
+    if root is not None:
+        _roots.add(root)
 
 
 def discard() -> None:
-    """Forget what is pending, unsynced (a new command starts; see cli/__init__.py), and stop
-    the store writers (storage/background.py) with what they had not written."""
-    background.abandon()
+    """Forget what is pending, unsynced (a new command starts; see cli/__init__.py)."""
     _Writeback.stop()
     _pending.clear()
     _count[0] = 0
@@ -106,11 +99,9 @@ def pending() -> int:
 
 
 def flush() -> None:
-    """Wait for the files the store writes in the background (storage/background.py: raises
-    its StoreError), then make every deferred file durable, with its name (see the module
-    docstring). Raises OSError when that cannot be done: the caller must not commit anything
-    then. Every commit of an output calls this first, stdout's staged copy included."""
-    background.drain()
+    """Make every deferred file durable, with its name (see the module docstring). Raises
+    OSError when that cannot be done: the caller must not commit anything then. Every commit
+    of an output calls this first, stdout's staged copy included."""
     _Writeback.stop()
     if _errors:
         error = _errors[0]
@@ -126,17 +117,6 @@ def flush() -> None:
         for folder in folders:
             _fsync_folder(folder)
     discard()
-
-
-@contextlib.contextmanager
-def staged() -> Iterator[None]:
-    """A block writing an output that is committed only after it ended (stdout staged in a
-    temp file): the store may write files in the background meanwhile
-    (storage/background.py), and they are all written - durable too, if deferred - when it ends
-    without an error (:func:`flush`). The commit comes after the block."""
-    with background.allowed():
-        yield
-    flush()
 
 
 def watch(fd: int) -> None:
@@ -309,4 +289,4 @@ def crash_point(where: str) -> None:
 
 
 __all__ = ["CRASH_ENV", "FEW", "TICK", "crash_point", "defer", "discard", "flush", "pending",
-           "staged", "unwatch", "watch"]
+           "unwatch", "watch"]

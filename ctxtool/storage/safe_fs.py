@@ -228,8 +228,9 @@ _KEEPS_0600: list[bool] = []
 
 def _umask_keeps_0600() -> bool:
     """Whether the umask leaves 0600 whole (022, 077...: no fchmod needed after creating a
-    file 0600), read once from /proc/self/status: os.umask would have to change it to read it,
-    and the store's writer thread creates files meanwhile. False when it cannot be read."""
+    file 0600), read once from /proc/self/status: os.umask can read it only by setting it,
+    process-wide for a moment, and any thread creating a file then gets the wrong mode. False
+    when it cannot be read (every file is fchmod-ed then)."""
     if not _KEEPS_0600:
         keeps = False
         try:

@@ -21,13 +21,8 @@ Writes are atomic and never overwrite: content is written to a file (0600) with 
 once complete, which fails if the name exists (:func:`ctxtool.storage.safe_fs.create_exclusive`).
 An existing file with the same bytes is reused; one with different bytes keeps its name and the
 new content gets ``<id>-<sha256 prefix>.<ext>`` instead (with a notice). New folders are created
-0700.
-
-snip and microcompact, whose outputs are committed only at the end, have their new files
-written by a thread meanwhile (:mod:`ctxtool.storage.background`): each folder is listed once
-when the store opens it, and a name not in that listing (nor queued before) is free, so
-:meth:`ToolResultStore.save` can return its path at once and queue the bytes; any other name
-takes the synchronous path above (compare, reuse or the alternate name).
+0700. Every file exists when :meth:`ToolResultStore.save` returns its path (a thread writing
+them meanwhile was tried and was slower on two cores: docs/internals.md).
 """
 
 from __future__ import annotations
@@ -47,7 +42,7 @@ import orjson
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.formats.registry import adapter_for
-from ctxtool.storage import background, durable, marker
+from ctxtool.storage import durable, marker
 from ctxtool.storage.paths import claude_project_dir, safe_name
 from ctxtool.storage.atomic import sweep_stale
 from ctxtool.storage.safe_fs import (TEMP_PREFIX, Folder, create_exclusive, open_folder,
@@ -111,32 +106,9 @@ class ToolResultStore:
         self._folders: dict[tuple[str, str], Folder] = {}
         self._idents: dict[tuple[str, str], tuple[int, int] | None] = {}
         self._close_folders = weakref.finalize(self, _close_all, self._folders)
-        # snip/microcompact: inside a background.allowed() block (an output committed at the
-        # end) a new file may be written by a thread (storage/background.py). Only names known
-        # to be free go there: not in the folder when it was opened (_listed, one listing per
-        # folder) and not queued before (_queued: paths the sync path waits for).
-        self.background = False
-        self._listed: dict[tuple[str, str], set[str]] = {}
-        self._queued: set[str] = set()
-        self._writer: background.Writer | None = None
-        self._late_reused = 0  # queued files the thread found already there (same bytes)
-        self._written = 0
-        self._reused = 0
-        self._bytes = 0
-        self._late_bytes = 0
-
-    # counted when a file is queued, corrected by what the thread found (exact once drained)
-    @property
-    def files_written(self) -> int:
-        return self._written - self._late_reused
-
-    @property
-    def files_reused(self) -> int:
-        return self._reused + self._late_reused
-
-    @property
-    def bytes_written(self) -> int:
-        return self._bytes - self._late_bytes
+        self.files_written = 0
+        self.files_reused = 0
+        self.bytes_written = 0
 
     def session_dir(self, session_id: str | None) -> Path:
         return self.root / safe_name(session_id, fallback=DEFAULT_SESSION)
@@ -233,9 +205,7 @@ class ToolResultStore:
     # --- writing ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the folders kept open between writes (also done when the store is dropped),
-        once the files queued for them are written."""
-        self._wait_writer()
+        """Close the folders kept open between writes (also done when the store is dropped)."""
         self._close_folders()
         self._close_folders = weakref.finalize(self, _close_all, self._folders)
 
@@ -245,14 +215,11 @@ class ToolResultStore:
         folder = self._folders.get(parts)
         if folder is not None and not again and _still_at(folder, self._idents[parts]):
             return folder
-        if folder is not None or len(self._folders) >= OPEN_FOLDERS:
-            self._wait_writer()  # the thread writes through the folders' fds
         if folder is not None:
             folder.close()
             del self._folders[parts]
         if len(self._folders) >= OPEN_FOLDERS:
             _close_all(self._folders)
-            self._listed.clear()
         try:
             self._claim()
             _make_dirs(self.root)
@@ -263,13 +230,6 @@ class ToolResultStore:
         sweep_stale(folder.path, prefix=TEMP_PREFIX)  # what a killed run left (older versions)
         self._folders[parts] = folder
         self._idents[parts] = _identity(folder)
-        self._listed.pop(parts, None)
-        if self.background and background.enabled():
-            try:
-                self._listed[parts] = set(os.listdir(folder.fd if folder.fd is not None
-                                                     else folder.path))
-            except OSError:
-                pass  # not listed: its files are written synchronously
         return folder
 
     def _put(self, parts: tuple[str, str], stem: str, suffix: str, data: bytes, *, what: str,
@@ -277,16 +237,8 @@ class ToolResultStore:
         """Save ``data`` as ``stem + suffix`` in ``<root>/<session>/<kind>`` (see the module
         docstring); the absolute path of the file that holds it. Paths are strings here, not
         Path objects: on a store-heavy run building them cost more than writing some files."""
-        first = f"{stem}{suffix}"
-        if self.background and background.enabled():
-            # the thread checks that the folder is still where its path says (_write_queued)
-            folder = self._folders.get(parts) or self._folder(parts)
-            listed = self._listed.get(parts)
-            if listed is not None and first not in listed:
-                listed.add(first)
-                self._submit(parts, folder, first, data, what)
-                return os.path.join(folder.path, first)
         folder = self._folder(parts)
+        first = f"{stem}{suffix}"
         try:
             outcome = self._create_or_match(folder, first, data)
         except _FolderGone:  # the folder held open was removed: open (create) it again
@@ -329,8 +281,6 @@ class ToolResultStore:
         thousands of new files: one failed lookup each). A create that fails without a look
         first is retried with one (a store we may only read can still hold the file)."""
         target = os.path.join(folder.path, name)
-        if target in self._queued:  # the thread may not have written it yet
-            self._wait_writer()
         looked = self._look_first
         if looked:
             try:
@@ -338,7 +288,7 @@ class ToolResultStore:
             except StoreError:  # a symlink, a folder, an unreadable file: not ours to reuse
                 return "differs"
             if same is not None:
-                self._reused += int(same)
+                self.files_reused += int(same)
                 return "same" if same else "differs"
             self._look_first = False
         try:
@@ -354,77 +304,9 @@ class ToolResultStore:
             return self._create_or_match(folder, name, data)
         if self.durable:
             durable.defer(folder.path, name, str(self.root))
-        self._written += 1
-        self._bytes += len(data)
+        self.files_written += 1
+        self.bytes_written += len(data)
         return "created"
-
-
-    # --- writing in the background (storage/background.py) -------------------------------------
-
-    def _submit(self, parts: tuple[str, str], folder: Folder, name: str, data: bytes,
-                what: str) -> None:
-        """Queue a new file whose name is free (see __init__); counted as written now."""
-        if self._writer is not None:
-            self._writer.check()  # a write failed: the run stops here, as with a sync write
-        if self._writer is None or not self._writer.running:
-            self._writer = background.Writer(self._write_queued)
-        self._queued.add(os.path.join(folder.path, name))
-        self._writer.submit((parts, folder, self._idents[parts], name, data, what), len(data))
-        self._written += 1
-        self._bytes += len(data)
-
-    def _wait_writer(self) -> None:
-        if self._writer is not None:
-            self._writer.check()
-            if self._writer.running:
-                self._writer.wait()
-
-    def _write_queued(self, item: tuple[tuple[str, str], Folder, tuple[int, int] | None, str,
-                                        bytes, str]) -> None:
-        """On the writer thread: create the file; a name taken meanwhile (another process) must
-        hold the same bytes. A folder removed, moved or replaced since it was opened is opened
-        (created) again where its path says, as :meth:`_folder` does. Raises StoreError as the
-        synchronous path does."""
-        parts, folder, identity, name, data, what = item
-        reopened = None
-        try:
-            if not _still_at(folder, identity):
-                folder = reopened = self._reopen(parts)
-            try:
-                created = create_exclusive(folder, name, data)
-            except FileNotFoundError:  # removed after the check
-                if reopened is not None:
-                    raise
-                folder = reopened = self._reopen(parts)
-                created = create_exclusive(folder, name, data)
-            self._written_queued(folder, name, data, what, created)
-        except OSError as exc:
-            raise StoreError(f"cannot write: {exc.strerror or exc}",
-                             source=os.path.join(folder.path, name)) from exc
-        finally:
-            if reopened is not None:
-                reopened.close()
-
-    def _reopen(self, parts: tuple[str, str]) -> Folder:
-        """The thread's own fd of ``<root>/<session>/<kind>`` (created if missing)."""
-        try:
-            _make_dirs(self.root)
-            return open_folder(str(self.root), parts, create=True)
-        except OSError as exc:
-            raise _store_error("cannot create the store folder", exc,
-                               self.root.joinpath(*parts)) from exc
-
-    def _written_queued(self, folder: Folder, name: str, data: bytes, what: str,
-                        created: bool) -> None:
-        if not created:
-            if not _holds(folder, name, data):
-                raise StoreError(f"cannot store {what}: {name} was created meanwhile with other "
-                                 "content", source=folder.path)
-            self._late_reused += 1
-            self._late_bytes += len(data)
-            return
-        if self.durable:
-            durable.defer(folder.path, name, str(self.root))
 
 
 class _FolderGone(StoreError):

@@ -100,11 +100,13 @@ SAVERS = {
 }
 
 
-def run_limited(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """The real entry point with a 10 KB file-size limit: a full disk for every file it writes."""
+def run_limited(args: list[str], cwd: Path,
+                size: int = 10_000) -> subprocess.CompletedProcess[bytes]:
+    """The real entry point with a file-size limit (10 KB: a full disk for every file it
+    writes)."""
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
     return subprocess.run([*ctxtool_executable(), *args], capture_output=True, cwd=cwd,
                           preexec_fn=limit, check=False, timeout=120, env={**os.environ})
@@ -131,6 +133,39 @@ def test_full_disk_under_the_store(name: str, small: Path, tmp_path: Path) -> No
     assert_failed_save(name, proc, small.read_bytes(), "File too large")
     assert not leftovers(tmp_path)
     assert all(p.stat().st_size == 0 or p.is_dir() or p.name == MARKER for p in store.rglob("*"))
+
+
+@pytest.mark.parametrize("output", ["stdout", "-o", "--in-place"])
+def test_full_disk_for_one_store_file(output: str, tmp_path: Path) -> None:
+    """A 200 KB limit: the output fits, the first result cleared (300 KB) does not. One line
+    naming that file, exit 4, nothing on stdout, the -o target, the --in-place file and the
+    input untouched, no temp files, no store file (an unnamed one was never linked)."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(transcript(12, 300_000, files=2))
+    data = source.read_bytes()
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"the old output\n")
+    store = tmp_path / "store"
+    args = ["microcompact", "--force", "--keep", "0", "--target", "0", "--now", NOW,  # all
+            "--store", str(store)]
+    if output == "-o":
+        args += [str(source), "-o", str(out)]
+    elif output == "--in-place":
+        args += ["--in-place", str(out)]
+        out.write_bytes(data)
+        os.utime(out, (1, 1))  # not a live session
+    else:
+        args += [str(source)]
+    before = out.read_bytes()
+    proc = run_limited(args, tmp_path, size=200_000)
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr.decode()
+    first = store / SESSION / "tool-results" / "toolu_00000.txt"  # the first one cleared
+    assert proc.stderr.decode().splitlines() == [
+        f"ctxtool: error: {first}: cannot write: File too large"]
+    assert proc.stdout == b""
+    assert out.read_bytes() == before and source.read_bytes() == data
+    assert not leftovers(tmp_path)
+    assert not [p for p in store.rglob("*") if p.suffix in (".txt", ".json")]
 
 
 def test_full_disk_when_summarize_saves_the_original(tmp_path: Path) -> None:
@@ -194,6 +229,18 @@ def test_store_under_a_regular_file(name: str, small: Path, tmp_path: Path) -> N
                        cwd=tmp_path)  # --force: a file written just now may be a live session
     assert proc.returncode == ExitCode.STORAGE and copy.read_bytes() == data
     assert not leftovers(tmp_path)
+
+
+def test_persist_to_an_output_file_keeps_what_it_cannot_save(small: Path, tmp_path: Path) -> None:
+    """persist goes on past a failed save, with -o too: each result stays in place with a
+    warning, the -o file holds the input unchanged, exit 4."""
+    (tmp_path / "file.txt").write_text("a file, not a folder")
+    out = tmp_path / "out.jsonl"
+    proc = run_ctxtool("persist", "--store", str(tmp_path / "file.txt" / "store"), str(small),
+                       "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr.decode()
+    assert b"left in place" in proc.stderr and b"Traceback" not in proc.stderr
+    assert out.read_bytes() == small.read_bytes() and not leftovers(tmp_path)
 
 
 @pytest.mark.parametrize("name", list(SAVERS))
@@ -329,6 +376,32 @@ def test_ctrl_c_during_in_place(name: str, large: Path, tmp_path: Path) -> None:
                                   tmp_path)
     assert_interrupted(proc)
     assert target.read_bytes() == before
+    assert not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_while_the_store_writes(sig: int, tmp_path: Path) -> None:
+    """Stopped while snip saves results, its transcript staged for stdout: Ctrl-C gives exit
+    130 and nothing on stdout; SIGTERM kills it (no handler). Either way no temp file is left
+    (a store file being written has no name yet)."""
+    source, store = tmp_path / "in.jsonl", tmp_path / "store"
+    source.write_bytes(transcript(600, 60_000, files=20))
+    proc = subprocess.Popen([*ctxtool_executable(), "snip", "--now", NOW, "--store", str(store),
+                             str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while len([p for p in store.rglob("*") if p.suffix == ".txt"]) < 20:
+        assert proc.poll() is None, "finished before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert_interrupted(subprocess.CompletedProcess(proc.args, proc.returncode, stdout,
+                                                       stderr))
+    else:
+        assert proc.returncode == -signal.SIGTERM, stderr
+        assert stdout == b""
     assert not leftovers(tmp_path)
 
 

@@ -73,6 +73,23 @@ def test_killed_after_an_in_place_rewrite(inputs: dict[str, bytes], tmp_path: Pa
     assert run_ctxtool("restore", str(session)).stdout == inputs["snip"]
 
 
+def test_killed_right_after_stdout_got_the_transcript(inputs: dict[str, bytes],
+                                                      tmp_path: Path) -> None:
+    """Staged stdout (cli/spool.py) is copied out once the run succeeded; killed right after
+    (``after-stdout``), every file the transcript on stdout references is complete."""
+    source, store = tmp_path / "in.jsonl", tmp_path / "store"
+    source.write_bytes(inputs["snip"])
+    proc = run_ctxtool("snip", "--store", str(store), str(source),
+                       env={durable.CRASH_ENV: "after-stdout"})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert proc.stdout.count(str(store).encode()) == len(stored_files(store)) >= durable.FEW
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(proc.stdout)
+    back = run_ctxtool("restore", str(out))
+    assert back.returncode == 0, back.stderr.decode()
+    assert back.stdout == inputs["snip"]
+
+
 def strace_calls(args: list[str], cwd: Path) -> list[tuple[int, str]]:
     """The fsync, syncfs and rename calls of a ctxtool run, in order, each with the id of the
     thread that made it (strace -f)."""

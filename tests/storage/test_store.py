@@ -172,25 +172,15 @@ def test_folders_inside_the_store_are_never_followed(tmp_path: Path, link: str, 
     assert store.load(other) == "y"
 
 
-@pytest.mark.parametrize("queued", [False, True], ids=["sync", "queued"])
 @pytest.mark.parametrize("change", ["removed", "moved", "symlink"])
-def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str, queued: bool) -> None:
+def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str) -> None:
     """The store keeps its folders open between writes: one removed, moved away or replaced
     by a link after the first save is never written into by the next. The next file lands
-    where its returned path says (the folder created again), or the link is refused. Queued:
-    the files are written by the store's thread (storage/background.py), which checks the
-    folder before each file; a refusal is raised by the drain at the end of the block."""
-    import contextlib
+    where its returned path says (the folder created again), or the link is refused."""
     import shutil
 
-    from ctxtool.storage import durable
-
-    durable.discard()  # what other tests' durable stores left to sync
     store = ToolResultStore(tmp_path / "store", durable=False)
-    store.background = queued
-    staged = durable.staged if queued else contextlib.nullcontext
-    with staged():
-        first = Path(store.save("one", tool_use_id="t1", session_id="s"))
+    first = Path(store.save("one", tool_use_id="t1", session_id="s"))
     folder, outside = first.parent, tmp_path / "outside"
     outside.mkdir()
     if change == "removed":
@@ -201,12 +191,11 @@ def test_a_folder_changed_between_two_saves(tmp_path: Path, change: str, queued:
         folder.rename(outside / "tool-results")
         folder.symlink_to(outside / "tool-results")
     if change == "symlink":
-        with pytest.raises(StoreError, match="symlink"), staged():
+        with pytest.raises(StoreError, match="symlink"):
             store.save("two", tool_use_id="t2", session_id="s")
         assert sorted(p.name for p in (outside / "tool-results").iterdir()) == ["t1.txt"]
         return
-    with staged():
-        second = Path(store.save("two", tool_use_id="t2", session_id="s"))
+    second = Path(store.save("two", tool_use_id="t2", session_id="s"))
     assert second.read_text() == "two" and second.parent == folder
     assert sorted(p.name for p in folder.iterdir()) == ["t2.txt"]
     if change == "moved":
