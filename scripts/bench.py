@@ -45,6 +45,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -80,6 +81,36 @@ with open(sys.argv[1], "rb") as src, open(os.devnull, "wb") as out:
     for line in src:
         out.write(dumps(loads(line)) + b"\\n")
 """
+# estimate's floor: the parse loop plus ctxtool's own count of what estimate counts on a Claude
+# Code transcript (the content of each message of the chain measured: the first line's
+# isSidechain, as estimate's meter follows it), with none of estimate's bookkeeping. A reference,
+# not a goal: the token heuristic's cost is set by its accuracy goal (scripts/token_accuracy.py).
+# It prints the total, so a test can check it counts what estimate counts.
+COUNT = "orjson parse+count"
+COUNT_LOOP = """
+import sys, orjson
+from ctxtool.core.sizing.tokens import blocks_tokens
+from ctxtool.formats.registry import adapter_for
+loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+blocks_of = adapter_for("claude-code").role_and_blocks
+total, chain = 0, None
+with open(sys.argv[1], "rb") as src:
+    for line in src:
+        try:
+            entry = loads(line)
+            flag = entry.get("isSidechain")
+        except (JSONDecodeError, AttributeError):  # not JSON, not an object: estimate skips it
+            continue
+        if flag is True or flag is False:
+            if chain is None:
+                chain = flag
+            elif flag is not chain:
+                continue
+        total += blocks_tokens(blocks_of(entry)[1])
+print(total)
+"""
+# reference loops: compared with a baseline as the commands are, never judged
+REFERENCES = {COUNT: PARSE}
 CORPUS = ROOT.parent / "shared" / "corpus"
 SHAPES = ("synthetic", "store-heavy", "corpus", "real-shaped")
 RSS_GOAL_MB = 150.0
@@ -102,10 +133,15 @@ class Command:
     pipe: bool = False
     rss_goal: bool | float = True  # True: RSS_GOAL_MB; a number: this command's own goal
     default: bool = True
+    floor: str | None = None  # a reference loop: the least this command's work can cost
+
+    @property
+    def writes_store(self) -> bool:
+        return "--store" in self.args
 
 
 COMMANDS: dict[str, Command] = {
-    "estimate": Command(("estimate", "{input}"), baseline=PARSE, goal=1.5),
+    "estimate": Command(("estimate", "{input}"), baseline=PARSE, goal=1.5, floor=COUNT),
     "validate": Command(("validate", "{input}"), baseline=PARSE),
     "persist": Command(("persist", "--store", "{work}/store", "{input}"), goal=2.0),
     # with -o the saved files are fsynced too (durable), so this one also measures the disk
@@ -154,6 +190,7 @@ class Row:
     median_cpu_ratio: float | None = None  # the same of CPU times (user+sys)
     judged: str = "best"  # which ratio the goal was checked on
     goal: float | None = None
+    floor: float | None = None  # its floor loop's ratio to the same baseline (judged alike)
     rss_goal_mb: float | None = None
     large_seconds: float | None = None
     large_ratio: float | None = None
@@ -273,6 +310,8 @@ def prepare(transcript: Path, names: list[str], work: Path) -> dict[str, tuple[l
     jq = shutil.which("jq")
     if jq:
         plans["jq -c ."] = ([jq, "-c", ".", str(transcript)], None)
+    if any(COMMANDS[name].floor == COUNT for name in names):
+        plans[COUNT] = ([sys.executable, "-c", COUNT_LOOP, str(transcript)], None)
     for name in names:
         command = COMMANDS[name]
         source = transcript
@@ -310,6 +349,87 @@ def set_aside(store: Path, round_: int) -> None:
     than the same run without that deletion (perf: 37% of its cycles in ``find_inode_bit``)."""
     if store.exists():
         store.rename(store.with_name(f"{store.name}-set-aside-{round_}"))
+
+
+# --- the file system the stores are timed on -----------------------------------------------------
+
+@dataclass(frozen=True)
+class Mount:
+    """One line of /proc/self/mountinfo: the device (major:minor), where it is mounted, its file
+    system type and its source (/dev/vda, /dev/mapper/vg-root...)."""
+
+    device: str
+    point: str
+    fs_type: str
+    source: str
+
+
+def mount_of(st_dev: int, mountinfo: str) -> Mount | None:
+    """The mount of the file system whose ``st_dev`` is given (None: no line names it). Fields
+    (proc(5)): id, parent, major:minor, root, mount point, options, optional fields up to a
+    "-", then type, source, super options."""
+    device = f"{os.major(st_dev)}:{os.minor(st_dev)}"
+    for line in mountinfo.splitlines():
+        fields = line.split(" ")
+        if len(fields) < 9 or fields[2] != device or "-" not in fields[6:]:
+            continue
+        rest = fields[fields.index("-", 6) + 1:]
+        if len(rest) >= 2:
+            return Mount(device, _unescape(fields[4]), rest[0], _unescape(rest[1]))
+    return None
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo field as written: the kernel writes a space, tab, newline or backslash in it
+    as an octal escape (\\040...)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def block_device_name(mount: Mount, sys_root: Path) -> str:
+    """The kernel's name of the mount's block device, as /sys/fs/ext4 names it: the target of
+    /sys/dev/block/MAJOR:MINOR (a /dev/mapper/NAME source is dm-N there), else the source's
+    last part."""
+    try:
+        return os.path.basename(os.readlink(sys_root / "dev" / "block" / mount.device))
+    except OSError:
+        return os.path.basename(mount.source)
+
+
+def lacks_journal(mount: Mount, sys_root: Path) -> bool:
+    """True for ext4 without a journal (its journal_task reads "<none>"); False for another file
+    system, a journal, or when /sys does not say."""
+    if mount.fs_type != "ext4":
+        return False
+    task = sys_root / "fs" / "ext4" / block_device_name(mount, sys_root) / "journal_task"
+    try:
+        return task.read_text().strip() == "<none>"
+    except OSError:
+        return False
+
+
+def no_journal_warning(tmp: str, st_dev: int, mountinfo: str, sys_root: Path) -> str | None:
+    """The warning for store timings taken under ``tmp`` (whose ``st_dev`` is given), or None."""
+    mount = mount_of(st_dev, mountinfo)
+    if mount is None or not lacks_journal(mount, sys_root):
+        return None
+    return (f"warning: --tmp {tmp} is on {mount.source} ({mount.point}), ext4 without a "
+            f"journal: there, creating a file within minutes after many files were deleted "
+            f"costs kernel time for each file created, growing with the number deleted "
+            f"(ext4 steps over the recently freed inodes), so the commands that write store "
+            f"files are timed slower than they are (store-heavy snip: 3.6x the loop right "
+            f"after deletions, 2.0x on a journaled ext4); give --tmp a folder on a file system "
+            f"with a journal, or wait 5 minutes after deleting many files")
+
+
+def store_fs_warnings(tmp: str) -> list[str]:
+    """:func:`no_journal_warning` for this machine's ``tmp`` (none where /proc is not Linux's)."""
+    try:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+        st_dev = os.stat(tmp).st_dev
+    except OSError:
+        return []
+    warning = no_journal_warning(tmp, st_dev, mountinfo, Path("/sys"))
+    return [warning] if warning else []
 
 
 def paired(ours: list[Run], base: list[Run], cpu: bool) -> float | None:
@@ -367,39 +487,54 @@ def make_input(path: Path, args: argparse.Namespace) -> None:
 
 def build_rows(runs: dict[str, Run], large: dict[str, Run] | None,
                rounds: dict[str, list[Run]] | None = None, judge: str = "best") -> list[Row]:
-    rows = []
+    rows: dict[str, Row] = {}
     for name, run in runs.items():
         command = COMMANDS.get(name)
-        row = Row(name, run.seconds, run.cpu_seconds, run.peak_rss_mb, run.returncode)
+        row = rows[name] = Row(name, run.seconds, run.cpu_seconds, run.peak_rss_mb,
+                               run.returncode)
+        baseline = command.baseline if command is not None else REFERENCES.get(name)
+        if baseline is not None:
+            compare(row, baseline, runs, rounds)
         if command is not None:
-            base = runs[command.baseline]
-            row.baseline, row.goal = command.baseline, command.goal
-            row.ratio = run.seconds / base.seconds
-            row.cpu_ratio = run.cpu_seconds / base.cpu_seconds if base.cpu_seconds else None
-            if rounds is not None:
-                row.median_ratio = paired(rounds[name], rounds[command.baseline], cpu=False)
-                row.median_cpu_ratio = paired(rounds[name], rounds[command.baseline], cpu=True)
+            row.goal = command.goal
             row.rss_goal_mb = (RSS_GOAL_MB if command.rss_goal is True
                                else float(command.rss_goal) or None)
+            if command.floor in rows:  # the reference loops run before the commands
+                row.floor = judged_ratio(rows[command.floor], judge)
         if large is not None and name in large:
             row.large_seconds = large[name].seconds
             row.large_peak_rss_mb = large[name].peak_rss_mb
-            if command is not None:
-                row.large_ratio = large[name].seconds / large[command.baseline].seconds
+            if baseline is not None and baseline in large:
+                row.large_ratio = large[name].seconds / large[baseline].seconds
             if large[name].returncode:
                 row.problems.append(f"exit {large[name].returncode} on the large file")
         if run.returncode:
             row.problems.append(f"exit {run.returncode}")
-        judged = {"best": row.ratio, "median": row.median_ratio,
-                  "cpu": row.median_cpu_ratio}[judge]
+        judged = judged_ratio(row, judge)
         row.judged = judge
         if row.goal is not None and judged is not None and judged > row.goal:
-            row.problems.append(f"time {judged:.2f}x ({judge}) > {row.goal}x")
+            floor = "" if row.floor is None else f" (floor {row.floor:.2f}x)"
+            row.problems.append(f"time {judged:.2f}x ({judge}) > {row.goal}x{floor}")
         rss = row.large_peak_rss_mb if row.large_peak_rss_mb is not None else row.peak_rss_mb
         if row.rss_goal_mb is not None and rss > row.rss_goal_mb:
             row.problems.append(f"RSS {rss:.0f} MB > {row.rss_goal_mb:.0f} MB")
-        rows.append(row)
-    return rows
+    return list(rows.values())
+
+
+def compare(row: Row, baseline: str, runs: dict[str, Run],
+            rounds: dict[str, list[Run]] | None) -> None:
+    """The row's ratios to its baseline loop: of the fastest runs, and paired per round."""
+    base = runs[baseline]
+    row.baseline = baseline
+    row.ratio = row.seconds / base.seconds
+    row.cpu_ratio = row.cpu_seconds / base.cpu_seconds if base.cpu_seconds else None
+    if rounds is not None:
+        row.median_ratio = paired(rounds[row.name], rounds[baseline], cpu=False)
+        row.median_cpu_ratio = paired(rounds[row.name], rounds[baseline], cpu=True)
+
+
+def judged_ratio(row: Row, judge: str) -> float | None:
+    return {"best": row.ratio, "median": row.median_ratio, "cpu": row.median_cpu_ratio}[judge]
 
 
 def startup(runs: int, work: Path) -> dict[str, Any]:
@@ -433,10 +568,13 @@ def render(rows: list[Row], info: dict[str, Any], start: dict[str, Any] | None) 
              f"{'':<22}{'-- ' + small + ' ':-<50}  {'-- ' + big + ' ':-<22}",
              f"{'command':<22}{'seconds':>8}{'MB/s':>6}{'ratio':>7}{'cpu':>6}{'med':>6}{'mcpu':>6}"
              f" {'vs':<6}{'goal':>5}  {'seconds':>8}{'ratio':>7}{'RSS MB':>7}  verdict"]
+    floor_of = {COMMANDS[row.name].floor: f"reference: {row.name}'s floor" for row in rows
+                if row.floor is not None}
     for row in rows:
         vs = {PARSE: "parse", DUMP: "dump"}.get(row.baseline or "", "")
         verdict = "; ".join(row.problems) if row.problems else (
-            "ok" if row.goal is not None or row.rss_goal_mb is not None else "")
+            "ok" if row.goal is not None or row.rss_goal_mb is not None
+            else floor_of.get(row.name, ""))
         rss = row.large_peak_rss_mb if row.large_peak_rss_mb is not None else row.peak_rss_mb
         lines.append(f"{row.name:<22}{row.seconds:>8.2f}{info['size_mb'] / row.seconds:>6.0f}"
                      f"{_fmt(row.ratio, '.2f'):>7}{_fmt(row.cpu_ratio, '.2f'):>6}"
@@ -672,6 +810,8 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
         print(json.dumps(result, indent=2) if args.json else "\n".join(render_result(result)))
         return 0 if result["ok"] else 1
+    warnings = (store_fs_warnings(args.tmp)
+                if any(COMMANDS[name].writes_store for name in args.names) else [])
     try:
         from_bytecode()
         transcript = Path(args.input) if args.input else work / "transcript.jsonl"
@@ -700,9 +840,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = build_rows(runs, large, rounds, args.judge)
     check_summary(rows, sizes)
     ok = all(not row.problems for row in rows) and (start is None or start["ok"])
+    for warning in warnings:
+        print(warning, file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"input": info, "rows": [asdict(r) for r in rows], "startup": start,
-                          "ok": ok}, indent=2))
+                          "warnings": warnings, "ok": ok}, indent=2))
     else:
         print("\n".join(render(rows, info, start)))
     return 0 if ok else 1
