@@ -15,6 +15,10 @@ also taken per round (a command and its loop ran side by side) and their median 
 wall and of CPU time (user+sys of the child); ``--judge`` picks the figure the goals are checked
 on: ``best`` (fastest of each, the default), ``median`` (paired wall) or ``cpu`` (paired CPU, for a
 busy machine - blind to time spent waiting for the disk, so not for the ``-o`` variants).
+With estimate, a reference loop runs too, ``orjson parse+count`` (the parse loop plus ctxtool's
+count of what estimate counts): its ratio to the parse loop is estimate's floor, shown beside it.
+When a command that writes store files is timed and ``--tmp`` is on ext4 without a journal
+(where creating files right after deleting many costs kernel time), a warning says so.
 
 ``--shape`` picks the input: ``synthetic`` (above; 11.2 KB a line on average), ``store-heavy``
 (the same without its compactions, ``scripts/gen_store_heavy.py``: on 200 MB ``snip`` moves
