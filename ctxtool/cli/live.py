@@ -225,6 +225,10 @@ class LiveFile:
             pause = SETTLE  # a live session: one more look once its writer had a moment
 
     def _append(self, data: bytes, deadline: float) -> None:
+        """``data`` (whole lines) at the end of the new file, once it ends with a newline. One
+        ``O_APPEND`` write, which Linux never interleaves with another writer's: the lines stay
+        whole against writers that write a line at once (Claude Code). One that splits a line
+        over several writes may start it between the check and the write (docs/internals.md)."""
         try:
             fd = os.open(self.real, os.O_RDWR | os.O_APPEND)
             try:

@@ -6,6 +6,14 @@ rewrites it are never lost, over 20 runs that start appending at different momen
 rates, some writing each line in two pieces. The appender writes the way Claude Code does: open,
 append, close, for each line. The session is generated once per module (a few big tool results,
 two superseded reads that snip clears, so a microcompact_boundary is appended too).
+
+A line in two pieces is written that way only into the file ctxtool replaces (the appender
+opened it before the swap): ctxtool must wait for the rest before it carries the line over. Into
+the new file a line goes in one ``write``, as Claude Code writes it: Linux never interleaves one
+``write`` to a regular file with another process's ``O_APPEND`` write, and that is what keeps the
+lines ctxtool adds after the swap whole. A writer that splits a line into several writes there
+could get ctxtool's lines in the middle of it: nothing can prevent that without a lock the writer
+takes too (docs/internals.md, "Rewriting a session in place").
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ class Appender(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
+        original = os.stat(self.path).st_ino  # the file ctxtool replaces
         time.sleep(self.start_after)
         extra = 3
         while extra:
@@ -89,7 +98,9 @@ class Appender(threading.Thread):
                 extra -= 1
             line = appended_line(self.run_id, len(self.written))
             with open(self.path, "ab") as out:
-                if self.split:  # a line written in two pieces, as a large write can be
+                # a line in two pieces, straddling the swap when it comes in between; only into
+                # the file replaced (module docstring)
+                if self.split and os.fstat(out.fileno()).st_ino == original:
                     out.write(line[:20])
                     out.flush()
                     time.sleep(0.002)
