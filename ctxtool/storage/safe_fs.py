@@ -211,8 +211,10 @@ def _create_unnamed(folder: Folder, name: str, data: bytes) -> bool | None:
         raise  # ENOENT: the folder was removed (the store opens it again), EACCES, ENOSPC...
     try:
         _write_all(fd, data)
-        if not _umask_keeps_0600():
-            os.fchmod(fd, 0o600)  # the umask took bits off 0600
+        # the umask may have taken bits off 0600; an fstat costs less than an fchmod, and the
+        # umask cannot be read once for all (a program may change it between two saves)
+        if os.fstat(fd).st_mode & 0o777 != 0o600:
+            os.fchmod(fd, 0o600)
         try:
             os.link(f"{_PROC_FD}/{fd}", name, dst_dir_fd=folder.fd, follow_symlinks=True)
         except FileExistsError:
@@ -223,26 +225,6 @@ def _create_unnamed(folder: Folder, name: str, data: bytes) -> bool | None:
 
 
 _PROC_FD_THERE: list[bool] = []
-_KEEPS_0600: list[bool] = []
-
-
-def _umask_keeps_0600() -> bool:
-    """Whether the umask leaves 0600 whole (022, 077...: no fchmod needed after creating a
-    file 0600), read once from /proc/self/status: os.umask can read it only by setting it,
-    process-wide for a moment, and any thread creating a file then gets the wrong mode. False
-    when it cannot be read (every file is fchmod-ed then)."""
-    if not _KEEPS_0600:
-        keeps = False
-        try:
-            with open("/proc/self/status", "rb") as status:
-                for line in status:
-                    if line.startswith(b"Umask:"):
-                        keeps = int(line.split()[1], 8) & 0o600 == 0
-                        break
-        except (OSError, ValueError, IndexError):
-            pass
-        _KEEPS_0600.append(keeps)
-    return _KEEPS_0600[0]
 
 
 def _proc_fd() -> bool:

@@ -54,6 +54,20 @@ def test_files_0600_and_new_folders_0700(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["t.txt"]  # no temp files left
 
 
+def test_files_stay_0600_when_the_umask_changes_between_saves(tmp_path: Path) -> None:
+    """A program using the store may narrow its umask after its first save: the next file is
+    still 0600 (not 0600 less the owner's write bit)."""
+    store = ToolResultStore(tmp_path / "store")
+    first = Path(store.save("x", tool_use_id="t1", session_id="s"))
+    old = os.umask(0o200)
+    try:
+        second = Path(store.save("y", tool_use_id="t2", session_id="s"))
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (first, second)] == [0o600, 0o600]
+    assert second.read_text() == "y"
+
+
 def test_existing_folder_modes_are_left_alone(tmp_path: Path) -> None:
     tmp_path.chmod(0o755)
     ToolResultStore(tmp_path).save("x", tool_use_id="t", session_id="s")
