@@ -105,11 +105,10 @@ def _write_back_started(db: Path) -> Iterator[None]:
     except OSError:
         yield  # write_session reports what is wrong with the file
         return
-    durable.watch(fd)
     try:
-        yield
+        with durable.watching(fd):
+            yield
     finally:
-        durable.unwatch(fd)  # before the fd is closed
         os.close(fd)
 
 

@@ -110,12 +110,9 @@ class LiveFile:
                     # the disk write-back of the file (and of the store files it will point
                     # at) starts in the background while it is written, as for -o
                     # (storage/atomic.py): the fsyncs below wait for the last part only
-                    durable.watch(fd)
-                    try:
+                    with durable.watching(fd):
                         yield handle
                         handle.flush()
-                    finally:
-                        durable.unwatch(fd)  # before the file is closed
                     os.fsync(handle.fileno())  # the long part: before the last look
                     self._catch_up(handle)
                     handle.flush()

@@ -99,14 +99,9 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
         except OSError as exc:
             raise StoreError(f"cannot write {target}: {exc.strerror or exc}") from exc
         with os.fdopen(fd, "wb") as handle:
-            if background:
-                durable.watch(fd)
-            try:
+            with durable.watching(fd) if background else contextlib.nullcontext():
                 yield handle
                 handle.flush()
-            finally:
-                if background:
-                    durable.unwatch(fd)  # before the file is closed
             os.fsync(handle.fileno())
         os.chmod(tmp, mode if mode is not None else _mode_for(target))
         durable.flush()  # the store files it may point at: on disk before it replaces anything

@@ -50,11 +50,12 @@ contract above.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 FEW = 64  # fewer files than this: fsync each (cheap, touches nobody else's data)
 TICK = 0.2  # seconds between two write-backs the background thread starts
@@ -131,6 +132,17 @@ def unwatch(fd: int) -> None:
     meanwhile is raised by the next :func:`flush`."""
     _Writeback.stop()
     _outputs.discard(fd)
+
+
+@contextlib.contextmanager
+def watching(fd: int) -> Iterator[None]:
+    """:func:`watch` ``fd`` for the block, :func:`unwatch` after it, however it ends (and so
+    before ``fd`` is closed, when the block is inside what closes it)."""
+    watch(fd)
+    try:
+        yield
+    finally:
+        unwatch(fd)
 
 
 def _hold(folder: str) -> None:
