@@ -626,6 +626,6 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
                 write_entries(transform(fmt, source), out)
 
 
-__all__ = ["Block", "FileSource", "InputFile", "LineTable", "Spooled", "iter_lazy_entries", "iter_spans", "run_two_pass",
-           "source_format", "spool",
-           "Stage", "spooled_input", "spooled_inputs", "staged_output"]
+__all__ = ["Block", "FileSource", "InputFile", "LineTable", "Spooled", "Stage", "iter_lazy_entries",
+           "iter_spans", "run_two_pass", "source_format", "spool", "spooled_input",
+           "spooled_inputs", "staged_output"]
