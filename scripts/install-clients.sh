@@ -12,9 +12,9 @@
 set -euo pipefail
 
 # The versions the end-to-end suite was written and run against. Bump one, run the suite.
-CLAUDE_CODE="@anthropic-ai/claude-code@2.1.330"
+CLAUDE_CODE="@anthropic-ai/claude-code@2.1.332"
 OPENCODE="opencode-ai@1.18.33"
-CODEX="@openai/codex@0.169.0"
+CODEX="@openai/codex@0.171.0"
 
 cache="${CTXTOOL_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxtool-e2e}"
 
