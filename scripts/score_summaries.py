@@ -16,6 +16,14 @@ the history really contains:
 * stale pending items - items ctxtool lists under Pending Tasks that Claude's summary reports as
   done (a line outside Claude's Pending Tasks, Current Work and Next Step with a completion word
   sharing most of the item's words) and that none of those three sections holds;
+* work items - the lines of Claude's summary (outside All user messages, Pending Tasks and
+  Optional Next Step) that report work done: one of the verbs of :data:`WORK_VERBS` (or a check
+  mark) and at least 3 key words (names, and words of 4 letters or more that are neither common
+  English (:data:`COMMON`) nor those verbs); an item is recalled when one line of ctxtool's
+  summary, at most :data:`WORK_LINE_CHARS` characters long, shares at least 3 and at least 60%
+  of its key words;
+* settled pending items - items ctxtool lists under Pending Tasks whose latest state in the
+  history's own task records (every agent's todo or plan tool, through its adapter) is completed;
 * size - ctxtool's summary over Claude's (the nine sections, the analysis scratchpad left out;
   ``size_with_analysis`` counts it in), in estimated tokens; and each section's share of both.
 
@@ -46,7 +54,9 @@ sys.path.insert(0, str(ROOT))
 from ctxtool.core.sizing.tokens import estimate_text_tokens  # noqa: E402
 from ctxtool.core.summarizing.offline import OfflineSummarizer  # noqa: E402
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body  # noqa: E402
+from ctxtool.core.summarizing.request import entry_turns  # noqa: E402
 from ctxtool.core.summarizing.summarize import SummarizeOptions, compact  # noqa: E402
+from ctxtool.core.summarizing.tools import TodoList, ToolCall  # noqa: E402
 from ctxtool.formats.claude_code.chain import is_compact_boundary, is_compact_summary  # noqa: E402
 from ctxtool.formats.jsonl import iter_entries  # noqa: E402
 from ctxtool.types import CLAUDE_CODE, Entry  # noqa: E402
@@ -65,6 +75,29 @@ _FILE_EXT = re.compile(r"\.(?:py|go|ts|tsx|js|jsx|rs|md|json|jsonl|ya?ml|toml|sh
 _DONE = re.compile(r"\b(done|fixed|completed?|committed|merged|pushed|passed|passing|resolved|"
                    r"implemented|added|created|removed|updated|finished|verified|succeeded)\b",
                    re.IGNORECASE)
+# the work figure (issue 28): its verbs, key words and the longest line of ctxtool's that counts
+WORK_VERBS = ("done", "fixed", "completed", "resolved", "implemented", "merged", "committed",
+              "pushed", "created", "added", "wrote", "written", "updated", "modified",
+              "refactored", "removed", "replaced", "renamed", "extracted", "migrated", "passing",
+              "passed")
+_WORK_VERB = re.compile(r"\b(?:" + "|".join(WORK_VERBS) + r")\b|\u2705", re.IGNORECASE)
+WORK_LINE_CHARS = 400
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
+_NAME = re.compile(r"[_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
+COMMON = frozenset("""
+about above across actually after again against almost along already also although always among
+another anything around away back based because become been before behind being below better
+between both bring brought came cannot case cases change changes changed check checks come comes
+could current currently does doing down during each either else even every everything example
+exactly first following found from full further gave give given gives going good great have
+having help here however instead into itself just keep kept know last later least less like
+line lines made make makes making many more most much must need needed needs never next none
+note nothing once only onto other others over part place proper properly rather really right
+same seen several should show shows similar since some something still such sure take taken than
+that their them then there these they thing things this those though through thus together
+under unless until upon used uses using very want wanted well went were what whatever when
+where whether which while whole will with within without work worked working works would your
+""".split())
 _WORD = re.compile(r"[A-Za-z_][\w.]{3,}")
 _STOP = {"with", "that", "this", "from", "into", "should", "would", "have", "when", "then",
          "task", "tasks", "pending", "completed", "progress", "in_progress", "user", "also"}
@@ -79,6 +112,8 @@ class Case:
     paths: list[int] = field(default_factory=lambda: [0, 0])
     identifiers: list[int] = field(default_factory=lambda: [0, 0])
     stale_pending: list[str] = field(default_factory=list)
+    work_items: list[int] = field(default_factory=lambda: [0, 0])  # recalled, in Claude's
+    settled_pending: list[str] = field(default_factory=list)  # the history's tasks say done
     pending_listed: int = 0  # open items in ctxtool's Pending Tasks
     claude_tokens: int = 0
     claude_tokens_with_analysis: int = 0
@@ -87,6 +122,7 @@ class Case:
     missing_user_messages: list[str] = field(default_factory=list)
     missing_paths: list[str] = field(default_factory=list)
     missing_identifiers: list[str] = field(default_factory=list)
+    missing_work: list[str] = field(default_factory=list)
     shares: dict[str, list[float]] = field(default_factory=dict)  # section: [ctxtool, claude]
 
     def ratio(self, pair: list[int]) -> float | None:
@@ -233,10 +269,14 @@ def _overlap(item: set[str], other: str) -> float:
     return len(item & _words(other)) / len(item) if item else 0.0
 
 
+def _open_items(ours: dict[str, str]) -> list[str]:
+    return [line for line in _items(ours.get(PENDING, ""))
+            if re.match(r"^[-*]\s+\[(pending|in_progress|open)\]|^[-*]\s+(?!Completed)", line)
+            and "earlier summary" not in line.lower()]
+
+
 def score_pending(case: Case, claude: dict[str, str], ours: dict[str, str]) -> None:
-    open_items = [line for line in _items(ours.get(PENDING, ""))
-                  if re.match(r"^[-*]\s+\[(pending|in_progress|open)\]|^[-*]\s+(?!Completed)", line)
-                  and "earlier summary" not in line.lower()]
+    open_items = _open_items(ours)
     case.pending_listed = len(open_items)
     still_open = (PENDING, HEADINGS[7], HEADINGS[8])  # pending, current work, next step
     theirs = [line for title in still_open for line in _items(claude.get(title, ""))]
@@ -248,6 +288,76 @@ def score_pending(case: Case, claude: dict[str, str], ours: dict[str, str]) -> N
             continue
         if any(_overlap(words, line) >= 0.6 for line in done_lines):
             case.stale_pending.append(item[:160])
+
+
+def key_words(text: str) -> set[str]:
+    """The key words of a line (see the module docstring), lower case."""
+    keys = set()
+    for token in _TOKEN.findall(text):
+        word = token.lower()
+        if _NAME.search(token) and len(token) >= 2 or \
+                len(token) >= 4 and word not in COMMON and word not in WORK_VERBS:
+            keys.add(word)
+    return keys
+
+
+def work_items(claude: dict[str, str]) -> list[tuple[str, set[str]]]:
+    """(line, key words) of every work item of Claude's sections."""
+    skipped = (USER_MESSAGES, PENDING, HEADINGS[8])
+    items = []
+    for title, body in claude.items():
+        if title in skipped:
+            continue
+        for line in body.splitlines():
+            keys = key_words(line)
+            if _WORK_VERB.search(line) and len(keys) >= 3:
+                items.append((line.strip(), keys))
+    return items
+
+
+def score_work(case: Case, claude: dict[str, str], ours_text: str) -> None:
+    lines = [key_words(line) for line in ours_text.splitlines()
+             if line.strip() and len(line.strip()) <= WORK_LINE_CHARS]
+    for item, keys in work_items(claude):
+        case.work_items[1] += 1
+        need = max(3, 0.6 * len(keys))
+        if any(len(keys & line) >= need for line in lines):
+            case.work_items[0] += 1
+        else:
+            case.missing_work.append(item[:200])
+
+
+def history_task_states(history: list[Entry]) -> dict[str, str]:
+    """The latest status of every task the history's task tools name (content: status)."""
+    tasks = TodoList()
+    states: dict[str, str] = {}
+    calls: dict[str, ToolCall] = {}
+    for entry in history:
+        for turn in entry_turns(entry, CLAUDE_CODE):
+            for block in turn.blocks:
+                if block.get("type") == "tool_use":
+                    call = ToolCall(len(calls), str(block.get("id")), str(block.get("name")),
+                                    block.get("input"))
+                    calls[call.id] = call
+                    changed = tasks.apply_call(call)
+                elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
+                    call = calls[block["tool_use_id"]]
+                    call.has_result, call.is_error = True, bool(block.get("is_error"))
+                    call.result = str(block.get("content") or "")
+                    changed = tasks.apply_result(call)
+                else:
+                    continue
+                if changed:
+                    states.update({content: status for status, content in tasks.items})
+    return states
+
+
+def score_settled(case: Case, ours: dict[str, str], states: dict[str, str]) -> None:
+    done = [key_words(content) for content, status in states.items() if status == "completed"]
+    for item in _open_items(ours):
+        keys = key_words(re.sub(r"^[-*]\s+\[\w+\]\s*", "", item))
+        if keys and any(len(keys & d) >= max(1, 0.8 * len(keys)) for d in done):
+            case.settled_pending.append(item[:160])
 
 
 def _shares(sections: dict[str, str]) -> dict[str, float]:
@@ -271,6 +381,8 @@ def score(path: Path, line: int, history: list[Entry], claude_text: str, from_st
     score_user_messages(case, claude, ours, history_user)
     score_names(case, body, ours_text, history_raw)
     score_pending(case, claude, ours)
+    score_work(case, claude, ours_text)
+    score_settled(case, ours, history_task_states(history))
     case.claude_tokens = estimate_text_tokens(body)
     analysis = claude_text.split("\nSummary:\n", 1)[0] if "\nSummary:\n" in claude_text else ""
     case.claude_tokens_with_analysis = case.claude_tokens + estimate_text_tokens(analysis)
@@ -293,13 +405,15 @@ def aggregate(cases: list[Case]) -> dict[str, Any]:
         return kept / total if total else None
 
     out: dict[str, Any] = {"cases": len(cases)}
-    for attr in ("user_messages", "paths", "identifiers"):
+    for attr in ("user_messages", "paths", "identifiers", "work_items"):
         vals = values(attr)
         out[attr] = {"mean": statistics.fmean(vals) if vals else None,
                      "median": statistics.median(vals) if vals else None,
                      "min": min(vals) if vals else None, "pooled": pooled(attr)}
     out["cases_with_stale_pending"] = sum(1 for c in cases if c.stale_pending)
     out["stale_pending_items"] = sum(len(c.stale_pending) for c in cases)
+    out["cases_with_settled_pending"] = sum(1 for c in cases if c.settled_pending)
+    out["settled_pending_items"] = sum(len(c.settled_pending) for c in cases)
     sizes = [c.size for c in cases]
     out["size_median"] = statistics.median(sizes) if sizes else None
     out["size_with_analysis_median"] = statistics.median(
@@ -315,17 +429,22 @@ def _pct(value: float | None) -> str:
 
 
 def print_table(cases: list[Case], total: dict[str, Any]) -> None:
-    print(f"{'case':<58} {'user':>9} {'paths':>9} {'idents':>9} {'stale':>5} {'size':>5}")
+    print(f"{'case':<50} {'user':>9} {'paths':>9} {'idents':>9} {'work':>9} {'stale':>5} "
+          f"{'settl':>5} {'size':>5}")
     for c in cases:
-        name = f"{Path(c.file).name[:48]}:{c.line}" + ("" if c.from_start else " *")
+        name = f"{Path(c.file).name[:40]}:{c.line}" + ("" if c.from_start else " *")
         cells = [f"{_pct(c.ratio(p))} {p[0]}/{p[1]}" for p in (c.user_messages, c.paths,
-                                                                c.identifiers)]
-        print(f"{name:<58} {cells[0]:>9} {cells[1]:>9} {cells[2]:>9} "
-              f"{len(c.stale_pending):>5} {c.size:>5.2f}")
+                                                                c.identifiers, c.work_items)]
+        print(f"{name:<50} {cells[0]:>9} {cells[1]:>9} {cells[2]:>9} {cells[3]:>9} "
+              f"{len(c.stale_pending):>5} {len(c.settled_pending):>5} {c.size:>5.2f}")
     u, p, i = total["user_messages"], total["paths"], total["identifiers"]
+    w = total["work_items"]
     print(f"\n{total['cases']} cases; user messages mean {_pct(u['mean'])} (min {_pct(u['min'])}), "
           f"paths mean {_pct(p['mean'])}, identifiers median {_pct(i['median'])} "
-          f"(mean {_pct(i['mean'])}), stale pending in {total['cases_with_stale_pending']} cases, "
+          f"(mean {_pct(i['mean'])}), work items mean {_pct(w['mean'])} "
+          f"(median {_pct(w['median'])}, pooled {_pct(w['pooled'])}), "
+          f"stale pending in {total['cases_with_stale_pending']} cases, settled pending in "
+          f"{total['cases_with_settled_pending']} cases, "
           f"size ctxtool/Claude median {total['size_median']:.2f} "
           f"({total['size_with_analysis_median']:.2f} counting Claude's analysis), "
           f"{total['cut_markers']} cut markers")
@@ -334,12 +453,14 @@ def print_table(cases: list[Case], total: dict[str, Any]) -> None:
     for c in cases:
         for label, missing in (("user message", c.missing_user_messages),
                                ("path", c.missing_paths), ("identifier", c.missing_identifiers),
-                               ("stale pending", c.stale_pending)):
+                               ("work item", c.missing_work)):
             for item in missing:
-                print(f"  {Path(c.file).name[:40]}:{c.line} missing {label}: {item}"
-                      if label != "stale pending" else
-                      f"  {Path(c.file).name[:40]}:{c.line} stale pending: {item}",
+                print(f"  {Path(c.file).name[:40]}:{c.line} missing {label}: {item}",
                       file=sys.stderr)
+        for label, items in (("stale pending", c.stale_pending),
+                             ("settled pending", c.settled_pending)):
+            for item in items:
+                print(f"  {Path(c.file).name[:40]}:{c.line} {label}: {item}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
