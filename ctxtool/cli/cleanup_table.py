@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ctxtool.cli.terminal import paint, shorten
+from ctxtool.cli.terminal import paint, shorten, visible
 from ctxtool.core.clearing.persist import format_size
 from ctxtool.storage.retention import format_age
 
@@ -89,7 +89,7 @@ def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
     widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(head)]
     fixed = sum(widths) + 2 * len(widths)
     room = max(20, width - fixed)
-    label_room = min(max([len("SESSION OR PATH"), *(len(r.label) for r in table)]),
+    label_room = min(max([len("SESSION OR PATH"), *(len(visible(r.label)) for r in table)]),
                      max(12, room * 3 // 5))
     reason_room = max(8, room - label_room - 2)
     lines = ["  ".join([*(h.ljust(w) for h, w in zip(head, widths)),
@@ -98,11 +98,11 @@ def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
     for row, cell in zip(table, cells):
         action = paint(cell[0].ljust(widths[0]), colour,
                        fg=COLOURS.get(row.action, "red"), bold=row.action in REMOVING)
-        why = row.error or _short_reason(row.reason)
+        why = visible(row.error or _short_reason(row.reason))
         lines.append("  ".join([action, cell[1].rjust(widths[1]), cell[2].rjust(widths[2]),
-                                shorten(row.label, label_room).ljust(label_room),
+                                shorten(visible(row.label), label_room).ljust(label_room),
                                 _clip(why, reason_room)])
                      .rstrip())
     lines.extend(paint(line, colour, bold=True)
-                 for line in textwrap.wrap(footer, width, subsequent_indent="  "))
+                 for line in textwrap.wrap(visible(footer), width, subsequent_indent="  "))
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import click
 
 from ctxtool.cli.options import read_io_options
-from ctxtool.cli.terminal import colour_enabled, paint, shorten, width
+from ctxtool.cli.terminal import colour_enabled, paint, shorten, visible, width
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.core.sizing.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
@@ -215,7 +215,7 @@ def render_table(report: EstimateReport, *, width: int = 10_000,
     verdict coloured when ``colour``."""
     limits, used = report.limits, report.context_tokens
     verdict = paint(report.status, colour, fg=STATUS_COLOURS.get(report.status), bold=True)
-    lines = [f"{report.source or '-'}: {_n(used)} tokens in context "
+    lines = [f"{visible(report.source or '-')}: {_n(used)} tokens in context "
              f"({100 * used / limits.window:.1f}% of {_n(limits.window)}), {verdict}"]
     lines += [f"  {label:<17}{value}" for label, value in _summary_rows(report)]
     lines += ["", f"  {'what fills the context':<30}{'tokens':>10}{'%':>7}"]
@@ -225,17 +225,18 @@ def render_table(report: EstimateReport, *, width: int = 10_000,
             share = 100 * tokens / used if used else 0.0
             lines.append(f"  {LABELS[category]:<30}{_n(tokens):>10}{share:>7.1f}")
         if category == "tool_results":
-            lines += [f"    {tool:<28}{_n(n):>10}" for tool, n in
+            lines += [f"    {visible(tool):<28}{_n(n):>10}" for tool, n in
                       list(report.tool_results_by_tool.items())[:8]]
     if report.top:
-        wheres = [_where(o.location, report.source) or o.tool_use_id for o in report.top]
+        wheres = [visible(_where(o.location, report.source) or o.tool_use_id)
+                  for o in report.top]
         column = max(len("where"), *map(len, wheres))
         lines += ["", f"  {'largest tool results':<22}{'tokens':>8}  {'tool':<12}"
                       f"{'where':<{column}}  target"]
         room = max(12, width - 2 - 22 - 8 - 2 - 12 - column - 2)
         for o, where in zip(report.top, wheres):
-            lines.append(f"  {'':<22}{_n(o.tokens):>8}  {o.tool[:12]:<12}{where:<{column}}  "
-                         + _fit(" ".join((o.target or "-").split()), room))
+            lines.append(f"  {'':<22}{_n(o.tokens):>8}  {visible(o.tool)[:12]:<12}{where:<{column}}  "
+                         + _fit(visible(" ".join((o.target or "-").split())), room))
     return lines
 
 
@@ -255,7 +256,7 @@ def _where(location: str | None, source: str | None) -> str | None:
 
 def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     limits, used = report.limits, report.context_tokens
-    yield "model", f"{report.model or '-'} (window {_n(limits.window)}: {report.window_source})"
+    yield "model", f"{visible(report.model or '-')} (window {_n(limits.window)}: {report.window_source})"
     if report.method == "usage" and report.anchor is not None:
         base = used - report.estimated_after_anchor
         how = (f"last API call's usage {_n(base)} + {_n(report.estimated_after_anchor)} "
@@ -268,7 +269,7 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     yield "total", (f"{_n(report.total_tokens)}  (incl. {_n(report.total_tokens - used)} "
                     f"compacted away, {report.compact_boundaries} compaction(s))")
     if report.agent_rule is not None:  # the agent compacts by its own rule
-        yield from report.agent_rule.rows(used)
+        yield from ((label, visible(value)) for label, value in report.agent_rule.rows(used))
         return
     state = "" if limits.auto_compact_enabled else "  (auto-compact disabled)"
     yield "auto-compact at", (f"{_n(limits.auto_compact)}  ({_n(max(0, limits.auto_compact - used))}"
@@ -297,7 +298,7 @@ def render_grid(report: EstimateReport) -> list[str]:
     total = GRID_COLUMNS * GRID_ROWS
     cells = _cells(report, total)
     limits, used = report.limits, report.context_tokens
-    lines = [f"{report.source or '-'}: {_n(used)} / {_n(limits.window)} tokens "
+    lines = [f"{visible(report.source or '-')}: {_n(used)} / {_n(limits.window)} tokens "
              f"({100 * used / limits.window:.1f}%), one cell = {_n(limits.window // total)} tokens"]
     lines += ["  " + "".join(cells[r * GRID_COLUMNS:(r + 1) * GRID_COLUMNS])
               for r in range(GRID_ROWS)]

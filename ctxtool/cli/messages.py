@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from ctxtool.cli.terminal import visible
+
 _state = {"quiet": False, "bar_active": False}
 
 
@@ -18,6 +20,7 @@ def set_bar_active(active: bool) -> None:
 def _emit(line: str) -> None:
     if sys.stderr is None:  # started with stderr closed (`2>&-`): nowhere to say it
         return
+    line = visible(line, lines=True)  # a path or text from a transcript may hold escapes
     if _state["bar_active"]:
         # only imported when a bar is on screen; tqdm ships no type hints
         from tqdm import tqdm  # type: ignore[import-untyped]

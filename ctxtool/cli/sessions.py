@@ -12,6 +12,7 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import now_option
 from ctxtool.cli.session_files import list_sessions
 from ctxtool.cli.streams import open_output
+from ctxtool.cli.terminal import visible
 from ctxtool.clock import parse_duration, parse_now, parse_timestamp
 from ctxtool.core.sizing.sessions import SessionInfo, one_line
 from ctxtool.errors import UsageError
@@ -100,6 +101,7 @@ def _project(path: str | None, home: str) -> str:
     """The project's directory, ``~`` for the home directory."""
     if not path:
         return "-"
+    path = visible(path)
     return "~" + path[len(home):] if home != "/" and path.startswith(home + os.sep) else path
 
 
@@ -122,9 +124,9 @@ def render(rows: Iterable[SessionInfo]) -> list[str]:
         if len(project) > width:
             project = "…" + project[-(width - 1):]
         compactions = "-" if row.compactions is None else str(row.compactions)
-        lines.append(f"{_when(row.last_activity):<16}  {row.id[:8]:<8}  {project:<{width}}  "
+        lines.append(f"{_when(row.last_activity):<16}  {visible(row.id)[:8]:<8}  {project:<{width}}  "
                      f"{_context(row):>12}  {compactions:>7}  {human_size(row.size):>6}  "
-                     f"{one_line(row.label, LABEL_WIDTH)}")
+                     f"{one_line(visible(one_line(row.label, len(row.label))), LABEL_WIDTH)}")
     return lines
 
 

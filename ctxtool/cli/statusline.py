@@ -16,6 +16,7 @@ import click
 import orjson
 
 from ctxtool.cli.tail_read import TailOptions, head_chain, tail_report
+from ctxtool.cli.terminal import visible
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.sizing.tokens import thresholds
@@ -55,7 +56,8 @@ def statusline_cmd(transcript: str | None, template: str, color: str) -> None:
         ctxtool statusline --format '{dir}: {bar} {percent}%{marker}' < status.json
     """
     given = StatusInput(transcript_path=transcript) if transcript else _stdin_input()
-    fields = _fields(given)
+    # a cwd or model name (from the JSON or the transcript) must not steer the terminal
+    fields = {k: visible(v) if isinstance(v, str) else v for k, v in _fields(given).items()}
     if _colored(color):
         code = COLORS[fields["status"]]
         fields.update({k: f"\x1b[{code}m{fields[k]}\x1b[0m" for k in COLORED if fields[k]})

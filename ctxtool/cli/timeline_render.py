@@ -9,6 +9,7 @@ import html
 import math
 from collections.abc import Sequence
 
+from ctxtool.cli.terminal import visible
 from ctxtool.core.sizing.status import human
 from ctxtool.core.sizing.timeline import Mark, Timeline
 
@@ -50,7 +51,7 @@ def render_text(timeline: Timeline, *, rows: int = ROWS, width: int = MAX_COLUMN
     top = _top(timeline)
     limits = timeline.limits
     auto_row = int(rows * limits.auto_compact / top) if limits else -1
-    lines = [f"{timeline.source or '-'}: context over {len(timeline.points)} API calls "
+    lines = [f"{visible(timeline.source or '-')}: context over {len(timeline.points)} API calls "
              f"(now {human(timeline.now)} of {human(limits.window if limits else top)}, "
              f"peak {human(timeline.peak)})"]
     for r in range(rows - 1, -1, -1):
@@ -76,7 +77,7 @@ def _legend(timeline: Timeline) -> str:
     compactions = [m for m in timeline.marks if m.kind == "compact"]
     micro = len(timeline.marks) - len(compactions)
     parts = [f"{COMPACT} compaction ({len(compactions)}: " + ", ".join(
-        f"{m.trigger or '?'} at {human(m.pre_tokens) if m.pre_tokens else '?'}"
+        f"{visible(m.trigger or '?')} at {human(m.pre_tokens) if m.pre_tokens else '?'}"
         for m in compactions) + ")" if compactions else "no compaction"]
     if micro:
         parts.append(f"{MICRO} microcompaction ({micro})")

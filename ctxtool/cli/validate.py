@@ -10,6 +10,7 @@ import orjson
 from ctxtool.cli import messages
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
+from ctxtool.cli.terminal import visible
 from ctxtool.core.validating.validate import ERROR, WARNING, Problem, validate
 from ctxtool.errors import ExitCode, InputError
 from ctxtool.formats.detect import detect_format
@@ -64,7 +65,7 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
                 if first is None and (problem.severity == ERROR or strict):
                     first = problem
                 out.write(orjson.dumps(problem.to_dict()) + b"\n" if as_json
-                          else problem.format().encode() + b"\n")
+                          else visible(problem.format()).encode() + b"\n")
             out.flush()
     tally = _tally(len(io.paths), totals)
     if first is None:
