@@ -53,6 +53,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    received: float = field(default_factory=time.monotonic)  # when the request was read
 
     @property
     def prompt(self) -> str:

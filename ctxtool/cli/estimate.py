@@ -63,7 +63,8 @@ FREE, BUFFER = ".", "~"
 @click.option("--top", type=click.IntRange(min=0), default=DEFAULT_TOP, show_default=True,
               metavar="N", help="How many of the largest tool results to list.")
 @click.option("--exact", is_flag=True,
-              help="Count the messages with Anthropic's count_tokens API (needs ANTHROPIC_API_KEY).")
+              help="Count the messages with Anthropic's count_tokens API (needs ANTHROPIC_API_KEY; "
+              "60 s in all, retries included, or $CTXTOOL_LLM_TIMEOUT).")
 @click.option("--timeline", is_flag=False, flag_value="-", default=None, metavar="[FILE]",
               help="Draw the context across the session (each API call's prompt, compactions, "
                    "the auto-compact and window lines): in the terminal, or into FILE as a "

@@ -136,8 +136,9 @@ def _tell(done: Compaction) -> None:
               help="Context window, for --auto and the summarizing model (default: 200000).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), envvar=TIMEOUT_ENV,
               default=DEFAULT_TIMEOUT, show_default=True,
-              help="Seconds per API attempt, in all: connecting, waiting and reading (the SDK "
-              f"retries). Also ${TIMEOUT_ENV}.")
+              help="Deadline in seconds for each model call, in all: its retries, the waits a "
+              "server asks for and the reading of the reply (a summary in several parts makes "
+              f"one call per part). Also ${TIMEOUT_ENV}.")
 @click.option("--passthrough-on-error", is_flag=True, help="If the LLM backend fails, write the "
               "input unchanged (exit 0, with a warning) instead of failing with exit 5.")
 @click.option("--text", is_flag=True, help="Print only the summary text, not the transcript.")

@@ -1,11 +1,15 @@
-"""A total deadline per HTTP request for the Anthropic SDK's client, not only a read timeout.
+"""The deadline of one model call (``--timeout``): its attempts, the waits between them and
+the reading of every reply, in all.
 
-The SDK's ``timeout`` bounds each socket operation: a server that sends its headers and then one
-byte a second (or its headers a byte at a time) never trips it and keeps a run going for as long
-as it likes. :class:`DeadlineTransport` wraps the SDK's HTTP transport: a timer started with each
-request shuts the request's socket down once ``seconds`` have passed, and the error that follows
-is raised as a read timeout, so the SDK retries it like any other timeout and ctxtool reports it
-as one (exit 5).
+:class:`CallDeadline` is the clock of one call; a backend starts it before the first attempt and
+asks it how long is left before each attempt and each wait (``llm/retry.py``), or kills what it
+runs when it expires (``llm/agent_cli.py``).
+
+An HTTP request needs more than a read timeout to keep to it: the SDK's ``timeout`` bounds each
+socket operation, so a server that sends its headers and then one byte a second (or its headers
+a byte at a time) never trips it. The transport made by :func:`deadline_transport` wraps the
+SDK's HTTP transport: a timer started with each request shuts the request's socket down when the
+call's time is up, and the error that follows is raised as a read timeout.
 
 The socket comes from the transport's documented ``trace`` extension (the
 ``connection.connect_tcp.complete`` event); connections are not kept alive, so every request
@@ -16,13 +20,37 @@ httpx2 in newer SDKs) passed in: this module imports neither.
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 Trace = Callable[[str, dict[str, Any]], None]
+
+
+class CallDeadline:
+    """``seconds`` for one call, counted from :meth:`start` (on a monotonic clock)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end: float | None = None
+
+    def start(self) -> None:
+        self._end = time.monotonic() + self.seconds
+
+    def remaining(self) -> float:
+        """Seconds left (all of them before :meth:`start`; never below 0)."""
+        if self._end is None:
+            return self.seconds
+        return max(0.0, self._end - time.monotonic())
+
+    @property
+    def expired(self) -> bool:
+        return self.remaining() <= 0
 
 
 class Deadline:
@@ -43,6 +71,8 @@ class Deadline:
         self._timer.cancel()
 
     def trace(self, name: str, info: dict[str, Any]) -> None:
+        import socket  # here: an offline summarize imports this module, not the network
+
         if name != "connection.connect_tcp.complete":
             return
         stream = info.get("return_value")
@@ -63,13 +93,15 @@ class Deadline:
 def _cut(sock: socket.socket) -> None:
     # shutdown, not close: a recv blocked in another thread returns at once, and the transport
     # still owns (and closes) the socket
+    import socket
+
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def deadline_transport(httpx: ModuleType, seconds: float) -> Any:
+def deadline_transport(httpx: ModuleType, call: CallDeadline) -> Any:
     """An ``httpx.BaseTransport`` (of the given httpx module) that gives each request at most
-    ``seconds`` in all: connecting, sending, waiting and reading the whole body."""
+    what is left of ``call``: connecting, sending, waiting and reading the whole body."""
 
     class DeadlineStream(httpx.SyncByteStream):  # type: ignore[misc, name-defined]
         def __init__(self, inner: Any, deadline: Deadline, request: Any) -> None:
@@ -88,7 +120,11 @@ def deadline_transport(httpx: ModuleType, seconds: float) -> Any:
             self.inner = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
 
         def handle_request(self, request: Any) -> Any:
-            deadline = Deadline(seconds)
+            left = call.remaining()
+            if left <= 0:
+                raise httpx.ReadTimeout(f"the {call.seconds:g} s deadline has passed",
+                                        request=request)
+            deadline = Deadline(left)
             previous: Trace | None = request.extensions.get("trace")
 
             def trace(name: str, info: dict[str, Any]) -> None:
@@ -120,9 +156,9 @@ def _timed_out(httpx: ModuleType, deadline: Deadline, request: Any) -> Iterator[
         yield
     except httpx.TransportError as exc:
         if deadline.fired:
-            raise httpx.ReadTimeout(f"no complete reply within {deadline.seconds:g} s (total "
+            raise httpx.ReadTimeout(f"no complete reply within {deadline.seconds:.3g} s (total "
                                     "deadline)", request=request) from exc
         raise
 
 
-__all__ = ["Deadline", "deadline_transport"]
+__all__ = ["CallDeadline", "Deadline", "deadline_transport"]

@@ -106,18 +106,20 @@ def test_server_errors_every_time_fail_with_exit_5(runner, api: FakeAnthropic) -
     assert "gave up after 3 attempts in a row: Anthropic API error 500" in result.stderr
 
 
-def test_slow_response_times_out_and_is_retried(runner, api: FakeAnthropic) -> None:
+def test_a_slow_reply_past_the_deadline_ends_the_call(runner, api: FakeAnthropic) -> None:
+    """--timeout is the whole call's: a reply that uses it up is not tried again."""
     api.push(summary(delay=3.0))
     result = invoke(runner, api, "--timeout", "0.5")
-    assert result.exit_code == 0, result.stderr
-    assert len(api.messages()) == 2
+    assert result.exit_code == ExitCode.LLM
+    assert len(api.messages()) == 1
 
 
 def test_timeouts_every_time_fail_with_exit_5(runner, api: FakeAnthropic) -> None:
     api.push(*[summary(delay=2.0)] * 3)
     result = invoke(runner, api, CTXTOOL_LLM_TIMEOUT="0.3")
     assert result.exit_code == ExitCode.LLM
-    assert "gave up after 3 attempts in a row: the Anthropic API timed out" in result.stderr
+    assert ("the Anthropic API timed out: no complete reply within the 0.3 s deadline "
+            "(--timeout), 1 attempt(s)") in result.stderr
 
 
 def test_prompt_too_long_splits_the_conversation_into_parts(runner, api: FakeAnthropic) -> None:

@@ -5,6 +5,7 @@ the total deadline, and nothing key-shaped a server sends back is printed."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -83,24 +84,69 @@ def test_count_tokens_maps_malformed_replies_too(runner, api: FakeAnthropic, cas
     assert result.stderr.startswith("ctxtool: error: ") and result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("headers", [False, True], ids=["body", "headers-too"])
-def test_a_trickling_server_cannot_outlast_the_total_deadline(api: FakeAnthropic,
-                                                              headers: bool) -> None:
-    """Headers (or not even those) then one byte a second: each attempt ends after --timeout
-    seconds in all, and the SDK's three attempts end the run with exit 5."""
-    body = b'{"content": [{"type": "text", "text": "' + b"x" * 400 + b'"}]}'
-    api.push(*[raw_reply(body, drip=1.0, drip_headers=headers)] * 3)
-    start = time.monotonic()
-    proc = run_ctxtool("summarize", "--llm", "anthropic", "--timeout", "2", input=SESSION,
-                       env=env_for(api), timeout=120)
-    elapsed = time.monotonic() - start
+DEADLINE = 3.0  # --timeout in the deadline tests
+SLACK = 5.0  # from the first request to the end of the process, past the deadline (at load 10
+# on two cores a 401 alone takes up to 3 s from its request to the exit)
+
+
+def _ends_by_the_deadline(api: FakeAnthropic, words: bytes, *args: str,
+                          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ctxtool; it must exit 5 with one line holding ``words``, nothing on stdout, within
+    DEADLINE (+ SLACK) of its first request (start-up, the SDK's import, is not the call's)."""
+    proc = run_ctxtool(*args, input=SESSION, env=env or env_for(api), timeout=120)
+    ended = time.monotonic()
     assert proc.returncode == ExitCode.LLM, proc.stderr
     assert proc.stdout == b"" and b"Traceback" not in proc.stderr
-    assert b"timed out" in proc.stderr and proc.stderr.count(b"\n") == 1
-    assert len(api.messages()) == 3
-    # 3 attempts of 2 s and the SDK's backoff between them; a read timeout alone would take
-    # the ~450 s the body needs
-    assert elapsed < 60, elapsed
+    assert words in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+    assert ended - api.requests[0].received < DEADLINE + SLACK
+    return proc
+
+
+@pytest.mark.parametrize("headers", [False, True], ids=["body", "headers-too"])
+def test_a_trickling_server_cannot_outlast_the_deadline(api: FakeAnthropic, headers: bool) -> None:
+    """Headers (or not even those) then one byte a second: the whole call, its retries
+    included, ends --timeout seconds after it started (a read timeout alone would wait the
+    ~450 s the body needs; a deadline per attempt, 3 attempts)."""
+    body = b'{"content": [{"type": "text", "text": "' + b"x" * 400 + b'"}]}'
+    api.push(error(500, "api_error", "try again"), raw_reply(body, drip=1.0, drip_headers=headers),
+             raw_reply(body, drip=1.0, drip_headers=headers))
+    _ends_by_the_deadline(api, b"3 s deadline (--timeout)", "summarize", "--llm", "anthropic",
+                          "--timeout", str(DEADLINE))
+    assert len(api.messages()) == 2  # the 500 was retried; the trickle used up the time
+
+
+@pytest.mark.parametrize("asked", [{"retry-after": "999999"}, {"retry-after-ms": "999999000"},
+                                   {"retry-after": "Fri, 31 Dec 2100 23:59:59 GMT"}],
+                         ids=["seconds", "ms", "date"])
+def test_a_retry_after_past_the_deadline_ends_the_call_at_once(api: FakeAnthropic,
+                                                              asked: dict[str, str]) -> None:
+    """The SDK would sleep as long as a 429 asks (eleven days here): the wait is not started."""
+    api.push(Reply(429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                    "message": "slow down"}}, asked))
+    proc = _ends_by_the_deadline(api, b"error 429: slow down; it asked to wait", "summarize",
+                                 "--llm", "anthropic", "--timeout", "10")
+    assert b"past the 10 s deadline (--timeout)" in proc.stderr
+    assert len(api.messages()) == 1
+
+
+def test_a_retry_after_within_the_deadline_is_honoured(api: FakeAnthropic) -> None:
+    api.push(Reply(429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                    "message": "slow down"}},
+                   {"retry-after": "1"}))
+    start = time.monotonic()
+    proc = run_ctxtool("summarize", "--llm", "anthropic", "--timeout", "10", "--text",
+                       input=SESSION, env=env_for(api), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert b"Primary Request and Intent" in proc.stdout
+    assert len(api.messages()) == 2 and time.monotonic() - start >= 1.0
+
+
+def test_the_default_timeout_of_estimate_exact_is_one_deadline(api: FakeAnthropic) -> None:
+    """count_tokens keeps to $CTXTOOL_LLM_TIMEOUT in all, however the server trickles."""
+    api.push(*[raw_reply(b'{"input_tokens": 12345' + b" " * 400 + b"}", drip=1.0)] * 3)
+    _ends_by_the_deadline(api, b"count_tokens failed: the Anthropic API timed out", "estimate",
+                          "--exact", env={**env_for(api), "CTXTOOL_LLM_TIMEOUT": str(DEADLINE)})
+    assert len(api.requests) == 1
 
 
 ALTERED = [KEY, KEY[:-1] + "X", "X" + KEY[1:], KEY[7:], KEY.upper(), KEY[:30],

@@ -13,7 +13,8 @@ far to fold in (the earlier compaction's summary for the first call). Recoveries
   the oldest turn of the part is left out (noted in the result) and the run goes on;
 * a reply that misses one of the nine headings is asked for once more, then the run fails.
 
-Rate limits, 5xx, 529 and timeouts never reach this module: the SDK retries them with backoff.
+Rate limits, 5xx, 529 and timeouts never reach this module: the backend retries them with backoff
+within its deadline (``llm/retry.py``).
 Every failed call counts towards a circuit breaker; three in a row stop the run with LLMError.
 This module is pure: the model call is injected as a :class:`ctxtool.llm.base.Complete`.
 """
