@@ -20,6 +20,8 @@ from ctxtool.errors import CtxtoolError, ExitCode
 from ctxtool.storage import durable
 from ctxtool.types import Entry
 
+ARGS_KEY = "ctxtool.args"  # ctx.meta: the command's arguments as typed (see resolve_command)
+
 # name -> "module:function", in the order of a working session: find it, measure it, check it,
 # shrink it, look at what the model sees, undo, convert, clean up. --help lists them this way.
 COMMANDS: dict[str, str] = {
@@ -86,6 +88,12 @@ class CtxtoolGroup(click.Group):
             rows.append((name, summary))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        # the command line as typed, for an option whose meaning depends on how a value was
+        # given (``--backup=SUFFIX`` against ``--backup FILE``: cli/options.py)
+        ctx.meta[ARGS_KEY] = tuple(args)
+        return super().resolve_command(ctx, args)
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
@@ -189,14 +197,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _hold_closed_fds() -> None:
-    """Started with stdout or stderr closed (`>&-`, `2>&-`), Python sets them to None: commands
-    that need stdout say so (cli/streams.py), messages go nowhere (cli/messages.py), and the fd
-    points at /dev/null so no file opened later (an input, a temp file) lands on it."""
-    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+    """Started with stdin, stdout or stderr closed (`<&-`, `>&-`, `2>&-`), Python sets them to
+    None: commands that need stdin or stdout say so (cli/streams.py), messages go nowhere
+    (cli/messages.py), and the fd points at /dev/null so no file opened later (an input, a temp
+    file) lands on it."""
+    for fd, stream, flags in ((0, sys.stdin, os.O_RDONLY), (1, sys.stdout, os.O_WRONLY),
+                              (2, sys.stderr, os.O_WRONLY)):
         if stream is not None:
             continue
         try:
-            null = os.open(os.devnull, os.O_WRONLY)
+            null = os.open(os.devnull, flags)
         except OSError:
             continue
         if null != fd:

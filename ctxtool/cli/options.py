@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -16,12 +17,12 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxtool.cli import database, messages
+from ctxtool.cli import ARGS_KEY, database, messages
 from ctxtool.cli.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions
 from ctxtool.clock import parse_duration
-from ctxtool.errors import StoreError
+from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.storage.atomic import write_bytes_atomic
 from ctxtool.formats.registry import format_names
@@ -106,10 +107,7 @@ def in_place_options(*, force: bool = True) -> Callable[[F], F]:
         def wrapper(*args: Any, io: IOOptions, backup: str | None, live_window: str,
                     **kwargs: Any) -> Any:
             forced = kwargs.pop("force") if force else False
-            if backup is not None and not backup.startswith((".", "~", "-", "_")):
-                # `--backup FILE`: click took the first file for the suffix; give it back
-                io = dataclasses.replace(io, inputs=(backup, *io.inputs))
-                backup = BACKUP_SUFFIX
+            backup, io = _backup_suffix(backup, io)
             options = LiveOptions(force=forced, backup=backup,
                                   window=parse_duration(live_window, option="--live-window"))
             return f(*args, io=dataclasses.replace(io, live=options), **kwargs)
@@ -130,6 +128,22 @@ def in_place_options(*, force: bool = True) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def _backup_suffix(backup: str | None, io: IOOptions) -> tuple[str | None, IOOptions]:
+    """--backup's suffix as the user meant it: ``--backup=SUFFIX`` is one (checked: it is
+    added to file names); in ``--backup FILE`` click took the first file for it: given back."""
+    if backup is None:
+        return None, io
+    typed = click.get_current_context().meta.get(ARGS_KEY, ())
+    typed = typed[:typed.index("--")] if "--" in typed else typed
+    if not any(arg.startswith("--backup=") for arg in typed):
+        if "/" in backup or not backup.startswith((".", "~", "-", "_")):
+            return BACKUP_SUFFIX, dataclasses.replace(io, inputs=(backup, *io.inputs))
+    if not backup or "/" in backup or os.sep in backup:
+        raise UsageError(f"--backup={backup}: the suffix is added to each file's name, so it "
+                         "cannot be empty or hold a '/'", hint="like --backup=.orig")
+    return backup, io
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ HOOK_PEEK = 1 << 16
 
 def looks_like_id(argument: str) -> bool:
     return bool(argument) and argument != "-" and not any(c in argument for c in "/\\.") \
-        and not os.path.exists(argument)
+        and not os.path.lexists(argument)  # a dangling link or a loop is a file that fails
 
 
 @dataclass(frozen=True)

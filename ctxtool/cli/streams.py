@@ -33,6 +33,9 @@ def binary_stdin() -> BinaryIO:
     A real stdin is read through one READ_BUFFER reader of its own on the same descriptor (made
     once, never closing it; nothing reads ``sys.stdin.buffer`` before, so nothing is lost)."""
     global _stdin
+    if sys.stdin is None:  # started with stdin closed (`<&-`): Python then sets it to None
+        raise StoreError("cannot read the input: stdin is closed",
+                         hint="give FILE arguments, or redirect stdin from a file")
     buffer = sys.stdin.buffer
     if _stdin is not None and _stdin[0] is buffer:
         return _stdin[1]

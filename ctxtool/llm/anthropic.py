@@ -62,11 +62,32 @@ def make_client(*, env: Mapping[str, str] | None = None, deadline: CallDeadline)
     # None is the SDK's default for each: the same as leaving the argument out
     api_key = env.get("ANTHROPIC_API_KEY", "").strip() or None
     auth_token = None if api_key else env["ANTHROPIC_AUTH_TOKEN"].strip()
-    base_url = env.get("ANTHROPIC_BASE_URL", "").strip() or None
+    base_url = _base_url(env)
     http_client = anthropic.DefaultHttpxClient(
         transport=deadline_transport(_httpx_of(anthropic), deadline))
     return anthropic.Anthropic(api_key=api_key, auth_token=auth_token, base_url=base_url,
                                timeout=deadline.seconds, max_retries=0, http_client=http_client)
+
+
+def _base_url(env: Mapping[str, str]) -> str | None:
+    """``ANTHROPIC_BASE_URL``, or None; LLMError (exit 5) unless it is an http(s) URL with a
+    host: the SDK would stop with a traceback on what it cannot parse, or retry what it can."""
+    value = env.get("ANTHROPIC_BASE_URL", "").strip()
+    if not value:
+        return None
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (
+            parts.port is None or parts.port > 0)
+    except ValueError:  # a port that is no number, a bad IPv6 address
+        valid = False
+    if not valid:
+        raise LLMError(f"ANTHROPIC_BASE_URL is not an http(s) URL: {one_line(value, env)!r}",
+                       hint="set it to the API's address (like https://api.anthropic.com) "
+                            "or unset it")
+    return value
 
 
 def _httpx_of(anthropic: ModuleType) -> ModuleType:
