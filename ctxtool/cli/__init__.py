@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ctxtool import __version__
-from ctxtool.cli import messages
+from ctxtool.cli import batch, messages
 from ctxtool.errors import CtxtoolError, ExitCode
 from ctxtool.storage import durable
 from ctxtool.types import Entry
@@ -107,8 +107,11 @@ class CtxtoolGroup(click.Group):
         # files a store wrote for an earlier command in this process (tests, a library
         # caller) are not this command's to sync before its output replaces anything
         durable.discard()
+        batch.reset()
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            batch.check()  # a run over several files that went on past some (exit 1)
+            return result
         except click.UsageError as exc:  # a command's own options: the same style as ours
             sub = ctx.invoked_subcommand
             _usage_error(exc, f"{ctx.command_path} {sub}" if sub else ctx.command_path)

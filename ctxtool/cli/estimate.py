@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
+from ctxtool.cli import batch
 from ctxtool.cli.options import read_io_options
 from ctxtool.cli.terminal import colour_enabled, paint, shorten, visible, width
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
@@ -98,39 +99,47 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
     _check_timeline(timeline, io, as_json=as_json, grid=grid, per_entry=per_entry)
     counter = _counter() if exact else None
     check_stdin(io)
+    options: dict[str, Any] = {
+        "model": model, "context_window": context_window, "system_tokens": system_tokens,
+        "env": os.environ, "top": top, "use_usage": not no_usage, "input_limit": input_limit,
+        "model_limits": _config_limits}
     with open_output(io.output, io.paths) as out:
         for path in io.paths:
-            # only --per-entry writes entries back: the others need no exact big integers
-            fmt, entries = detect_format(iter_file_entries(path, io, exact_ints=per_entry),
-                                         io.format)
-            if per_entry:
+            if per_entry:  # one stream of all inputs: it stops at an input it cannot read
+                fmt, entries = detect_format(iter_file_entries(path, io), io.format)
                 write_entries(annotate(entries, fmt=fmt, system_tokens=system_tokens,
                                        use_usage=not no_usage), out)
                 continue
-            builder = None
-            if timeline:
-                from ctxtool.core.sizing.timeline import TimelineBuilder, observe  # see imports
+            # one report per file: a file that fails is told, and the others are done
+            with batch.each(path, of=len(io.paths)):
+                _report(path, io, out, counter=counter, timeline=timeline, options=options,
+                        as_json=as_json, grid=grid)
 
-                builder = TimelineBuilder(fmt)
-                entries = observe(entries, builder)
-            options: dict[str, Any] = {
-                "fmt": fmt, "model": model, "context_window": context_window,
-                "system_tokens": system_tokens, "env": os.environ, "top": top,
-                "source": display_name(path), "use_usage": not no_usage,
-                "input_limit": input_limit, "model_limits": _config_limits}
-            if counter is None:
-                report = estimate(entries, **options)
-            else:
-                report = _exact(list(entries), counter, options)
-            if builder is not None and timeline == "-":
-                from ctxtool.cli.timeline_render import render_text  # see the imports
 
-                out.write(("\n".join(render_text(finished(builder, report))) + "\n\n").encode())
-                continue
-            if builder is not None:
-                _draw(str(timeline), finished(builder, report))
-            _write(out, report, as_json=as_json, grid=grid,
-                   colour=io.output is None and colour_enabled())
+def _report(path: str, io: IOOptions, out: BinaryIO, *, counter: Any, timeline: str | None,
+            options: dict[str, Any], as_json: bool, grid: bool) -> None:
+    """Estimate one input and write its report (or its timeline)."""
+    # entries are not written back: no search for integers past 64 bits (see iter_entries)
+    fmt, entries = detect_format(iter_file_entries(path, io, exact_ints=False), io.format)
+    builder = None
+    if timeline:
+        from ctxtool.core.sizing.timeline import TimelineBuilder, observe  # see the imports
+
+        builder = TimelineBuilder(fmt)
+        entries = observe(entries, builder)
+    options = {**options, "fmt": fmt, "source": display_name(path)}
+    if counter is None:
+        report = estimate(entries, **options)
+    else:
+        report = _exact(list(entries), counter, options)
+    if builder is not None and timeline == "-":
+        from ctxtool.cli.timeline_render import render_text  # see the imports
+
+        out.write(("\n".join(render_text(finished(builder, report))) + "\n\n").encode())
+        return
+    if builder is not None:
+        _draw(str(timeline), finished(builder, report))
+    _write(out, report, as_json=as_json, grid=grid, colour=io.output is None and colour_enabled())
 
 
 def _check_timeline(timeline: str | None, io: IOOptions, *, as_json: bool, grid: bool,

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from ctxtool.cli import messages
+from ctxtool.cli import batch, messages
 from ctxtool.cli.options import (LazyChoice, ReportOptions, in_place_options, io_options,
                                  now_option, report_options, store_options)
 from ctxtool.cli.spool import spooled_inputs, staged_output
@@ -35,12 +35,20 @@ from ctxtool.types import Entry
 
 def units(io: IOOptions) -> Iterator[tuple[IOOptions, str | None]]:
     """(inputs, output) pairs: all inputs to stdout/-o as one stream, or each file in place
-    (pinned while its unit runs: see cli/live.py)."""
+    (pinned while its unit runs: see cli/live.py; run it inside :func:`on_its_own`)."""
     if not io.in_place:
         yield io, io.output
         return
     for path in in_place_paths(io):
         yield dataclasses.replace(io, inputs=(path,), in_place=False), path
+
+
+def on_its_own(io: IOOptions, target: str | None) -> contextlib.AbstractContextManager[None]:
+    """Around a unit's work: an --in-place file that fails is reported and the run goes on
+    (cli/batch.py); one stream of all inputs stops at the first error."""
+    if io.in_place and target:
+        return batch.each(target, of=len(io.inputs))
+    return contextlib.nullcontext()
 
 
 def output_for(target: str | None, *, hold: bool,
@@ -137,10 +145,11 @@ def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines
     stores: set[str] = set()
     moment = parse_now(now)
     for unit, target in units(io):
-        run, root = _persist_unit(unit, target, base, auto=budget == "auto", strict=strict,
-                                  store_dir=store_dir, now=moment)
-        _add(totals, run)
-        stores.update([root] if root else [])
+        with on_its_own(io, target):
+            run, root = _persist_unit(unit, target, base, auto=budget == "auto", strict=strict,
+                                      store_dir=store_dir, now=moment)
+            _add(totals, run)
+            stores.update([root] if root else [])
     _tell(totals, sorted(stores), truncate=truncate)
     finish(report, {**totals.as_dict(), "stores": sorted(stores)}, problems=totals.failed,
            what="could not be saved and were left in place")

@@ -9,7 +9,7 @@ import click
 from ctxtool.cli import messages
 from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, report_options,
                                  store_options)
-from ctxtool.cli.persist import output_for, units
+from ctxtool.cli.persist import on_its_own, output_for, units
 from ctxtool.cli.streams import IOOptions, read_transcript
 from ctxtool.core.clearing.restore import RestoreReport, restore
 from ctxtool.errors import StoreError
@@ -48,17 +48,18 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     totals = RestoreReport()
     for unit, target in units(io):
         run = RestoreReport()
-        fmt, entries = read_transcript(unit)
-        with output_for(target, hold=strict, inputs=unit.paths) as out:
-            write_entries(restore(entries, fmt=fmt, store=store, report=run,
-                                  warn=messages.warn), out)
-            if strict and run.not_restored:
-                raise StoreError(f"{run.not_restored} placeholder(s) could not be restored; no "
-                                 "output written",
-                                 hint="restore the files, point --store at them, or drop --strict")
-        for name in ("entries", "entries_changed", "placeholders", "restored", "missing",
-                     "failed", "unrecognized", "exact_lines"):
-            setattr(totals, name, getattr(totals, name) + getattr(run, name))
+        with on_its_own(io, target):
+            fmt, entries = read_transcript(unit)
+            with output_for(target, hold=strict, inputs=unit.paths) as out:
+                write_entries(restore(entries, fmt=fmt, store=store, report=run,
+                                      warn=messages.warn), out)
+                if strict and run.not_restored:
+                    raise StoreError(f"{run.not_restored} placeholder(s) could not be restored; "
+                                     "no output written", hint="restore the files, point "
+                                     "--store at them, or drop --strict")
+            for name in ("entries", "entries_changed", "placeholders", "restored", "missing",
+                         "failed", "unrecognized", "exact_lines"):
+                setattr(totals, name, getattr(totals, name) + getattr(run, name))
     left = f"; {totals.not_restored} left in place" if totals.not_restored else ""
     messages.summary("restore", f"restored {totals.restored} of {totals.placeholders} saved "
                                 f"tool result(s){left}" if totals.placeholders

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import live, messages
+from ctxtool.cli import batch, live, messages
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
                                  in_place_paths, is_rereadable, open_input, open_output)
@@ -619,7 +619,7 @@ def run_two_pass(io: IOOptions, transform: TwoPass) -> None:
                 write_entries(entries, out)
         return
     for path in in_place_paths(io):
-        with spooled_input(path, io) as source:
+        with batch.each(path, of=len(io.inputs)), spooled_input(path, io) as source:
             source.exact_ints = False
             fmt = source_format(source, io.format)
             with open_output(path) as out:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import database, live, messages
+from ctxtool.cli import batch, database, live, messages
 from ctxtool.cli.live import READ_BUFFER, LiveOptions
 from ctxtool.cli.progress import bars_enabled, progress
 from ctxtool.errors import StoreError, UsageError
@@ -225,14 +225,15 @@ Transform = Callable[[str, Iterator[Entry]], Iterable[dict[str, Any]]]
 
 def in_place_paths(io: IOOptions) -> Iterator[str]:
     """The files --in-place rewrites, each pinned while the caller works on it (cli/live.py:
-    files that may be live sessions are skipped); it needs file arguments and no -o."""
+    files that may be live sessions are skipped); it needs file arguments and no -o. Each is
+    done on its own: the caller works on it inside ``batch.each`` (cli/batch.py)."""
     if not io.inputs or "-" in io.inputs or io.output:
         raise UsageError("--in-place needs file arguments and no -o/--output")
     for path in io.inputs:
         if database.is_database(path):  # not pinned: a transaction guards it (cli/database.py)
             yield path
             continue
-        with live.pin(path, io.live) as pinned:
+        with batch.each(path, of=len(io.inputs)), live.pin(path, io.live) as pinned:
             if pinned is not None:
                 yield path
 
@@ -245,6 +246,7 @@ def run_transform(io: IOOptions, transform: Transform) -> None:
             write_entries(transform(fmt, entries), out)
         return
     for path in in_place_paths(io):
-        fmt, entries = detect_format(iter_file_entries(path, io), io.format)
-        with open_output(path) as out:
-            write_entries(transform(fmt, entries), out)
+        with batch.each(path, of=len(io.inputs)):
+            fmt, entries = detect_format(iter_file_entries(path, io), io.format)
+            with open_output(path) as out:
+                write_entries(transform(fmt, entries), out)

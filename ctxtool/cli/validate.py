@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import click
 import orjson
 
-from ctxtool.cli import messages
+from ctxtool.cli import batch, messages
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.cli.terminal import visible
@@ -60,14 +60,17 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
     first: Problem | None = None  # the first problem that fails the run
     with open_output(output, io.paths) as out:
         for path in io.paths:
-            for problem in _file_problems(path, io):
-                totals[problem.severity] += 1
-                if first is None and (problem.severity == ERROR or strict):
-                    first = problem
-                out.write(orjson.dumps(problem.to_dict()) + b"\n" if as_json
-                          else visible(problem.format()).encode() + b"\n")
+            # a file that cannot be read is told on stderr and the others are checked: exit 3
+            # if they have errors, else 1 (cli/batch.py)
+            with batch.each(path, of=len(io.paths)):
+                for problem in _file_problems(path, io):
+                    totals[problem.severity] += 1
+                    if first is None and (problem.severity == ERROR or strict):
+                        first = problem
+                    out.write(orjson.dumps(problem.to_dict()) + b"\n" if as_json
+                              else visible(problem.format()).encode() + b"\n")
             out.flush()
-    tally = _tally(len(io.paths), totals)
+    tally = _tally(len(io.paths) - len(batch.failed()), totals)
     if first is None:
         messages.info(tally)
         return
