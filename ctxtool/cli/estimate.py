@@ -104,11 +104,12 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
         "env": os.environ, "top": top, "use_usage": not no_usage, "input_limit": input_limit,
         "model_limits": _config_limits}
     with open_output(io.output, io.paths) as out:
-        for path in io.paths:
+        for index, path in enumerate(io.paths, 1):
             if per_entry:  # one stream of all inputs: it stops at an input it cannot read
-                fmt, entries = detect_format(iter_file_entries(path, io), io.format)
+                last = index == len(io.paths)  # and only its end takes a truncated line
+                fmt, entries = detect_format(iter_file_entries(path, io, final=last), io.format)
                 write_entries(annotate(entries, fmt=fmt, system_tokens=system_tokens,
-                                       use_usage=not no_usage), out)
+                                       use_usage=not no_usage), out, more=not last)
                 continue
             # one report per file: a file that fails is told, and the others are done
             with batch.each(path, of=len(io.paths)):

@@ -53,8 +53,9 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
     check_stdin(io)
     stats: dict[str, Any] = {"files": [], "entries_out": 0}
     with open_output(io.output, io.paths) as out:
-        for path in io.paths:
-            with spooled_input(path, io) as source:
+        for index, path in enumerate(io.paths, 1):
+            last = index == len(io.paths)  # one output: only its end takes a truncated line
+            with spooled_input(path, io, final=last) as source:
                 # no search for integers past 64 bits (a cost of half a parse) where entries are
                 # only looked at: the plan, and the transcript view, which changes a few entries
                 # through exact_entry; the model view rewrites most of them
@@ -66,7 +67,7 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
                 entries = _output(filter_compacted(source, plan, view="model" if to else view,
                                                    sidechains=sidechains, report=file_report),
                                   fmt, to, thinking, file_report)
-                written = write_entries(entries, out)
+                written = write_entries(entries, out, more=not last)
             stats["entries_out"] += written
             stats["files"].append({"input": source.name, "format": fmt, **plan.as_dict(),
                                    "entries_out": written, **_model_stats(file_report, view, to)})

@@ -75,11 +75,12 @@ class Spooled:
 
 
 @contextlib.contextmanager
-def spooled_input(path: str, io: IOOptions) -> Iterator[FileSource]:
+def spooled_input(path: str, io: IOOptions, *, final: bool = True) -> Iterator[FileSource]:
     """``path`` (or ``-``) as a transcript that can be read more than once. A pipe on stdin is
-    copied to an anonymous temp file, removed when the block ends; nothing is held in memory."""
+    copied to an anonymous temp file, removed when the block ends; nothing is held in memory.
+    ``final=False``: the output goes on with another input's (see :class:`FileSource`)."""
     with spool(path) as spooled:
-        yield FileSource([spooled], io)
+        yield FileSource([spooled], io, final=final)
 
 
 @contextlib.contextmanager
@@ -173,11 +174,15 @@ class LineTable:
 class FileSource:
     """A transcript made of spooled inputs, read in order; iterate it as often as needed.
     Each framing warning (a bad or glued line) is given once, by whichever read meets the line
-    first: the first read may stop early (format detection), so it cannot speak for all."""
+    first: the first read may stop early (format detection), so it cannot speak for all.
+    Only the last input's truncated last line can end the output (unless ``final`` is False:
+    another input's output follows); the others' are left out or, with --on-invalid keep,
+    stay where they are (formats/jsonl.py, ``final``)."""
 
-    def __init__(self, inputs: list[Spooled], io: IOOptions) -> None:
+    def __init__(self, inputs: list[Spooled], io: IOOptions, *, final: bool = True) -> None:
         self.inputs = inputs
         self.io = io
+        self.final = final
         self._warned: set[str] = set()
         self._tables: dict[int, LineTable] = {}  # input index -> table of a complete read
         # False when full reads only scan (what they write comes from iter_parsing, which
@@ -196,7 +201,7 @@ class FileSource:
                 for entry in self._guard(spooled, iter_entries(
                         self._lines(spooled, stream), spooled.name,
                         on_invalid=self.io.on_invalid, warn=self._warn_once,
-                        exact_ints=self.exact_ints)):
+                        exact_ints=self.exact_ints, final=self._ends_output(index))):
                     table.add(entry)
                     yield entry
             self._tables[index] = table  # reached only when the input was read to its end
@@ -220,7 +225,13 @@ class FileSource:
                     parsed = iter_spans(stream, spooled.name, table, wanted)
                 else:
                     parsed = iter_lazy_entries(stream, spooled.name, lines)
+                if not self._ends_output(index):
+                    parsed = _cut_short(parsed, keep=self.io.on_invalid == "keep")
                 yield from self._guard(spooled, self._entries_progress(spooled, parsed))
+
+    def _ends_output(self, index: int) -> bool:
+        """Whether input ``index`` is the last of the output: its truncated line may end it."""
+        return self.final and index == len(self.inputs) - 1
 
     def _lines(self, spooled: Spooled, stream: BinaryIO) -> Iterable[bytes]:
         if not bars_enabled():
@@ -240,6 +251,17 @@ class FileSource:
             yield from entries
         except OSError as exc:
             raise StoreError(f"cannot read: {exc.strerror or exc}", source=spooled.name) from exc
+
+
+def _cut_short(entries: Iterable[Entry], *, keep: bool) -> Iterator[Entry]:
+    """The second read of an input another follows: as the first read had it, its truncated
+    last line is left out (the first read said so) or, with ``keep``, stays where it is."""
+    for entry in entries:
+        if entry.partial:
+            if not keep:
+                continue
+            entry.partial = False
+        yield entry
 
 
 def iter_spans(stream: BinaryIO, source: str, table: LineTable,

@@ -123,15 +123,17 @@ def _lines_with_progress(path: str, stream: BinaryIO) -> Iterable[bytes]:
 
 
 def iter_file_entries(path: str, io: IOOptions, *, warn: Callable[[str], None] = messages.warn,
-                      exact_ints: bool = True) -> Iterator[Entry]:
+                      exact_ints: bool = True, final: bool = True) -> Iterator[Entry]:
     """Entries of one input, read lazily; OS errors while reading become StoreError.
     ``warn`` receives framing warnings (validate passes a no-op: it reports them itself);
-    ``exact_ints=False`` for commands that never write entries back (see iter_entries)."""
+    ``exact_ints=False`` for commands that never write entries back; ``final=False`` when
+    another input follows in the same output (both: see iter_entries)."""
     name = display_name(path)
     with open_input(path) as stream:
         try:
             yield from iter_entries(_lines_with_progress(path, stream), name,
-                                    on_invalid=io.on_invalid, warn=warn, exact_ints=exact_ints)
+                                    on_invalid=io.on_invalid, warn=warn, exact_ints=exact_ints,
+                                    final=final)
         except OSError as exc:
             raise StoreError(f"cannot read: {exc.strerror or exc}", source=name) from exc
 
@@ -140,8 +142,9 @@ def iter_input_entries(io: IOOptions, *, exact_ints: bool = True) -> Iterator[En
     """All inputs one after the other, as one stream of entries (``exact_ints``: see
     :func:`iter_file_entries`)."""
     check_stdin(io)
-    for path in io.paths:
-        yield from iter_file_entries(path, io, exact_ints=exact_ints)
+    for index, path in enumerate(io.paths, 1):
+        yield from iter_file_entries(path, io, exact_ints=exact_ints,
+                                     final=index == len(io.paths))
 
 
 def check_stdin(io: IOOptions) -> None:

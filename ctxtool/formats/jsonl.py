@@ -164,13 +164,15 @@ def iter_entries(
     on_invalid: OnInvalid = "error",
     warn: Warn = _ignore,
     exact_ints: bool = True,
+    final: bool = True,
 ) -> Iterator[Entry]:
     """Yield one :class:`Entry` per JSON object in a binary stream (streaming, one line held).
 
     ``exact_ints=False`` skips the search for integers past 64 bits (see :func:`loads_json`),
     which costs about half a parse: for reads whose entries are never written back (estimate,
     validate, the first pass of a two-pass command), or whose few changed entries go through
-    :func:`exact_entry` first."""
+    :func:`exact_entry` first. ``final=False``: another input follows this one in the same
+    output, so its truncated last line cannot end the output (see :func:`_invalid`)."""
     loads = loads_json if exact_ints else orjson.loads
     pending = b""  # blank lines (and a BOM) not yet attached to an entry
     held: Entry | None = None  # last entry, held back so trailing blank lines can join it
@@ -191,7 +193,7 @@ def iter_entries(
         try:  # parsed here rather than in a helper: this runs for every line
             data = loads(body)
         except orjson.JSONDecodeError as exc:
-            entries = _unparsed(raw, body, exc, source, lineno, on_invalid, warn)
+            entries = _unparsed(raw, body, exc, source, lineno, on_invalid, warn, final)
         else:
             if isinstance(data, dict):  # the common case
                 if held is not None:
@@ -212,14 +214,15 @@ def iter_entries(
 
 
 def _unparsed(raw: bytes, body: bytes, exc: orjson.JSONDecodeError, source: str, lineno: int,
-              on_invalid: OnInvalid, warn: Warn) -> list[Entry]:
+              on_invalid: OnInvalid, warn: Warn, final: bool = True) -> list[Entry]:
     """The entries of a line orjson refused: several objects glued together, or an invalid
     line (an error, skipped or kept per ``on_invalid``)."""
     parts = _split_glued(body)
     if parts is None:
         is_last_partial = not raw.endswith(b"\n")
         return _invalid(raw, source, lineno, _describe(exc, body, lineno, is_last_partial),
-                        on_invalid, warn, truncated=is_last_partial)
+                        on_invalid, warn, truncated=is_last_partial and final,
+                        cut_short=is_last_partial and not final)
     warn(f"{source}:{lineno}: {len(parts)} JSON objects on one line; split into "
          f"{len(parts)} entries")
     return _glued_entries(raw, len(raw) - len(body), parts, source, lineno)
@@ -283,7 +286,15 @@ def exact_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _invalid(raw: bytes, source: str, lineno: int, problem: str, on_invalid: OnInvalid,
-             warn: Warn, *, truncated: bool = False) -> list[Entry]:
+             warn: Warn, *, truncated: bool = False, cut_short: bool = False) -> list[Entry]:
+    """The entries of a line that is no JSON object. ``truncated``: the output's last line,
+    passed through whatever ``on_invalid`` says but "skip"; ``cut_short``: a truncated last
+    line of an input others follow in one output, where it would be an invalid line in the
+    middle: left out unless ``on_invalid`` is "keep" (its file still holds it)."""
+    if cut_short and on_invalid != "keep":
+        warn(f"{source}:{lineno}: {problem}; left out of the output, where another input "
+             f"follows (the file keeps it; --on-invalid keep passes it through)")
+        return []
     if on_invalid == "skip":
         warn(f"{source}:{lineno}: {problem}; line skipped")
         return []
@@ -432,14 +443,15 @@ def dumps_changed(entry: dict[str, Any], raw: bytes, old: str,
     return line, compact
 
 
-def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+def iter_lines_out(entries: Iterable[dict[str, Any]], *, more: bool = False) -> Iterator[bytes]:
     """The bytes to write for each entry: raw bytes when untouched, orjson otherwise.
 
     A raw line without a final newline (the last line of a file) gets one only when something
     follows it, so an identity pipeline reproduces the input byte for byte. A truncated last line
     (``Entry.partial``) is held back and written last, unchanged: entries a transform appends
     go before it, where they are whole lines, and a writer still adding to that line (a live
-    session) completes it in place.
+    session) completes it in place. ``more``: another input's entries follow in the same output,
+    so the last line gets its newline.
     """
     need_newline = False
     previous_raw = False
@@ -461,13 +473,16 @@ def iter_lines_out(entries: Iterable[dict[str, Any]]) -> Iterator[bytes]:
             yield b"\n"
         yield raw
         need_newline = True
+    if more and need_newline:
+        yield b"\n"
 
 
-def write_entries(entries: Iterable[dict[str, Any]], out: BinaryIO) -> int:
-    """Write entries to a binary stream; returns the number written."""
+def write_entries(entries: Iterable[dict[str, Any]], out: BinaryIO, *, more: bool = False) -> int:
+    """Write entries to a binary stream; returns the number written. ``more``: what another
+    input gives is written after them (:func:`iter_lines_out`)."""
     count = 0
     write = out.write
-    for chunk in iter_lines_out(entries):
+    for chunk in iter_lines_out(entries, more=more):
         write(chunk)
         if chunk != b"\n":
             count += 1
