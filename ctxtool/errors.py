@@ -18,7 +18,18 @@ class ExitCode(IntEnum):
     INVALID_INPUT = 3  # input that is not a valid transcript, or validate found problems
     STORAGE = 4  # a file could not be read or written (input, output, store, archive)
     LLM = 5  # the LLM backend failed (auth, circuit breaker, bad reply)
+    HANGUP = 129  # SIGHUP (128 + its number, as a shell reports a command the signal ended)
     INTERRUPTED = 130  # SIGINT
+    TERMINATED = 143  # SIGTERM (128 + 15)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the command is (cli/__init__.py): it ends the command as
+    Ctrl-C does (temp files removed, one line), with exit status 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class CtxtoolError(Exception):

@@ -6,6 +6,7 @@ stderr and the matching exit code here, once, for every command.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -16,7 +17,7 @@ import click
 
 from ctxtool import __version__
 from ctxtool.cli import batch, messages
-from ctxtool.errors import CtxtoolError, ExitCode
+from ctxtool.errors import CtxtoolError, ExitCode, Terminated
 from ctxtool.storage import durable
 from ctxtool.types import Entry
 
@@ -120,12 +121,13 @@ class CtxtoolGroup(click.Group):
             ctx.exit(int(exc.exit_code))
         except BrokenPipeError:
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: temp files are gone
             safe_fs = sys.modules.get("ctxtool.storage.safe_fs")  # loaded if a store wrote
             if safe_fs is not None:
                 safe_fs.remove_pending()
-            messages.error("interrupted")
-            ctx.exit(int(ExitCode.INTERRUPTED))
+            with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
+                messages.error(_stopped_by(exc))
+            ctx.exit(_exit_status(exc))
         except RecursionError as exc:
             # orjson reads JSON up to 1024 levels deep, but walking or writing such values back
             # runs into Python's recursion limit: an input we cannot process, not a crash
@@ -183,15 +185,37 @@ def cli() -> None:
     """
 
 
+def _stopped_by(exc: KeyboardInterrupt) -> str:
+    if not isinstance(exc, Terminated):
+        return "interrupted"
+    what = "hung up" if exc.signum == getattr(signal, "SIGHUP", None) else "terminated"
+    return f"{what} ({signal.Signals(exc.signum).name})"
+
+
+def _exit_status(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C; 128 + the signal's number for SIGTERM (143) and SIGHUP (129)."""
+    return 128 + exc.signum if isinstance(exc, Terminated) else int(ExitCode.INTERRUPTED)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # a second signal while the first one's cleanup runs ends the process at once
+    signal.signal(signum, signal.SIG_DFL)
+    raise Terminated(signum)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: restores default SIGPIPE so `ctxtool ... | head` ends quietly."""
+    """Entry point: restores default SIGPIPE so `ctxtool ... | head` ends quietly; SIGTERM and
+    SIGHUP end a command as Ctrl-C does (its temp files removed, one line on stderr)."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     _hold_closed_fds()
     try:
         cli.main(args=argv, prog_name="ctxtool")
-    except KeyboardInterrupt:
-        sys.exit(int(ExitCode.INTERRUPTED))
+    except KeyboardInterrupt as exc:
+        sys.exit(_exit_status(exc))
     except BrokenPipeError:
         # platforms without SIGPIPE: silence the flush at exit, then leave quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -19,19 +19,37 @@ if TYPE_CHECKING:  # pathlib where used: with urllib.parse and ipaddress, ~3 ms 
 
 
 STALE_AFTER = 3600.0  # seconds: a temp file this old belongs to no running command
-_swept: set[tuple[str, str, str]] = set()  # (folder, prefix, suffix) already looked at
+MARK = "ctxtool-"  # in the name of every temp file temp_file makes (.NAME.ctxtool-XXXXXXXX.tmp)
+# any target's temp file, or a store's (.ctxtool-XXXXXXXX.tmp): what a sweep of a folder takes
+_MARKED = r"\.(?:.+\.)?" + MARK + r"[a-z0-9_]{8}\.tmp"
+_swept: set[tuple[str, str]] = set()  # (folder, name pattern) already looked at
+# Ctrl-C and the signals that end a command like it (cli/__init__.py), held back while a temp
+# file is created
+_HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 
 def sweep_stale(folder: str | os.PathLike[str], *, prefix: str, suffix: str = ".tmp") -> int:
     """Remove the temp files a killed run left in ``folder``: regular files named exactly as
     :func:`temp_file` names them with this prefix and suffix (``tempfile`` adds 8 characters),
-    last modified over an hour ago. Once per folder and name pattern per process; returns how
-    many went. Nothing else is touched."""
-    key = (os.path.abspath(folder), prefix, suffix)
+    or as it named them before they carried :data:`MARK` (then only this prefix's: such a name
+    may be another program's), last modified over an hour ago. Once per folder and name pattern
+    per process; returns how many went. Nothing else is touched."""
+    unmarked = re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(suffix)
+    return _sweep(folder, f"{unmarked}|{_MARKED}")  # one look at the folder, as before
+
+
+def sweep_beside(path: str | os.PathLike[str]) -> int:
+    """:func:`sweep_stale` for the temp files of ``path`` (cleanup, once it removed ``path``)."""
+    folder, name = os.path.split(os.fspath(path))
+    return sweep_stale(folder or ".", prefix=f".{name}.")
+
+
+def _sweep(folder: str | os.PathLike[str], name: str) -> int:
+    key = (os.path.abspath(folder), name)
     if key in _swept:
         return 0
     _swept.add(key)
-    pattern = re.compile(re.escape(prefix) + r"[a-z0-9_]{8}" + re.escape(suffix))
+    pattern = re.compile(name)
     removed = 0
     try:
         with os.scandir(folder) as entries:
@@ -50,18 +68,19 @@ def sweep_stale(folder: str | os.PathLike[str], *, prefix: str, suffix: str = ".
 @contextlib.contextmanager
 def temp_file(folder: str | os.PathLike[str], *, prefix: str,
               suffix: str = ".tmp") -> Iterator[tuple[int, str]]:
-    """``tempfile.mkstemp`` in ``folder`` (0600): ``(fd, path)``, the file removed when the block
-    ends - a block that keeps it renames or links it away first. Ctrl-C is held back while the
-    file is created, so one that comes right then is raised inside the block, where the cleanup
-    already stands (raised between mkstemp and a ``try``, it would leave the file behind).
-    Stale temp files of the same pattern that a killed run left there go first (sweep_stale)."""
+    """``tempfile.mkstemp`` in ``folder`` (0600), named ``PREFIX`` + :data:`MARK` + 8 characters
+    + ``SUFFIX``: ``(fd, path)``, the file removed when the block ends - a block that keeps it
+    renames or links it away first. Ctrl-C (and SIGTERM, SIGHUP) is held back while the file is
+    created, so one that comes right then is raised inside the block, where the cleanup already
+    stands (raised between mkstemp and a ``try``, it would leave the file behind). Stale temp
+    files that a killed run left there go first (sweep_stale)."""
     import tempfile  # here, not at the top: it costs 7 ms of every command's start-up
 
     sweep_stale(folder, prefix=prefix, suffix=suffix)
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) \
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) \
         if hasattr(signal, "pthread_sigmask") else None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=prefix + MARK, suffix=suffix, dir=folder)
     except BaseException:
         _release(held)
         raise

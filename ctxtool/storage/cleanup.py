@@ -24,7 +24,7 @@ import orjson
 
 from ctxtool.errors import StoreError
 from ctxtool.storage.archive import Archive, write_archive
-from ctxtool.storage.atomic import write_bytes_atomic
+from ctxtool.storage.atomic import sweep_beside, write_bytes_atomic
 from ctxtool.storage.cleanup_plan import CleanupOptions, CleanupPlan, UnitPlan, plan_cleanup
 from ctxtool.storage.cleanup_tree import STORE, Part, measure
 from ctxtool.storage.safe_fs import describe, open_nofollow, remove
@@ -242,6 +242,8 @@ class CleanupRun:
             else:
                 removed_any = True
                 self._note_removed(plan, part)
+                if part.kind in TRANSCRIPT_KINDS:  # and the temp files a killed run left of it
+                    sweep_beside(os.path.join(part.base, part.rel))
         if removed_any:
             self._count_removed(plan)
 

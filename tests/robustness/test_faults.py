@@ -382,8 +382,8 @@ def test_ctrl_c_during_in_place(name: str, large: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_while_the_store_writes(sig: int, tmp_path: Path) -> None:
     """Stopped while snip saves results, its transcript staged for stdout: Ctrl-C gives exit
-    130 and nothing on stdout; SIGTERM kills it (no handler). Either way no temp file is left
-    (a store file being written has no name yet)."""
+    130, SIGTERM 143, and nothing on stdout. Either way no temp file is left (a store file
+    being written has no name yet)."""
     source, store = tmp_path / "in.jsonl", tmp_path / "store"
     source.write_bytes(transcript(600, 60_000, files=20))
     proc = subprocess.Popen([*ctxtool_executable(), "snip", "--now", NOW, "--store", str(store),
@@ -400,7 +400,8 @@ def test_interrupted_while_the_store_writes(sig: int, tmp_path: Path) -> None:
         assert_interrupted(subprocess.CompletedProcess(proc.args, proc.returncode, stdout,
                                                        stderr))
     else:
-        assert proc.returncode == -signal.SIGTERM, stderr
+        assert proc.returncode == ExitCode.TERMINATED, stderr
+        assert stderr.decode().splitlines()[-1] == "ctxtool: error: terminated (SIGTERM)"
         assert stdout == b""
     assert not leftovers(tmp_path)
 
