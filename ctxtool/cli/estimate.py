@@ -18,7 +18,7 @@ from ctxtool.core.sizing.estimate import (
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
-from ctxtool.storage.atomic import write_bytes_atomic
+from ctxtool.storage.atomic import write_named
 
 # The timeline (its builder, renderers and html) and OpenCode's config files are imported where
 # used: with --timeline, and for an OpenCode session's limits. Every run pays for what is here.
@@ -174,7 +174,7 @@ def _draw(path: str, line: Timeline) -> None:
     from ctxtool.cli.timeline_render import render_html, render_svg  # see the imports
 
     page = render_svg(line) if path.lower().endswith(".svg") else render_html(line)
-    write_bytes_atomic(path, page.encode())
+    write_named(path, page.encode())
 
 
 def _config_limits(provider: str | None, model: str | None,

@@ -24,7 +24,7 @@ from ctxtool.cli.streams import IOOptions
 from ctxtool.clock import parse_duration
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.jsonl import dumps_json
-from ctxtool.storage.atomic import write_bytes_atomic
+from ctxtool.storage.atomic import write_named
 from ctxtool.formats.registry import format_names
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -159,10 +159,7 @@ class ReportOptions:
             sys.stderr.write(blob.decode() + "\n")
             sys.stderr.flush()
         if self.report:
-            try:
-                write_bytes_atomic(self.report, blob + b"\n")
-            except OSError as exc:  # pragma: no cover - write_bytes_atomic maps most
-                raise StoreError(f"cannot write report: {exc}", source=self.report) from exc
+            write_named(self.report, blob + b"\n")  # through a device or a symlink
 
 
 def report_options(f: F) -> F:

@@ -19,7 +19,7 @@ from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, bounded_lines, iter_entries, write_entries
 from ctxtool.storage import marker
-from ctxtool.storage.atomic import atomic_writer
+from ctxtool.storage.atomic import named_output
 from ctxtool.storage.paths import claude_config_dir
 from ctxtool.types import Entry
 
@@ -175,14 +175,8 @@ def open_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[Bina
         with pinned.replacing() as handle:
             yield handle
         return
-    try:
-        # /dev/null, a FIFO, a terminal: written into, never replaced (a rename over one would put
-        # a regular file where /dev/null was - as root, for every program on the machine)
-        if not is_rereadable(output):
-            with open(output, "wb") as handle:
-                yield handle
-            return
-        with atomic_writer(output, mode=output_mode(output, inputs)) as handle:
+    try:  # /dev/null, a FIFO, a symlink: written into or through, never replaced
+        with named_output(output, mode=output_mode(output, inputs)) as handle:
             yield handle
     except OSError as exc:
         raise StoreError(f"cannot write: {exc.strerror or exc}", source=output) from exc

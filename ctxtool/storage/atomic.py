@@ -128,6 +128,37 @@ def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None,
         durable.crash_point("after-replace")
 
 
+@contextlib.contextmanager
+def named_output(path: str | os.PathLike[str], *, mode: int | None = None,
+                 background: bool = True) -> Iterator[BinaryIO]:
+    """The writer of a file the user named (-o, --report, --timeline): what the name points at
+    gets the bytes, never a regular file in its place. A device, FIFO or terminal is written
+    into (a rename over /dev/full, done as root, would put a regular file there for every
+    program on the machine); through a symlink, the file it names is replaced atomically and
+    the link stays; a regular file (or a new name) is replaced atomically (:func:`atomic_writer`
+    with ``mode`` and ``background``)."""
+    real = os.path.realpath(path)
+    try:
+        kind = os.stat(real).st_mode
+    except (OSError, ValueError):
+        kind = None
+    if kind is not None and not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
+        with open(real, "wb") as handle:
+            yield handle
+        return
+    with atomic_writer(real, mode=mode, background=background) as handle:
+        yield handle
+
+
+def write_named(path: str | os.PathLike[str], data: bytes) -> None:
+    """``data`` into a file the user named (see :func:`named_output`); StoreError if it fails."""
+    try:
+        with named_output(path, background=False) as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
 def _mode_for(target: Path) -> int:
     try:
         return target.stat().st_mode & 0o7777
