@@ -68,8 +68,13 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathF
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CTXTOOL_LLM",
                  "CTXTOOL_STORE", "CTXTOOL_MODEL", "CLAUDE_CONFIG_DIR", "DISABLE_MICROCOMPACT",
                  "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
-                 "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE", "DISABLE_AUTO_COMPACT"):
+                 "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE", "DISABLE_AUTO_COMPACT", "DISABLE_COMPACT",
+                 "CLAUDE_CODE_AUTO_COMPACT_WINDOW", "CLAUDE_CODE_DISABLE_1M_CONTEXT",
+                 "CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS", "FORCE_PROMPT_CACHING_5M"):
         monkeypatch.delenv(name, raising=False)
+    # Claude Code's settings files: never the developer's own (a test that reads some sets
+    # CLAUDE_CONFIG_DIR and lifts this)
+    monkeypatch.setenv("CTXTOOL_CLAUDE_SETTINGS", "0")
     # ctxtool sessions keeps a cache: never the developer's own (~/.cache/ctxtool)
     monkeypatch.setenv("CTXTOOL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     # sessions and the selectors list OpenCode's database: never the developer's own

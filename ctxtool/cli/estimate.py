@@ -19,6 +19,7 @@ from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
 from ctxtool.storage.atomic import write_named
+from ctxtool.storage.claude_settings import read_settings
 
 # The timeline (its builder, renderers and html) and OpenCode's config files are imported where
 # used: with --timeline, and for an OpenCode session's limits. Every run pays for what is here.
@@ -102,7 +103,8 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
     options: dict[str, Any] = {
         "model": model, "context_window": context_window, "system_tokens": system_tokens,
         "env": os.environ, "top": top, "use_usage": not no_usage, "input_limit": input_limit,
-        "model_limits": _config_limits}
+        "model_limits": _config_limits,
+        "settings": read_settings(os.environ)}  # Claude Code's own settings files
     with open_output(io.output, io.paths) as out:
         for index, path in enumerate(io.paths, 1):
             if per_entry:  # one stream of all inputs: it stops at an input it cannot read
@@ -286,6 +288,14 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     yield "auto-compact at", (f"{_n(limits.auto_compact)}  ({_n(max(0, limits.auto_compact - used))}"
                               f" to go; warning at {_n(limits.warning)}, blocking at "
                               f"{_n(limits.blocking)}){state}")
+    if report.idle is not None:  # a Claude Code transcript: its version chose the rule
+        settings = ", ".join(limits.applied) or "none"
+        yield "rule", (f"Claude Code {limits.rule} (written by {limits.version}); "
+                       f"settings: {settings}")
+        idle = report.idle
+        when = idle.fires_at.strftime("%Y-%m-%d %H:%M:%S UTC") if idle.fires_at else None
+        yield "idle compaction", (f"at {when} ({idle.reason})" if when
+                                  else f"no ({idle.reason})")
 
 
 # --- the grid -------------------------------------------------------------------------------------

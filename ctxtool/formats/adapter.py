@@ -20,12 +20,12 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`claims`, :meth:`claims_weakly`;
 * lines and messages (every transform) - :meth:`api_message`, :meth:`role_and_blocks`,
   :meth:`with_message_content`, :meth:`with_tool_result_content`, :meth:`model_of`,
-  :meth:`timestamp_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`,
-  :meth:`is_own_reply`;
+  :meth:`timestamp_of`, :meth:`agent_version`, :meth:`session_id_of`, :meth:`is_instruction`,
+  :meth:`is_api_error`, :meth:`is_own_reply`;
 * usage anchors and sizing (``core/sizing``: meter, estimate) - :meth:`usage_of`,
   :meth:`results_after_usage`, :meth:`compaction_tracker`, :attr:`reads_whole_session`,
   :meth:`context_entries`, :meth:`entries_sent`, :meth:`count_compactions`,
-  :meth:`configured_limits`, :meth:`overflow_rule`, :meth:`is_summary_entry`,
+  :meth:`configured_limits`, :meth:`context_limits`, :meth:`idle_compaction`, :meth:`overflow_rule`, :meth:`is_summary_entry`,
   :meth:`context_mark` (with :class:`ContextMark`), :meth:`system_sent`;
 * compaction records (``filter-compacted``, ``summarize``) - :attr:`compactions`,
   :meth:`is_compaction_record`, :meth:`compaction_starts`, :meth:`summary_text`,
@@ -67,9 +67,11 @@ from ctxtool.formats.content import Block, as_blocks
 from ctxtool.formats.jsonl import dumps_json
 
 if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every adapter
+    from datetime import datetime
     from pathlib import Path  # for types only: see ctxtool/storage/opencode_db_file.py
 
     from ctxtool.formats.compaction import CompactionWriter
+    from ctxtool.formats.limits import AgentSettings, IdleCompaction, Thresholds
     from ctxtool.llm.base import AgentPrompt
 
 # What summarize hands an adapter's compaction writer and gets back (CompactionWrite, a frozen
@@ -566,6 +568,11 @@ class FormatAdapter:
         model = entry.get("model")
         return model if isinstance(model, str) else None
 
+    def agent_version(self, entry: Mapping[str, Any]) -> str | None:
+        """The version of the agent that wrote a line, when the agent's rules depend on it and
+        the line records it (Claude Code's ``version``); None otherwise."""
+        return None
+
     def timestamp_of(self, entry: Mapping[str, Any]) -> Any:
         """When a message was written, as the agent records it (an ISO 8601 string, epoch
         milliseconds...; ``ctxtool.clock.parse_timestamp`` reads both), or None."""
@@ -687,6 +694,25 @@ class FormatAdapter:
         """The agent's own overflow verdict for the context now (reported beside ctxtool's
         thresholds, under its ``report_key``), or None when ctxtool's thresholds are the
         agent's (Claude Code). ``view``: :meth:`entries_sent`; ``context``: ctxtool's size."""
+        return None
+
+    def context_limits(self, *, model: str | None, window: int | None, max_output: int | None,
+                       env: Mapping[str, str] | None, version: str | None = None,
+                       settings: AgentSettings = None) -> Thresholds:
+        """Where the context warns, auto-compacts and blocks for ``model`` (``window``
+        overriding its window). ctxtool's default is Claude Code's newest rule, without
+        Claude Code's own settings; Claude Code's adapter applies the rule of the ``version``
+        that wrote the transcript and ``settings`` (its settings files)."""
+        from ctxtool.formats.claude_code.rules import thresholds  # pure, small: see rules.py
+
+        return thresholds(model=model, window=window, max_output=max_output, env=env)
+
+    def idle_compaction(self, *, version: str | None, env: Mapping[str, str] | None,
+                        settings: AgentSettings, last_reply: datetime | None,
+                        context_tokens: int) -> IdleCompaction | None:
+        """Whether and when the agent compacts the session on its own while it is idle (Claude
+        Code 2.1.286+), for a transcript written by ``version`` whose last reply is at
+        ``last_reply``; None for an agent that never does."""
         return None
 
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,

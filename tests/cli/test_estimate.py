@@ -246,3 +246,60 @@ def test_corpus_files(runner, path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     [report] = reports(result.stdout)
     assert 0 < report["context_tokens"] <= report["total_tokens"]
+
+
+# --- Claude Code's rule by version, its settings and idle compaction (issue 29) ---------------
+
+def _versioned(tmp_path: Path, version: str, stamp: str = "2026-11-27T12:00:00.000Z") -> Path:
+    entries = [{**e, "version": version, "timestamp": stamp} for e in session()]
+    return write_jsonl(tmp_path / f"s-{version}.jsonl", entries)
+
+
+def test_the_transcripts_version_chooses_the_rule(tmp_path: Path) -> None:
+    old, new = _versioned(tmp_path, "2.1.20"), _versioned(tmp_path, "2.1.332")
+    proc = run_ctxtool("estimate", "--json", str(old), str(new))
+    first, second = reports(proc.stdout.decode())
+    assert (first["thresholds"]["auto_compact"], first["thresholds"]["rule"]) == \
+        (155_000, "2.0.76-2.1.20")
+    assert (second["thresholds"]["auto_compact"], second["thresholds"]["version"]) == \
+        (167_000, "2.1.332")
+    table = run_ctxtool("estimate", str(old)).stdout.decode()
+    assert "Claude Code 2.0.76-2.1.20 (written by 2.1.20)" in table
+
+
+def test_auto_compact_window_in_settings_json_moves_the_point_below_it(tmp_path: Path) -> None:
+    config = tmp_path / "claude"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({"autoCompactWindow": 150_000}))
+    path = _versioned(tmp_path, "2.1.332")
+    env = {"CLAUDE_CONFIG_DIR": str(config), "CTXTOOL_CLAUDE_SETTINGS": "1"}
+    report, = reports(run_ctxtool("estimate", "--json", str(path), env=env).stdout.decode())
+    schema = json.loads((ROOT / "schemas" / "estimate-report.schema.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["thresholds"]["auto_compact"] == 117_000 < 150_000
+    assert report["thresholds"]["settings"] == ["autoCompactWindow=150000"]
+    assert report["tokens_until_auto_compact"] == 117_000 - report["context_tokens"]
+    table = run_ctxtool("estimate", str(path), env=env).stdout.decode()
+    assert "auto-compact at  117,000" in table and "autoCompactWindow=150000" in table
+    # and ctxtool's own test default reads no settings file
+    assert reports(run_ctxtool("estimate", "--json", str(path)).stdout.decode()
+                   )[0]["thresholds"]["auto_compact"] == 167_000
+
+
+def test_idle_compaction_in_the_report(tmp_path: Path) -> None:
+    env = {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "100000"}
+    small = _versioned(tmp_path, "2.1.332")
+    report, = reports(run_ctxtool("estimate", "--json", str(small), env=env).stdout.decode())
+    assert report["idle_compaction"]["fires_at"] is None
+    assert "under 100,000" in report["idle_compaction"]["reason"]
+    entries = [{**e, "version": "2.1.332", "timestamp": "2026-11-27T12:00:00.000Z"}
+               for e in session()]
+    entries[4]["message"]["usage"]["cache_read_input_tokens"] = 150_000  # a large context
+    big = write_jsonl(tmp_path / "big.jsonl", entries)
+    report, = reports(run_ctxtool("estimate", "--json", str(big), env=env).stdout.decode())
+    assert report["idle_compaction"]["fires_at"] == "2026-11-27T12:54:00Z"
+    assert "idle compaction  at 2026-11-27 12:54:00 UTC" in \
+        run_ctxtool("estimate", str(big), env=env).stdout.decode()
+    plain, = reports(run_ctxtool("estimate", "--json", str(write_jsonl(
+        tmp_path / "plain.jsonl", session()))).stdout.decode())
+    assert plain["idle_compaction"] is None

@@ -24,9 +24,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.meter import ContextMeter
-from ctxtool.core.sizing.tokens import (IMAGE_TOKENS, Thresholds, blocks_tokens,
-                                        estimate_text_tokens, thresholds)
+from ctxtool.core.sizing.tokens import Thresholds, blocks_tokens, estimate_text_tokens, thresholds
 from ctxtool.formats.adapter import OutputTruncation
+from ctxtool.formats.limits import tool_result_tokens
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import Entry
@@ -279,19 +279,10 @@ def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
 
 
 def result_tokens(content: Any) -> int:
-    """Tokens of a tool result's content, as Claude Code's microcompact counts them: the text
-    (text blocks of a list), 2000 per image, nothing for the block around it (it stays)."""
-    if isinstance(content, str):
-        return estimate_text_tokens(content)
-    if not isinstance(content, list):
-        return 0
-    total = 0
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "image":
-            total += IMAGE_TOKENS
-        elif isinstance(block, dict) and block.get("type") == "text":
-            total += estimate_text_tokens(str(block.get("text", "")))
-    return total
+    """Tokens of a tool result's content by ctxtool's estimate, counted the way Claude Code's
+    microcompact counts them: the text (text blocks of a list), 2000 per image, nothing for
+    the block around it (it stays)."""
+    return tool_result_tokens(content, estimate_text_tokens)
 
 
 def _digest(content: Any) -> tuple[int, int]:

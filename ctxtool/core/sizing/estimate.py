@@ -16,11 +16,13 @@ from typing import Any
 
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter, Usage
 from ctxtool.core.sizing.status import status_of
+from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.tokens import (
-    DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, Thresholds, context_window,
-    estimate_block_tokens, estimate_entry_tokens, estimate_text_tokens, thresholds,
+    DEFAULT_WINDOW, IMAGE_TOKENS, LONG_WINDOW, MESSAGE_OVERHEAD, AgentSettings, Thresholds,
+    context_window, estimate_block_tokens, estimate_entry_tokens, estimate_text_tokens, thresholds,
 )
 from ctxtool.formats.adapter import LimitsLookup, OverflowVerdict
+from ctxtool.formats.limits import IdleCompaction
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import location_of
 
@@ -72,6 +74,8 @@ class EstimateReport:
     #: the agent's own overflow rule, when it has one (OpenCode, Codex CLI), see
     #: :meth:`ctxtool.formats.adapter.FormatAdapter.overflow_rule`
     agent_rule: OverflowVerdict | None = None
+    #: the agent's own compaction while idle (Claude Code's, for transcripts recording a version)
+    idle: IdleCompaction | None = None
 
     @property
     def compact_at(self) -> int:
@@ -104,7 +108,8 @@ class EstimateReport:
                         "effective": _percent(used, limits.effective),
                         "auto_compact": _percent(used, self.compact_at)},
             "tokens_until_auto_compact": max(0, self.compact_at - used),
-            "status": self.status, **extra,
+            "status": self.status,
+            "idle_compaction": None if self.idle is None else self.idle.as_dict(), **extra,
         }
 
     def with_exact(self, message_tokens: int) -> EstimateReport:
@@ -259,6 +264,8 @@ class Estimator:
         self.compacted = 0  # estimated tokens of what compactions took out of view
         self.entries = self.messages = self.boundaries = 0
         self.model: str | None = None
+        self.version: str | None = None  # the agent's, when its rules depend on it
+        self.last_reply: Any = None  # the last assistant message's timestamp, as written
         self.adapter = adapter_for(fmt)
         # the hooks called for every line, looked up once
         self._is_compaction = self.adapter.is_compaction_record
@@ -285,6 +292,7 @@ class Estimator:
             self.messages += 1
             if role == "assistant":
                 self.note_model(entry)
+                self.note_reply(entry)
         elif role is None:  # a line of the agent's own naming the model of what follows
             self.note_model(entry)  # (Codex CLI's turn_context)
 
@@ -323,27 +331,47 @@ class Estimator:
         if model != self.model and model:
             self.model = model
 
-    def limits(self, model: str | None, window: int | None,
-               env: Mapping[str, str] | None) -> tuple[Thresholds, str]:
-        """Thresholds for the model, and where the window size came from."""
+    def note_reply(self, entry: dict[str, Any]) -> None:
+        """The agent version and time of an assistant message (the last one wins)."""
+        version = self.adapter.agent_version(entry)
+        if version is not None:
+            self.version = version
+        stamp = self.adapter.timestamp_of(entry)
+        if stamp is not None:
+            self.last_reply = stamp
+
+    def limits(self, model: str | None, window: int | None, env: Mapping[str, str] | None,
+               settings: AgentSettings = None) -> tuple[Thresholds, str]:
+        """Thresholds for the model, under the rule of the agent version that wrote the
+        transcript and the settings it reads, and where the window size came from."""
+        options = {"model": model, "env": env, "fmt": self.fmt, "version": self.version,
+                   "settings": settings}
         if window:
-            return thresholds(model=model, context_window_override=window, env=env), "option"
+            return thresholds(context_window_override=window, **options), "option"
         if context_window(model) != DEFAULT_WINDOW:
-            return thresholds(model=model, env=env), "model"
+            return thresholds(**options), "model"
         if self.meter.peak_prompt > DEFAULT_WINDOW:  # the API accepted it: a 1M-context session
-            return thresholds(model=model, context_window_override=LONG_WINDOW, env=env), "usage"
-        return thresholds(model=model, env=env), "default"
+            return thresholds(context_window_override=LONG_WINDOW, **options), "usage"
+        return thresholds(**options), "default"
+
+    def idle(self, env: Mapping[str, str] | None, settings: AgentSettings) -> IdleCompaction | None:
+        """The agent's own compaction of an idle session (Claude Code's), when it has one."""
+        return self.adapter.idle_compaction(version=self.version, env=env, settings=settings,
+                                            last_reply=parse_timestamp(self.last_reply),
+                                            context_tokens=self.meter.context_tokens)
 
     def report(self, *, source: str | None = None, model: str | None = None,
                context_window: int | None = None, env: Mapping[str, str] | None = None,
                input_limit: int | None = None,
-               model_limits: LimitsLookup | None = None) -> EstimateReport:
+               model_limits: LimitsLookup | None = None,
+               settings: AgentSettings = None) -> EstimateReport:
         meter, segment = self.meter, self.segment
         model = model or self.model
-        limits, window_source = self.limits(model, context_window, env)
+        limits, window_source = self.limits(model, context_window, env, settings)
         found = self.adapter.configured_limits(self.view, model_limits)
         if not context_window and found.get("context"):
-            limits, window_source = self.limits(model, found["context"], env)[0], "config"
+            limits, window_source = self.limits(model, found["context"], env, settings)[0], \
+                "config"
         rule = self.adapter.overflow_rule(self.view, window=limits.window,
                                           context=meter.context_tokens,
                                           input_limit=input_limit or found.get("input"),
@@ -359,7 +387,8 @@ class Estimator:
             entries=self.entries, messages=self.messages, compact_boundaries=self.boundaries,
             breakdown=breakdown,
             tool_results_by_tool=dict(sorted(segment.by_tool.items(), key=lambda kv: -kv[1])),
-            top=segment.offenders(), limits=limits, window_source=window_source, agent_rule=rule)
+            top=segment.offenders(), limits=limits, window_source=window_source, agent_rule=rule,
+            idle=self.idle(env, settings))
 
 
 def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None = None,
@@ -367,7 +396,8 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
              env: Mapping[str, str] | None = None, top: int = DEFAULT_TOP,
              source: str | None = None, use_usage: bool = True,
              input_limit: int | None = None,
-             model_limits: LimitsLookup | None = None) -> EstimateReport:
+             model_limits: LimitsLookup | None = None,
+             settings: AgentSettings = None) -> EstimateReport:
     """Size and breakdown of the context a transcript occupies. Streams (nothing buffered),
     except OpenCode sessions, which are read whole to find their last compaction.
 
@@ -377,6 +407,9 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
     ``use_usage=False`` ignores recorded usage and estimates every message. OpenCode sessions
     also get OpenCode's overflow rule (``input_limit``: the model's input limit, if it has one;
     ``model_limits`` looks the session's model up in OpenCode's config: context, input, output).
+    Claude Code transcripts get the rule of the version that wrote them and ``settings`` (its
+    settings files, :func:`ctxtool.storage.claude_settings.read_settings`), and when its idle
+    compaction would fire.
     """
     state = Estimator(fmt, system_tokens=system_tokens, top=top, use_usage=use_usage)
     if state.adapter.reads_whole_session:
@@ -385,7 +418,7 @@ def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None =
         for entry in entries:
             state.add(entry)
     return state.report(source=source, model=model, context_window=context_window, env=env,
-                        input_limit=input_limit, model_limits=model_limits)
+                        input_limit=input_limit, model_limits=model_limits, settings=settings)
 
 
 def annotate(entries: Iterable[dict[str, Any]], *, fmt: str,

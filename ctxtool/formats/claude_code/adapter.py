@@ -11,15 +11,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ctxtool.formats.adapter import (
     BOUNDARY, CLEAR_MARK, COMPACT_MARK, ContextMark, FormatAdapter, SessionFile, SessionMarks, Usage,
 )
-from ctxtool.formats.claude_code import boundary
+from ctxtool.formats.claude_code import boundary, rules
 from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BOUNDARY,
                                               is_compact_boundary, is_compact_summary)
 from ctxtool.formats.content import Block, as_blocks, block_text
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
     from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
+    from ctxtool.formats.limits import AgentSettings, IdleCompaction, Thresholds
 
 MESSAGE_TYPES = ("user", "assistant")
 KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
@@ -95,6 +97,26 @@ class ClaudeCodeAdapter(FormatAdapter):
         message = entry.get("message")
         model = message.get("model") if isinstance(message, dict) else None
         return model if isinstance(model, str) and model != SYNTHETIC_MODEL else None
+
+    def context_limits(self, *, model: str | None, window: int | None, max_output: int | None,
+                       env: Mapping[str, str] | None, version: str | None = None,
+                       settings: AgentSettings = None) -> Thresholds:
+        """Claude Code's thresholds under the rule of the version that wrote the transcript
+        and the settings and environment it reads (:mod:`.rules`)."""
+        return rules.thresholds(version=version, model=model, window=window,
+                                max_output=max_output, env=env, settings=settings)
+
+    def idle_compaction(self, *, version: str | None, env: Mapping[str, str] | None,
+                        settings: AgentSettings, last_reply: datetime | None,
+                        context_tokens: int) -> IdleCompaction | None:
+        if version is None:  # no line says which Claude Code wrote it
+            return None
+        return rules.idle_compaction(version=version, env=env, settings=settings,
+                                     last_reply=last_reply, context_tokens=context_tokens)
+
+    def agent_version(self, entry: Mapping[str, Any]) -> str | None:
+        version = entry.get("version")  # the Claude Code that wrote it chooses its rules
+        return version if isinstance(version, str) else None
 
     def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
         session = entry.get("sessionId")
