@@ -35,6 +35,14 @@ def text_with_tokens(tokens: int, tag: str = "") -> str:
     raise AssertionError(f"could not build a text of exactly {tokens} tokens")
 
 
+def text_with_chars(tokens: int, tag: str = "") -> str:
+    """Text that Claude Code counts at exactly ``tokens`` tokens (characters / 4, its
+    microcompact's count): ``4 * tokens`` characters, ``tag`` first."""
+    head = f"{tag}\n" if tag else ""
+    assert len(head) <= 4 * tokens or tokens == 0, "the tag is longer than the text"
+    return (head + "a" * (4 * tokens - len(head))) if tokens else ""
+
+
 class Session:
     """A Claude Code session built entry by entry, with a proper uuid chain."""
 
@@ -89,6 +97,13 @@ class Session:
         tag = f"result {self.calls + 1} of {name}"
         return self.call(name, tool_input or {"command": f"step {self.calls + 1}"},
                          text_with_tokens(tokens, tag))
+
+    def counted_call(self, name: str, tokens: int,
+                     tool_input: dict[str, Any] | None = None) -> str:
+        """A call whose result Claude Code counts at exactly ``tokens`` (characters / 4)."""
+        tag = f"result {self.calls + 1} of {name}"
+        return self.call(name, tool_input or {"command": f"step {self.calls + 1}"},
+                         text_with_chars(tokens, tag))
 
     def compact(self, summary: str = "Summary of the work so far.") -> Session:
         boundary = self._add("system", {"subtype": "compact_boundary",

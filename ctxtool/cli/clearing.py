@@ -13,7 +13,9 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import ReportOptions, store_options
 from ctxtool.cli.spool import FileSource, run_two_pass
 from ctxtool.cli.streams import IOOptions
-from ctxtool.core.sizing.tokens import Thresholds, thresholds
+from ctxtool.core.sizing.tokens import AgentSettings, Thresholds, thresholds
+from ctxtool.formats.claude_code.rules import effective_env
+from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.store import ToolResultStore, store_for_entries
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,11 +64,16 @@ class ClearingSettings:
         self.store_dir = store_dir
         self.durable = True
         self.stores: list[str] = []
+        self.settings: AgentSettings = None  # Claude Code's settings files, read when needed
 
-    def limits(self, model: str | None) -> Thresholds:
-        """Thresholds as `ctxtool estimate` computes them, for the transcript's model."""
+    def limits(self, model: str | None, version: str | None = None, *,
+               fmt: str | None = None) -> Thresholds:
+        """Thresholds as `ctxtool estimate` computes them, for the transcript's model and the
+        agent version that wrote it (Claude Code's settings files too, for its transcripts)."""
+        if self.settings is None:
+            self.settings = read_settings(os.environ)
         return thresholds(model=self.model or model, context_window_override=self.context_window,
-                          env=os.environ)
+                          env=os.environ, fmt=fmt, version=version, settings=self.settings)
 
     def store(self, fmt: str, source: FileSource) -> ToolResultStore | None:
         """The store for one unit (None with --no-save). Like persist, saved files are made durable
@@ -121,5 +128,12 @@ def _summarize(data: dict[str, Any], clear: ClearingSettings) -> None:
 
 
 def env_flag(name: str) -> bool:
-    """A Claude Code style boolean environment variable (1, true, yes, on)."""
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    """A Claude Code style boolean environment variable (1, true, yes, on), in the environment
+    Claude Code runs with: ours, and the env block of its settings files over it."""
+    env = effective_env(os.environ, read_settings(os.environ))
+    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def disabled_by(names: Iterable[str]) -> str | None:
+    """The first of ``names`` set (:func:`env_flag`), or None."""
+    return next((name for name in names if env_flag(name)), None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -12,7 +13,8 @@ from typing import Any
 import click
 
 from ctxtool.cli import messages
-from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, env_flag, run_clearing
+from ctxtool.cli.clearing import (ClearingSettings, clearing_options, csv_set, disabled_by,
+                                  run_clearing)
 from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
                                  report_options)
 from ctxtool.cli.spool import FileSource
@@ -23,7 +25,8 @@ from ctxtool.core.clearing.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOL
                                        MicrocompactReport, default_strategy, microcompact)
 from ctxtool.formats.registry import adapter_for
 
-DISABLE_ENV = "DISABLE_MICROCOMPACT"
+# Claude Code clears nothing under either (DISABLE_COMPACT: no compaction of any kind)
+DISABLE_ENVS = ("DISABLE_COMPACT", "DISABLE_MICROCOMPACT")
 
 
 @click.command("microcompact")
@@ -58,9 +61,11 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
               show_default=True, help="opencode: tools never pruned (any case).")
 @click.option("--protect-turns", type=click.IntRange(min=0), default=2, show_default=True,
               help="opencode: newest user turns whose tool output is never pruned.")
-@click.option("--idle", "idle", default="60m", show_default=True, metavar="DURATION",
+@click.option("--idle", "idle", metavar="DURATION",
               help="idle: clear only after this gap since the last assistant entry "
-                   "(5m, 2h; a bare number means minutes; 5m matches a 5-minute prompt cache).")
+                   "(5m, 2h; a bare number means minutes; 5m matches a 5-minute prompt cache). "
+                   "Default: 54m for sessions of Claude Code 2.1.286+ (its idle compaction "
+                   "fires then), else 60m.")
 @now_option
 @click.option("--clear-tool-inputs", is_flag=True,
               help="Also blank the inputs of cleared tool uses (saved too; Anthropic's "
@@ -70,7 +75,8 @@ DISABLE_ENV = "DISABLE_MICROCOMPACT"
 def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, target: int,
                      clear_at_least: int, trigger: int | None, force: bool, tools: str | None,
                      include_mcp: bool, exclude_tools: str | None, protect: str,
-                     protect_turns: int, idle: str, now: str | None, clear_tool_inputs: bool,
+                     protect_turns: int, idle: str | None, now: str | None,
+                     clear_tool_inputs: bool,
                      clear: ClearingSettings, report: ReportOptions) -> None:
     """Replace old tool results with short placeholders.
 
@@ -78,7 +84,11 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     placeholder naming the file (`ctxtool restore` brings it back); Claude Code transcripts get
     a microcompact_boundary entry listing the cleared tool ids. tool_use blocks, order, ids and
     the uuid chain are kept, untouched lines stay byte-identical, and a second run changes
-    nothing. DISABLE_MICROCOMPACT=1 passes the input through unchanged. On OpenCode sessions
+    nothing. Results are counted as Claude Code counts them (characters / 4) for the
+    trigger, --target, --clear-at-least and the boundary's tokensSaved, and the tool calls
+    Claude Code's own microcompact_boundary lines list are neither cleared nor counted again.
+    DISABLE_COMPACT=1 or DISABLE_MICROCOMPACT=1 (in the environment or settings.json's env)
+    passes the input through unchanged. On OpenCode sessions
     the chosen tool parts are marked compacted (state.time.compacted), as OpenCode's own prune
     does: their output stays in the file and OpenCode shows the placeholder.
 
@@ -89,8 +99,9 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
         cat chat.jsonl | ctxtool microcompact --strategy opencode --no-save > pruned.jsonl
     """
     io = dataclasses.replace(io, live=dataclasses.replace(io.live, force=force))
-    if env_flag(DISABLE_ENV):
-        messages.info(f"{DISABLE_ENV} is set: input passed through unchanged")
+    disabled = disabled_by(DISABLE_ENVS)
+    if disabled:
+        messages.info(f"{disabled} is set: input passed through unchanged")
         if not io.in_place:
             run_transform(io, lambda fmt, entries: entries)
         return
@@ -100,7 +111,7 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
         trigger=trigger, force=force, tools=csv_set(tools) or COMPACTABLE_TOOLS,
         include_mcp=include_mcp, exclude_tools=csv_set(exclude_tools) or frozenset(),
         protect=csv_set(protect) or frozenset(), protect_turns=protect_turns,
-        idle=_idle(idle), clear_tool_inputs=clear_tool_inputs)
+        idle=_idle(idle) if idle is not None else None, clear_tool_inputs=clear_tool_inputs)
     moment = parse_now(now)
 
     def transform(fmt: str, source: FileSource,
@@ -110,7 +121,7 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
         # an agent that hides cleared results by a mark (OpenCode) keeps them: nothing to save
         store = None if adapter_for(fmt).clears_by_marking else clear.store(fmt, source)
         return microcompact(source, fmt=fmt, store=store, now=moment, options=chosen,
-                            limits=clear.limits, report=run)
+                            limits=functools.partial(clear.limits, fmt=fmt), report=run)
 
     run_clearing(io, clear, report, transform, MicrocompactReport)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,6 +71,6 @@ def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | N
 
     def transform(fmt: str, source: FileSource, run: SnipReport) -> Iterator[dict[str, Any]]:
         return snip(source, fmt=fmt, store=clear.store(fmt, source), options=options,
-                    limits=clear.limits, report=run, now=moment)
+                    limits=functools.partial(clear.limits, fmt=fmt), report=run, now=moment)
 
     run_clearing(io, clear, report, transform, SnipReport)

@@ -15,7 +15,8 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, no
                                  report_options, store_options)
 from ctxtool.cli.progress import progress
 from ctxtool.cli.spool import FileSource, run_two_pass, source_format, spooled_inputs
-from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
+from ctxtool.cli.clearing import disabled_by
+from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output, run_transform
 from ctxtool.clock import parse_now
 from ctxtool.core.sizing.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.core.summarizing.backend import make_summarizer
@@ -26,6 +27,7 @@ from ctxtool.formats.registry import adapter_for
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend
 from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
 from ctxtool.llm.base import Summarizer
+from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.store import store_for_entries
 
 
@@ -59,6 +61,9 @@ def _auto_threshold(window: int | None) -> int | None:
     return limits.auto_compact if limits.auto_compact_enabled else None
 
 
+DISABLE_ENV = "DISABLE_COMPACT"  # Claude Code compacts nothing under it, automatically or not
+
+
 def _transcript_path(source: FileSource, output: str | None) -> str | None:
     """The file the summary points to for the full history: the input file, else the output."""
     first = source.inputs[0] if source.inputs else None
@@ -80,9 +85,10 @@ def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -
     # entries the buffered way writes anew must keep integers past 64 bits exact
     source.exact_ints = not reads_twice(fmt, settings.summarizer, options)
     own = adapter_for(fmt).compaction_threshold(
-        items, window=settings.window or DEFAULT_WINDOW, env=os.environ) if options.auto else None
-    if own is not None:  # the agent compacts by its own overflow rule (OpenCode)
-        options = dataclasses.replace(options, auto_compact_at=own)
+        items, window=settings.window or DEFAULT_WINDOW, env=os.environ,
+        settings=read_settings(os.environ)) if options.auto else None
+    if own is not None:  # the agent's own rule: OpenCode's overflow, Claude Code's version's
+        options = dataclasses.replace(options, auto_compact_at=own or None)
     if options.transcript_path is None:
         options = dataclasses.replace(options, transcript_path=_transcript_path(source, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,
@@ -168,6 +174,11 @@ def summarize_cmd(io: IOOptions, llm: str, model: str, instructions: str | None,
     """
     if text and io.in_place:
         raise UsageError("--text prints the summary; it cannot be combined with --in-place")
+    if auto_mode and disabled_by([DISABLE_ENV]):
+        messages.info(f"{DISABLE_ENV} is set: input passed through unchanged")
+        if not io.in_place:
+            run_transform(io, lambda fmt, entries: entries)
+        return
     options = SummarizeOptions(
         keep_last=keep_last, keep_tokens=keep_tokens, restore_files=restore_files,
         instructions=_instructions(instructions, instructions_file),

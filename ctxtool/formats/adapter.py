@@ -36,7 +36,8 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`result_slots`, :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`,
   :attr:`placeholder_style`, :attr:`output_truncation`, :attr:`clears_by_marking`,
   :meth:`marked_cleared`, :meth:`own_prune`, :meth:`results_named`, :attr:`cleared_result_text`,
-  :attr:`clearing_strategy`, :attr:`compactable_tools`, :attr:`writes_clearing_boundary`,
+  :attr:`clearing_strategy`, :attr:`compactable_tools`, :attr:`clearing_count`,
+  :meth:`idle_clearing_after`, :attr:`writes_clearing_boundary`,
   :meth:`clearing_record`, :meth:`without_clearing_records`, :meth:`cleared_ids_recorded`,
   :attr:`own_tool_names`, :meth:`snip_view`;
 * summarizing (``core/summarizing``) - :attr:`side_chains`, :attr:`queues_prompts`,
@@ -67,7 +68,7 @@ from ctxtool.formats.content import Block, as_blocks
 from ctxtool.formats.jsonl import dumps_json
 
 if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every adapter
-    from datetime import datetime
+    from datetime import datetime, timedelta
     from pathlib import Path  # for types only: see ctxtool/storage/opencode_db_file.py
 
     from ctxtool.formats.compaction import CompactionWriter
@@ -350,6 +351,11 @@ class FormatAdapter:
     #: of Claude-Code-like agents use too.
     compactable_tools: ClassVar[frozenset[str]] = frozenset({
         "Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"})
+    #: How the agent itself counts a tool result when it decides what to clear (Claude Code:
+    #: characters / 4, :func:`ctxtool.formats.claude_code.rules.result_tokens`); None: by
+    #: ctxtool's estimate. ``microcompact``'s trigger, target, minimum and recorded savings use
+    #: it; "how full" (``estimate``) stays ctxtool's estimate.
+    clearing_count: ClassVar[Callable[[Any], int] | None] = None
     #: When the agent names its tools its own way (OpenCode: ``read``, ``edit`` in lower case,
     #: camelCase inputs): its own tools per kind (``read_tools``, ``write_tools``,
     #: ``search_tools``), added to ``snip``'s sets (which then match lower-case names too), and
@@ -532,10 +538,12 @@ class FormatAdapter:
 
     def clearing_record(self, *, last: Mapping[str, Any] | None, ids: list[str], trigger: str,
                         pre_tokens: int, tokens_saved: int, now: Any,
-                        after: Mapping[str, Any] | None) -> dict[str, Any]:
+                        after: Mapping[str, Any] | None,
+                        estimated_saved: int | None = None) -> dict[str, Any]:
         """For :attr:`writes_clearing_boundary` agents: the line appended after clearing the
-        results of ``ids`` (``tokens_saved`` of them before the last usage anchor), recognizable
-        by :meth:`without_clearing_records`. ``last``: the session's last line the agent chains
+        results of ``ids`` (``tokens_saved`` of them before the last usage anchor, as the agent
+        counts them; ``estimated_saved``: by ctxtool's estimate, what ``estimate`` takes off
+        that anchor, when it differs), recognizable by :meth:`without_clearing_records`. ``last``: the session's last line the agent chains
         lines on (None: none); ``after``: the line it follows; ``now``: a datetime."""
         raise NotImplementedError(f"{self.name} writes no clearing record")
 
@@ -700,12 +708,13 @@ class FormatAdapter:
                        env: Mapping[str, str] | None, version: str | None = None,
                        settings: AgentSettings = None) -> Thresholds:
         """Where the context warns, auto-compacts and blocks for ``model`` (``window``
-        overriding its window). ctxtool's default is Claude Code's newest rule, without
-        Claude Code's own settings; Claude Code's adapter applies the rule of the ``version``
-        that wrote the transcript and ``settings`` (its settings files)."""
+        overriding its window). ctxtool's default is Claude Code's rule (of ``version``, when
+        a Claude Code version is known; its newest otherwise), without Claude Code's own
+        settings files; Claude Code's adapter applies ``settings`` too."""
         from ctxtool.formats.claude_code.rules import thresholds  # pure, small: see rules.py
 
-        return thresholds(model=model, window=window, max_output=max_output, env=env)
+        return thresholds(version=version, model=model, window=window, max_output=max_output,
+                          env=env)
 
     def idle_compaction(self, *, version: str | None, env: Mapping[str, str] | None,
                         settings: AgentSettings, last_reply: datetime | None,
@@ -715,11 +724,18 @@ class FormatAdapter:
         ``last_reply``; None for an agent that never does."""
         return None
 
+    def idle_clearing_after(self, version: str | None) -> timedelta | None:
+        """How long a session must sit idle before ``microcompact --strategy idle`` clears it
+        by the agent's own rule (Claude Code's, by ``version``); None: ctxtool's 60 minutes."""
+        return None
+
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
-                             env: Mapping[str, str]) -> int | None:
+                             env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         """The context size at which the agent compacts by its own rule for a ``window``-token
-        model (OpenCode's usable tokens; ``summarize --auto`` uses it), or None when ctxtool's
-        auto-compact threshold applies. Reads ``entries`` only when it returns a number."""
+        model (OpenCode's usable tokens, Claude Code's auto-compact point for the version that
+        wrote the session under ``settings``; ``summarize --auto`` uses it), 0 when the agent
+        does not compact automatically, or None when ctxtool's auto-compact threshold
+        applies. Reads ``entries`` only when it returns a number."""
         return None
 
     def compaction_writer(self) -> CompactionWriter:

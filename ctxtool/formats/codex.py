@@ -41,6 +41,7 @@ from ctxtool.formats.adapter import (Clearer, FormatAdapter, LimitsLookup, Resto
                                     SessionFile, SessionMarks, Usage, verdict_rows)
 from ctxtool.formats.content import Block, parsed_arguments
 from ctxtool.formats.jsonl import loads_json
+from ctxtool.formats.limits import AgentSettings
 from ctxtool.storage.session_dirs import project_directory
 
 if TYPE_CHECKING:  # imported where summarize writes (formats/compaction.py)
@@ -754,7 +755,7 @@ class CodexAdapter(FormatAdapter):
         return codex_limits(view, recorded) if recorded and recorded == window else None
 
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
-                             env: Mapping[str, str]) -> int | None:
+                             env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         """Where Codex compacts (``summarize --auto``): by the window its last token count
         records; none recorded, ctxtool's thresholds for ``window``."""
         recorded = None

@@ -11,7 +11,8 @@ import pytest
 from ctxtool.cli import cli
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.storage.paths import project_slug
-from tests.clearing_helpers import Session, text_with_tokens
+from ctxtool.formats.claude_code.rules import rough_tokens
+from tests.clearing_helpers import Session, result_contents, text_with_tokens
 from tests.conftest import run_ctxtool
 
 NOW = ("--now", "2026-01-02T00:00:00Z")
@@ -85,8 +86,13 @@ def test_stats_report_per_tool(runner, tmp_path: Path, transcript: Path) -> None
                                           "tokens_after": placeholder, "tokens_before": 30_000},
                                  "Read": {"cleared": 1, "inputs_cleared": 0,
                                           "tokens_after": placeholder, "tokens_before": 30_000}}
-    assert stats["tool_result_tokens_before"] == 90_800  # the 500-token re-read included
-    assert stats["tool_result_tokens_after"] == 30_800 + 2 * placeholder  # net of placeholders
+    # Claude Code's count (characters / 4) of the compactable results, the re-read included;
+    # tokens_saved is ctxtool's estimate, net of the placeholders
+    texts = list(result_contents(big_session().entries).values())
+    assert stats["tool_result_tokens_before"] == sum(map(rough_tokens, texts))
+    assert stats["agent_tokens_saved"] == sum(map(rough_tokens, texts[:2]))
+    assert stats["tool_result_tokens_after"] == sum(map(rough_tokens, texts[2:]))
+    assert stats["tokens_saved"] == 60_000 - 2 * placeholder
     assert stats["files_saved"] == 0 and stats["boundary_appended"] is True
 
 
@@ -109,6 +115,37 @@ def test_disable_microcompact_passes_input_through(tmp_path: Path, transcript: P
     proc = run_ctxtool("microcompact", "--force", "--no-save", str(transcript),
                        env={"DISABLE_MICROCOMPACT": "0"})
     assert b"[Old tool result content cleared]" in proc.stdout
+
+
+@pytest.mark.parametrize("where", ["environment", "settings.json"])
+def test_disable_compact_passes_input_through(tmp_path: Path, transcript: Path,
+                                              where: str) -> None:
+    """Claude Code clears nothing under DISABLE_COMPACT: neither does microcompact, nor
+    summarize --auto, on a session over every threshold."""
+    config = tmp_path / "claude"
+    config.mkdir()
+    env = {"DISABLE_COMPACT": "1"}
+    if where == "settings.json":
+        (config / "settings.json").write_text(json.dumps({"env": env}))
+        env = {"CLAUDE_CONFIG_DIR": str(config), "CTXTOOL_CLAUDE_SETTINGS": "1"}
+    over = Session().user("go")
+    for size in (60_000, 60_000, 100, 100, 100):
+        over.sized_call("Bash", size)
+    over.assistant("done", usage={"input_tokens": 190_000, "output_tokens": 10})
+    path = tmp_path / "over.jsonl"
+    path.write_bytes(over.jsonl())
+    proc = run_ctxtool("microcompact", str(path), env=env)
+    assert proc.returncode == 0 and proc.stdout == path.read_bytes()
+    assert proc.stderr == b"ctxtool: DISABLE_COMPACT is set: input passed through unchanged\n"
+    proc = run_ctxtool("summarize", "--auto", "--llm", "offline", str(path), env=env)
+    assert proc.returncode == 0 and proc.stdout == path.read_bytes()
+    assert b"DISABLE_COMPACT is set" in proc.stderr
+    # without it both act on the same session
+    plain = {"CTXTOOL_CLAUDE_SETTINGS": "0"}
+    assert run_ctxtool("microcompact", "--no-save", str(path), env=plain).stdout \
+        != path.read_bytes()
+    assert run_ctxtool("summarize", "--auto", "--llm", "offline", str(path), env=plain).stdout \
+        != path.read_bytes()
 
 
 def test_in_place_and_output_file(tmp_path: Path, transcript: Path) -> None:

@@ -10,16 +10,17 @@ import orjson
 import pytest
 
 from ctxtool.formats.claude_code.boundary import NO_FINAL_NEWLINE, is_own_boundary
-from ctxtool.core.clearing.microcompact import (MicrocompactOptions, MicrocompactReport, microcompact,
-                                       placeholder_tokens)
-from ctxtool.core.clearing.replace import CLEARED, microcompact_placeholder
+from ctxtool.core.clearing.microcompact import MicrocompactOptions, MicrocompactReport, microcompact
+from ctxtool.core.clearing.replace import (CLEARED, microcompact_placeholder,
+                                           placeholder_cost)
 from ctxtool.core.clearing.restore import restore
 from ctxtool.core.sizing.tokens import estimate_text_tokens, thresholds
 from ctxtool.errors import UsageError
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.storage.store import ToolResultStore
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI
-from tests.clearing_helpers import MemoryStore, Session, result_contents, text_with_tokens
+from tests.clearing_helpers import (MemoryStore, Session, result_contents, text_with_chars,
+                                    text_with_tokens)
 
 NOW = datetime(2026, 1, 2, tzinfo=timezone.utc)
 # The boundary Claude Code 2.1.12-2.1.20 writes (entireio/cli corpus files), key by key.
@@ -47,10 +48,15 @@ BIG = (30_000, 30_000, 30_000, 100, 100, 100)  # 90300 tokens: the two oldest ge
 
 
 def session_of_sizes(*sizes: int, name: str = "Bash") -> tuple[Session, list[str]]:
+    """Results Claude Code counts at ``sizes`` (characters / 4: what its rule decides by)."""
     session = Session().user("please work")
-    ids = [session.sized_call(name, size) for size in sizes]
+    ids = [session.counted_call(name, size) for size in sizes]
     session.assistant("done")
     return session, ids
+
+
+def placeholder_tokens(store: Any) -> int:
+    return placeholder_cost(microcompact_placeholder, store)
 
 
 # --- claude-code: the numbers ---------------------------------------------------------------------
@@ -67,20 +73,30 @@ def test_stops_once_under_the_target() -> None:
     session, ids = session_of_sizes(30_000, 30_000, 30_000, 100, 100, 100)
     out, report = run(session.entries, force=True)
     assert cleared_ids(out) == ids[:2]  # 90300 -> 60300 -> 30300 <= 40000: the third stays
-    placeholder = placeholder_tokens(None)  # net: what the placeholders cost is not saved
-    assert report.selection.tokens_saved == report.tokens_saved == 60_000 - 2 * placeholder
+    # Claude Code's count of what went (as its boundary records it); ctxtool's estimate, net
+    # of the placeholders, is what estimate takes off
+    assert report.selection.tokens_saved == report.agent_tokens_saved == 60_000
+    before = sum(estimate_text_tokens(result_contents(session.entries)[i]) for i in ids[:2])
+    assert report.tokens_saved == before - 2 * placeholder_tokens(None)
+    meta = out[-1]["microcompactMetadata"]
+    assert (meta["tokensSaved"], meta["ctxtoolTokensSaved"]) == (60_000, report.tokens_saved)
 
 
 def test_a_result_no_larger_than_its_placeholder_is_never_cleared(tmp_path) -> None:
     store = ToolResultStore(tmp_path)
     cost = placeholder_tokens(store)
     assert cost > placeholder_tokens(None)  # the path of the saved file costs too
-    session, ids = session_of_sizes(cost, cost + 50, 100, 100, 100)
+    session = Session().user("please work")
+    ids = [session.sized_call("Bash", size) for size in (cost, cost + 50, 100, 100, 100)]
+    session.assistant("done")
     out, report = run(session.entries, force=True, target=0, store=store)
     assert cleared_ids(out) == [ids[1]]  # the first would not shrink: left as it was
     after = report.clear.per_tool["Bash"].tokens_after
     assert after < cost + 50 and report.tokens_saved == cost + 50 - after
-    assert out[-1]["microcompactMetadata"]["tokensSaved"] == report.tokens_saved
+    meta = out[-1]["microcompactMetadata"]
+    assert meta["ctxtoolTokensSaved"] == report.tokens_saved
+    assert meta["compactedToolIds"] == [ids[1]]
+    assert meta["tokensSaved"] == len(result_contents(session.entries)[ids[1]]) // 4
 
 
 def test_a_result_its_real_placeholder_would_not_shrink_leaves_no_store_file(tmp_path) -> None:
@@ -114,9 +130,8 @@ def test_store_path_for_is_where_save_puts_a_new_file(tmp_path) -> None:
 
 @pytest.mark.parametrize(("extra", "cleared"), [(-1, False), (0, True), (1, True)])
 def test_clears_nothing_unless_it_saves_clear_at_least(extra: int, cleared: bool) -> None:
-    # net of its placeholder, the first result saves 20000 + extra tokens
-    session, ids = session_of_sizes(20_000 + placeholder_tokens(None) + extra, 13_000, 13_000,
-                                    14_000)
+    # as Claude Code counts it (its placeholder not taken off), the first saves 20000 + extra
+    session, ids = session_of_sizes(20_000 + extra, 13_000, 13_000, 14_000)
     out, report = run(session.entries, trigger=0)
     assert cleared_ids(out) == (ids[:1] if cleared else [])
     if not cleared:
@@ -131,9 +146,50 @@ def test_keep_protects_the_3_newest_and_not_the_4th() -> None:
     assert cleared_ids(out) == ids[:4]
 
 
+def test_the_newest_3_calls_are_kept_whatever_their_size() -> None:
+    """Claude Code keeps its newest 3 compactable calls, small or already cleared ones
+    included: a small newest result does not push an older large one out of the kept three."""
+    session, ids = session_of_sizes(30_000, 30_000, 30_000, 10, 10)
+    out, report = run(session.entries, force=True)
+    assert cleared_ids(out) == ids[:2]  # kept: the 3rd 30,000 and the two small ones
+    assert report.selection.tokens_before == 90_020
+
+
+def claude_code_boundary(parent: dict[str, Any], ids: list[str], saved: int) -> dict[str, Any]:
+    """A microcompact_boundary as Claude Code 2.1.20 writes it (its uuid not ctxtool's)."""
+    return {"parentUuid": parent["uuid"], "isSidechain": False, "sessionId": "sess-1",
+            "version": "2.1.19", "type": "system", "subtype": "microcompact_boundary",
+            "content": "Context microcompacted", "isMeta": False, "level": "info",
+            "timestamp": "2026-01-01T01:00:00.000Z",
+            "uuid": "9b1dc4f2-0000-4000-8000-000000000001",
+            "microcompactMetadata": {"trigger": "auto", "preTokens": 90_000, "tokensSaved": saved,
+                                     "compactedToolIds": ids, "clearedAttachmentUUIDs": []}}
+
+
+def test_results_claude_code_cleared_are_neither_cleared_nor_counted_again() -> None:
+    session, ids = session_of_sizes(30_000, 30_000, 30_000, 30_000, 100, 100, 100)
+    entries = list(session.entries)
+    entries.insert(9, claude_code_boundary(entries[8], ids[:2], 60_000))  # after the 2nd result
+    out, report = run(entries, force=True)
+    # its own record lists the two oldest: their content is still in the file, untouched;
+    # the rest is counted without them: 60,300 > 40,000, the 3rd goes, 30,300 is under
+    assert cleared_ids(out) == ids[2:3]
+    assert report.selection.tokens_before == 60_300
+    assert result_contents(out)[ids[0]] == result_contents(entries)[ids[0]]
+    assert out[-1]["microcompactMetadata"]["compactedToolIds"] == ids[2:3]
+    assert out[-1]["microcompactMetadata"]["tokensSaved"] == 30_000
+    # after a compaction its list no longer applies (nor do the results)
+    session.compact()
+    newer = [session.counted_call("Bash", 20_000) for _ in range(5)]
+    out, _ = run([*entries, *session.entries[len(entries) - 1:]], force=True)
+    assert cleared_ids(out) == newer[:2]
+
+
 def test_trigger_compares_the_context_with_the_warning_threshold() -> None:
     session, _ = session_of_sizes(30_000, 30_000, 1000, 1000, 1000)
-    limits = thresholds(model="claude-sonnet-4-5")
+    # the session says Claude Code 2.1.19 wrote it: that version's warning (135,000)
+    limits = thresholds(model="claude-sonnet-4-5", version="2.1.19")
+    assert limits.warning == 135_000
     big = {"input_tokens": limits.warning + 5000, "output_tokens": 10}
     small = {"input_tokens": limits.warning - 30_000, "output_tokens": 10}
     for usage, cleared in ((small, False), (big, True)):
@@ -212,7 +268,7 @@ def test_no_save_writes_the_bare_placeholder() -> None:
 
 def test_block_list_results_with_images_are_saved_as_lists() -> None:
     session = Session().user("look")
-    blocks = [{"type": "text", "text": text_with_tokens(30_000, "shot")},
+    blocks = [{"type": "text", "text": text_with_chars(30_000, "shot")},
               {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                            "data": "iVBORw0KGgo="}}]
     shot = session.call("Read", {"file_path": "/shot.png"}, blocks)
@@ -221,9 +277,9 @@ def test_block_list_results_with_images_are_saved_as_lists() -> None:
     store = MemoryStore()
     out, report = run(session.entries, force=True, target=0, store=store)
     assert store.files[f"/mem/sess-1/tool-results/{shot}.json"] == blocks
-    # text + 2000 for the image, less the placeholder naming the saved file
-    assert report.tokens_saved == 32_000 - report.clear.tokens_after
-    assert report.selection.tokens_saved == 32_000 - placeholder_tokens(store)
+    # Claude Code's count: the text's characters / 4 + 2000 for the image
+    assert report.selection.tokens_saved == report.agent_tokens_saved == 32_000
+    assert report.tokens_saved == report.clear.tokens_before - report.clear.tokens_after
     assert list(restore(out, fmt=CLAUDE_CODE, store=store)) == session.entries
 
 
@@ -254,15 +310,16 @@ def test_boundary_is_shaped_like_claude_codes() -> None:
     boundary = out[-1]
     keys = [k for k in boundary if k != "gitBranch" and k != "slug"]
     assert keys == REAL_BOUNDARY_KEYS
-    assert list(boundary["microcompactMetadata"]) == REAL_METADATA_KEYS
+    assert list(boundary["microcompactMetadata"]) == [*REAL_METADATA_KEYS, "ctxtoolTokensSaved"]
     assert boundary["parentUuid"] == session.entries[-1]["uuid"]
     assert boundary["sessionId"] == "sess-1" and boundary["cwd"] == "/tmp/proj"
     assert boundary["timestamp"] == "2026-01-02T00:00:00.305Z"
     assert boundary["content"] == "Context microcompacted"
     meta = boundary["microcompactMetadata"]
-    assert meta == {"trigger": "manual", "preTokens": 90_300,
-                    "tokensSaved": 60_000 - 2 * estimate_text_tokens(CLEARED),
-                    "compactedToolIds": ids[:2], "clearedAttachmentUUIDs": []}
+    assert {k: v for k, v in meta.items() if k != "ctxtoolTokensSaved"} == {
+        "trigger": "manual", "preTokens": 90_300, "tokensSaved": 60_000,
+        "compactedToolIds": ids[:2], "clearedAttachmentUUIDs": []}
+    assert meta["ctxtoolTokensSaved"] == report.tokens_saved
     assert is_own_boundary(boundary) and report.boundary
     again, _ = run(session.entries, force=True, now=NOW + timedelta(milliseconds=305))
     assert again[-1] == boundary  # deterministic, uuid included
@@ -349,7 +406,7 @@ def test_opencode_stops_at_already_pruned_output() -> None:
 # --- idle -----------------------------------------------------------------------------------------
 
 def test_idle_clears_all_but_5_after_the_gap_only() -> None:
-    session, ids = session_of_sizes(*([200] * 8))
+    session, ids = session_of_sizes(*([8000] * 8))
     last = datetime.fromisoformat(session.entries[-1]["timestamp"].replace("Z", "+00:00"))
     out, report = run(session.entries, strategy="idle", now=last + timedelta(minutes=60))
     assert cleared_ids(out) == [] and "not more than 60 min" in str(report.selection.skipped)
@@ -358,6 +415,26 @@ def test_idle_clears_all_but_5_after_the_gap_only() -> None:
     out, _ = run(session.entries, strategy="idle", idle=timedelta(minutes=5), keep=3,
                  now=last + timedelta(minutes=6))
     assert cleared_ids(out) == ids[:5]
+
+
+def test_idle_needs_20000_tokens_saved_unless_forced() -> None:
+    session, ids = session_of_sizes(*([6000] * 8))  # 3 cleared: 18,000
+    later = NOW + timedelta(days=1)
+    out, report = run(session.entries, strategy="idle", now=later)
+    assert cleared_ids(out) == [] and "less than --clear-at-least 20000" in \
+        str(report.selection.skipped)
+    out, _ = run(session.entries, strategy="idle", now=later, force=True)
+    assert cleared_ids(out) == ids[:3]
+
+
+def test_idle_waits_54_minutes_for_claude_code_with_idle_compaction() -> None:
+    session, ids = session_of_sizes(*([8000] * 8))
+    entries = [{**e, "version": "2.1.332"} for e in session.entries]
+    last = datetime.fromisoformat(session.entries[-1]["timestamp"].replace("Z", "+00:00"))
+    out, report = run(entries, strategy="idle", now=last + timedelta(minutes=54))
+    assert cleared_ids(out) == [] and "not more than 54 min" in str(report.selection.skipped)
+    out, _ = run(entries, strategy="idle", now=last + timedelta(minutes=54, seconds=1))
+    assert cleared_ids(out) == ids[:3]
 
 
 def test_idle_needs_a_timestamp() -> None:

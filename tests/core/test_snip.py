@@ -146,7 +146,7 @@ def test_min_usage_snips_only_above_the_percentage() -> None:
     for used, cleared in ((59_000, False), (61_000, True)):
         entries = [*session.entries,
                    Session().assistant("ok", usage={"input_tokens": used}).entries[0]]
-        out, report = run(entries, min_usage=60, limits=lambda model: window)
+        out, report = run(entries, min_usage=60, limits=lambda model, version=None: window)
         assert snipped(out) == ([old] if cleared else [])
         assert report.usage_percent is not None and (report.usage_percent > 60) is cleared
 

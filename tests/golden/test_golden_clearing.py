@@ -12,8 +12,12 @@ cleared content (and, with --clear-tool-inputs, the input).
      "expect": {"exit_code": 0, "cleared": ["toolu_001"], "placeholder": "cleared",
                 "boundary": {"preTokens": 40001, ...} or null, "stderr": "..."}}
 
-A boundary's ``tokensSaved`` may be given as ``"N-{after}"``: N less the placeholders written
-(when they name a saved file, whose path depends on where the test runs).
+A call's result is sized by ``"tokens"`` (ctxtool's estimate) or by ``"chars"`` (Claude Code's
+count, characters / 4: what microcompact's claude-code and idle rules decide by). A boundary's
+values may be given as ``"N-{after}"`` (N less the placeholders written, when they name a saved
+file, whose path depends on where the test runs), ``"{before}-{after}"`` (ctxtool's estimate of
+the cleared results, less the placeholders) or ``"{agent}"`` (Claude Code's count of the cleared
+results); the stderr line may say ``{before}`` (ctxtool's estimate of the cleared results).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from ctxtool.cli import cli
 from ctxtool.core.clearing.replace import CLEARED, SNIPPED
 from ctxtool.core.clearing.twopass import CLEARED_INPUT_KEY
 from ctxtool.core.sizing.tokens import estimate_text_tokens
-from tests.clearing_helpers import Session, text_with_tokens
+from ctxtool.formats.claude_code.rules import rough_tokens
+from tests.clearing_helpers import Session, text_with_chars, text_with_tokens
 
 HERE = Path(__file__).parent
 CASES = sorted([*HERE.glob("snip/*/case.json"), *HERE.glob("microcompact/*/case.json")])
@@ -47,7 +52,9 @@ def build(steps: list[dict[str, Any]]) -> Session:
         elif "call" in step:
             tag = step.get("tag") or f"result {session.calls + 1} of {step['call']}"
             tool_input = step.get("input") or {"command": f"step {session.calls + 1}"}
-            session.call(step["call"], tool_input, text_with_tokens(step["tokens"], tag))
+            text = text_with_chars(step["chars"], tag) if "chars" in step \
+                else text_with_tokens(step["tokens"], tag)
+            session.call(step["call"], tool_input, text)
         elif "compact" in step:
             session.compact()
         elif "at" in step:  # the next entry is stamped exactly at this time
@@ -56,6 +63,12 @@ def build(steps: list[dict[str, Any]]) -> Session:
         else:
             raise ValueError(f"unknown step {step}")
     return session
+
+
+def _computed(value: str, numbers: dict[str, int]) -> int:
+    """``"N-{after}"``, ``"{before}-{after}"``, ``"{agent}"``: the figure they name."""
+    terms = [numbers[t[1:-1]] if t.startswith("{") else int(t) for t in value.split("-")]
+    return terms[0] - sum(terms[1:])
 
 
 def placeholder(kind: str, tool_id: str, store: Path) -> str:
@@ -92,7 +105,7 @@ def test_golden(runner, tmp_path: Path, case: Path | None) -> None:
     out_lines = result.stdout_bytes.splitlines(keepends=True)
     boundary = expect.get("boundary")
     assert len(out_lines) == len(in_lines) + (boundary is not None)
-    cleared, cleared_tokens = [], 0
+    cleared, cleared_tokens, original_tokens, agent_tokens = [], 0, 0, 0
     for before, after in zip(in_lines, out_lines):
         if before == after:
             continue
@@ -102,6 +115,8 @@ def test_golden(runner, tmp_path: Path, case: Path | None) -> None:
             assert new_block["content"] == placeholder(expect["placeholder"], tool_id, store)
             cleared.append(tool_id)
             cleared_tokens += estimate_text_tokens(new_block["content"])
+            original_tokens += estimate_text_tokens(old_block["content"])
+            agent_tokens += rough_tokens(old_block["content"])
             old_block["content"] = new_block["content"]
         if expect.get("inputs_cleared"):
             for old_block, new_block in zip(old["message"]["content"], new["message"]["content"]):
@@ -115,13 +130,15 @@ def test_golden(runner, tmp_path: Path, case: Path | None) -> None:
         appended = orjson.loads(out_lines[-1])
         assert appended["subtype"] == "microcompact_boundary"
         assert appended["parentUuid"] == session.entries[-1]["uuid"]
-        if isinstance(boundary.get("tokensSaved"), str):  # "N-{after}": net of the placeholders
-            boundary = {**boundary, "tokensSaved": int(boundary["tokensSaved"].split("-")[0])
-                        - cleared_tokens}
+        numbers = {"after": cleared_tokens, "before": original_tokens, "agent": agent_tokens}
+        boundary = {k: _computed(v, numbers) if isinstance(v, str) and "{" in v else v
+                    for k, v in boundary.items()}
         assert {k: appended["microcompactMetadata"][k] for k in boundary} == boundary
-    fields = {"store": store, "after": f"{cleared_tokens:,}", "change": ""}
-    cleared = re.search(r"([\d,]+) -> \{after\} tokens", expect["stderr"])
+    fields = {"store": store, "after": f"{cleared_tokens:,}", "change": "",
+              "before": f"{original_tokens:,}"}
+    cleared = re.search(r"([\d,]+|\{before\}) -> \{after\} tokens", expect["stderr"])
     if cleared:  # the summary line's percentage follows from the two figures
-        before = int(cleared.group(1).replace(",", ""))
+        before = original_tokens if cleared.group(1) == "{before}" \
+            else int(cleared.group(1).replace(",", ""))
         fields["change"] = f"{(cleared_tokens - before) / before:+.0%}"
     assert result.stderr == expect["stderr"].format(**fields)

@@ -13,6 +13,7 @@ from ctxtool.core.clearing.replace import ClearReport
 from ctxtool.core.clearing.twopass import Limits, ToolRecord, ToolScan
 from ctxtool.errors import UsageError
 from ctxtool.formats.adapter import FormatAdapter
+from ctxtool.formats.registry import adapter_for
 
 STRATEGIES = ("claude-code", "opencode", "idle")
 # the default adapter's (Claude Code's) compactable tools; an agent's own: its adapter's
@@ -37,11 +38,8 @@ class MicrocompactOptions:
     exclude_tools: frozenset[str] = frozenset()
     protect: frozenset[str] = PROTECTED_TOOLS
     protect_turns: int = 2
-    idle: timedelta = IDLE
+    idle: timedelta | None = None  # None: the agent's own gap for the version, else IDLE
     clear_tool_inputs: bool = False
-    # what one placeholder costs: a result no larger is left alone (it would not shrink), and
-    # savings are counted net of it; microcompact() sets it from the store when left at 0
-    placeholder_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -66,10 +64,13 @@ class MicrocompactOptions:
 class Selection:
     """The results a strategy chose, and the token counts Claude Code reports for them."""
 
-    records: list[ToolRecord] = field(default_factory=list)
-    tokens_before: int = 0  # tokens of the results the strategy looked at
-    tokens_saved: int = 0  # tokens of the chosen ones, less their placeholders
+    records: list[ToolRecord] = field(default_factory=list)  # the ones to clear
+    tokens_before: int = 0  # tokens of the results the strategy looked at, as the agent counts
+    tokens_saved: int = 0  # tokens of the chosen ones, as the agent counts (its boundary's)
     skipped: str | None = None  # why nothing is cleared, when nothing is
+    #: every call the rule chose, as the agent counts them (results already cleared, or too
+    #: small to shrink, included: they count in its savings), oldest first
+    counted: list[ToolRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -82,6 +83,7 @@ class MicrocompactReport:
     clear: ClearReport = field(default_factory=ClearReport)
     boundary: bool = False
     marked: bool = False  # OpenCode: parts marked state.time.compacted, their output kept
+    agent_tokens_saved: int = 0  # the cleared results as the agent counts them (its boundary's)
 
     @property
     def tokens_saved(self) -> int:
@@ -98,9 +100,12 @@ class MicrocompactReport:
         return {"command": "microcompact", "strategy": self.strategy, "trigger": self.trigger,
                 "context_tokens": self.context_tokens, "trigger_tokens": self.threshold,
                 "tool_result_tokens_before": self.selection.tokens_before,
-                "tool_result_tokens_after": self.selection.tokens_before - saved,
-                "tokens_saved": saved, "skipped": self.selection.skipped,
+                "tool_result_tokens_after": self.selection.tokens_before
+                - self.agent_tokens_saved,
+                "tokens_saved": saved, "agent_tokens_saved": self.agent_tokens_saved,
+                "skipped": self.selection.skipped,
                 "boundary_appended": self.boundary, **extra, **self.clear.as_dict()}
+
 
 def measures_context(options: MicrocompactOptions) -> bool:
     return options.strategy == "claude-code" and not options.force
@@ -119,6 +124,7 @@ def select(scan: ToolScan, options: MicrocompactOptions, *, now: datetime, limit
         selection = _select_claude_code(scan, options, limits, report)
     if selection.skipped:
         return replace(selection, records=[])
+    selection.counted = list(selection.records)
     selection.records = [r for r in selection.records if r.clearable]
     if not selection.records:
         selection.skipped = "no tool result to clear"
@@ -126,10 +132,11 @@ def select(scan: ToolScan, options: MicrocompactOptions, *, now: datetime, limit
 
 
 def _candidates(scan: ToolScan, options: MicrocompactOptions) -> list[ToolRecord]:
-    """Compactable tool calls not cleared yet, in tool_use order; a result no larger than its
-    placeholder is never a candidate (clearing it would not save anything)."""
-    return [r for r in scan.by_use() if options.compactable(r.name) and not r.cleared
-            and r.tokens > options.placeholder_tokens]
+    """The compactable tool calls as Claude Code lists them, in tool_use order: every call of
+    a compactable tool since the last compaction, whatever its result (small, cleared already,
+    not there yet), less those the agent's own clearing records list (:attr:`agent_cleared`:
+    not cleared or counted again). Its newest ``keep`` are these calls' newest."""
+    return [r for r in scan.by_use() if options.compactable(r.name)]
 
 
 def _oldest_but(records: list[ToolRecord], keep: int) -> list[ToolRecord]:
@@ -138,19 +145,23 @@ def _oldest_but(records: list[ToolRecord], keep: int) -> list[ToolRecord]:
 
 def _select_claude_code(scan: ToolScan, options: MicrocompactOptions, limits: Limits,
                         report: MicrocompactReport | None) -> Selection:
+    """Claude Code's microcompact, in its own count of a result (``agent_tokens``): oldest
+    first, past the newest ``keep`` calls, a result is chosen while the results still hold more
+    than ``target``; the savings are the chosen results' count (what its boundary records)."""
     candidates = _candidates(scan, options)
-    total = sum(r.tokens for r in candidates)
+    total = sum(r.agent_tokens for r in candidates)
     saved, chosen = 0, []
     for record in _oldest_but(candidates, options.kept):
         if total - saved > options.target:
             chosen.append(record)
-            saved += record.tokens - options.placeholder_tokens
+            saved += record.agent_tokens
     selection = Selection(chosen, total, saved)
     if options.force or not chosen:
         return _explain_empty(selection, f"compactable results hold {total} tokens: nothing "
                                          f"past --keep {options.kept} to clear down to "
                                          f"--target {options.target}")
-    trigger = options.trigger if options.trigger is not None else limits(scan.model).warning
+    trigger = options.trigger if options.trigger is not None \
+        else limits(scan.model, scan.version).warning
     context = scan.context_tokens or 0
     if report is not None:
         report.context_tokens, report.threshold = context, trigger
@@ -169,18 +180,31 @@ def _explain_empty(selection: Selection, reason: str) -> Selection:
 
 
 def _select_idle(scan: ToolScan, options: MicrocompactOptions, now: datetime) -> Selection:
+    """Claude Code's clearing of an idle session: all compactable calls but the newest
+    ``keep`` (5); the savings are the chosen results not cleared yet, in its own count, and
+    must reach ``clear_at_least`` (20,000; as its keep-recent clearing requires)."""
     candidates = _candidates(scan, options)
-    total = sum(r.tokens for r in candidates)
+    total = sum(r.agent_tokens for r in candidates)
     if scan.last_assistant_time is None:
         return Selection([], total, 0, "no assistant entry with a timestamp")
-    gap = now - scan.last_assistant_time
-    if gap <= options.idle:
+    gap, idle = now - scan.last_assistant_time, idle_gap(scan, options)
+    if gap <= idle:
         return Selection([], total, 0, f"idle for {_minutes(gap)}, not more than "
-                                       f"{_minutes(options.idle)}")
+                                       f"{_minutes(idle)}")
     chosen = _oldest_but(candidates, options.kept)
-    saved = sum(r.tokens - options.placeholder_tokens for r in chosen)
-    return _explain_empty(Selection(chosen, total, saved),
-                          f"no more than --keep {options.kept} compactable results")
+    saved = sum(r.agent_tokens for r in chosen if not r.cleared)
+    selection = Selection(chosen, total, saved)
+    if not options.force and chosen and saved < options.clear_at_least:
+        selection.skipped = (f"clearing would save {saved} tokens, less than --clear-at-least "
+                             f"{options.clear_at_least}")
+    return _explain_empty(selection, f"no more than --keep {options.kept} compactable results")
+
+
+def idle_gap(scan: ToolScan, options: MicrocompactOptions) -> timedelta:
+    """--idle, else the agent's own (Claude Code 2.1.286+: 54 minutes), else 60 minutes."""
+    if options.idle is not None:
+        return options.idle
+    return adapter_for(scan.fmt).idle_clearing_after(scan.version) or IDLE
 
 
 def _minutes(delta: timedelta) -> str:

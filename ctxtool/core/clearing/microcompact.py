@@ -3,24 +3,31 @@
 Three strategies choose which results go (facts: DESIGN §5, seeds 000, 001 and 003):
 
 * ``claude-code`` (Claude Code v2.1.19): the compactable tools' calls in order; the newest
-  ``keep`` (3) are protected; oldest first, a result is cleared while the compactable results
-  still hold more than ``target`` (40,000) tokens. Nothing happens unless that saves at least
-  ``clear_at_least`` (20,000) tokens and the context is at or above ``trigger`` (Claude Code's
-  warning threshold); ``force`` skips those two conditions, like a manual ``/compact``.
+  ``keep`` (3) are protected whatever their size; oldest first, a result is cleared while the
+  compactable results still hold more than ``target`` (40,000) tokens. Nothing happens unless
+  that saves at least ``clear_at_least`` (20,000) tokens and the context is at or above
+  ``trigger`` (the warning threshold of the Claude Code version that wrote the transcript);
+  ``force`` skips those two conditions, like a manual ``/compact``. Results are counted as
+  the agent counts them (its adapter's ``clearing_count``: Claude Code's characters / 4),
+  and the boundary records that count, as Claude Code's does.
 * ``opencode`` (OpenCode's prune): newest first, skipping the newest ``protect_turns`` (2) user
   turns and ``protect`` tools (``skill``) and stopping at an already cleared result; the newest
   ``target`` tokens of tool output are kept and the older ones pruned, only when more than
   ``clear_at_least`` tokens would go.
 * ``idle`` (Claude Code's time-based path): when more than ``idle`` passed between the last
-  assistant entry and ``now``, every compactable result but the newest ``keep`` (5) is cleared.
+  assistant entry and ``now`` (by default 54 minutes for Claude Code 2.1.286+, whose idle
+  compaction fires then, else 60), every compactable result but the newest ``keep`` (5) is
+  cleared, if that saves at least ``clear_at_least``.
 
 On OpenCode sessions every strategy marks the chosen tool parts ``state.time.compacted`` instead
 of replacing their output, as OpenCode's prune does (:mod:`ctxtool.core.clearing.marking`); the
 strategies themselves are in :mod:`ctxtool.core.clearing.choosing`.
 
-Only results after the last compaction count (earlier ones are not in the model's context), and
+Only results after the last compaction count (earlier ones are not in the model's context),
 results already cleared (a placeholder or a ``<persisted-output>`` preview) are skipped, so a
-second run changes nothing. Claude Code transcripts get a ``system`` entry with subtype
+second run changes nothing, and the calls the agent's own ``microcompact_boundary`` lines list
+(Claude Code cleared them itself; their content is still in the file) are neither cleared nor
+counted again. Claude Code transcripts get a ``system`` entry with subtype
 ``microcompact_boundary`` appended, shaped like the ones Claude Code writes.
 
 Reads its input twice (see :mod:`ctxtool.core.clearing.twopass`); holds one small record per tool call.
@@ -29,7 +36,6 @@ Reads its input twice (see :mod:`ctxtool.core.clearing.twopass`); holds one smal
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -38,8 +44,7 @@ from ctxtool.core.clearing.choosing import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, I
                                             MicrocompactOptions, MicrocompactReport, Selection,
                                             measures_context, select)
 from ctxtool.core.clearing.marking import microcompact_by_marking
-from ctxtool.core.clearing.replace import (Clearing, iter_cleared, microcompact_placeholder,
-                                           placeholder_cost)
+from ctxtool.core.clearing.replace import Clearing, iter_cleared, microcompact_placeholder
 from ctxtool.core.clearing.twopass import (Limits, ToolScan, default_limits, reiterable,
                                            scan_tools, second_pass)
 from ctxtool.core.sizing.meter import ContextMeter
@@ -62,8 +67,6 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
         yield from microcompact_by_marking(list(entries), fmt=fmt, now=now, options=options,
                                            limits=limits or default_limits, report=report)
         return
-    if not options.placeholder_tokens:
-        options = replace(options, placeholder_tokens=placeholder_tokens(store))
     meter = ContextMeter(fmt) if measures_context(options) else None
     scan = scan_tools(entries, fmt=fmt, meter=meter)
     report.clear.entries = scan.entries
@@ -80,14 +83,11 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
     last: dict[str, Any] | None = None
     for last in iter_cleared(second_pass(entries, lines), fmt=fmt, clearing=clearing):
         yield last
+    cleared = set(report.clear.cleared_ids)
+    report.agent_tokens_saved = sum(r.agent_tokens for r in chosen if r.id in cleared)
     if adapter.writes_clearing_boundary and report.clear.results_cleared:
         report.boundary = True
         yield boundary_entry(scan, report, now=now, after=last)
-
-
-def placeholder_tokens(store: ResultStore | None) -> int:
-    """Tokens of the placeholder a result cleared into ``store`` gets."""
-    return placeholder_cost(microcompact_placeholder, store)
 
 
 def default_strategy(fmt: str) -> str:
@@ -107,8 +107,8 @@ def boundary_entry(scan: ToolScan, report: MicrocompactReport, *, now: datetime,
     return adapter_for(scan.fmt).clearing_record(
         last=scan.last_entry,
         ids=list(dict.fromkeys(report.clear.cleared_ids)), trigger=report.trigger,
-        pre_tokens=report.selection.tokens_before, tokens_saved=report.tokens_saved,
-        now=now, after=after)
+        pre_tokens=report.selection.tokens_before, tokens_saved=report.agent_tokens_saved,
+        estimated_saved=report.tokens_saved, now=now, after=after)
 
 
 __all__ = ["CLEAR_AT_LEAST", "COMPACTABLE_TOOLS", "IDLE", "PROTECTED_TOOLS", "STRATEGIES",

@@ -171,7 +171,7 @@ def select_snips(scan: ToolScan, options: SnipOptions, *, limits: Limits,
     """The results to snip, oldest first, from the first pass alone."""
     report = report if report is not None else SnipReport()
     if options.min_usage is not None:
-        window = limits(scan.model).window
+        window = limits(scan.model, scan.version).window
         report.context_tokens = scan.context_tokens or 0
         report.usage_percent = round(100 * report.context_tokens / window, 1)
         if report.usage_percent <= options.min_usage:

@@ -32,7 +32,8 @@ from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import Entry
 
 LineKey = tuple[str, int]  # (source, lineno) of an entry read from input
-Limits = Callable[[str | None], Thresholds]  # the model a transcript names -> its thresholds
+# the model and agent version a transcript names -> its thresholds
+Limits = Callable[[str | None, str | None], Thresholds]
 
 # How the placeholders of snip, microcompact, persist and Claude Code itself begin: such a result
 # is already cleared, so it is neither counted nor cleared again (what makes the commands
@@ -71,9 +72,10 @@ def second_pass(entries: Iterable[dict[str, Any]],
     return iter(entries)
 
 
-def default_limits(model: str | None) -> Thresholds:
-    """Thresholds for the transcript's model, with no environment overrides."""
-    return thresholds(model=model)
+def default_limits(model: str | None, version: str | None = None) -> Thresholds:
+    """Thresholds for the transcript's model and agent version, with no environment
+    overrides."""
+    return thresholds(model=model, version=version)
 
 
 def line_key(entry: dict[str, Any]) -> LineKey | None:
@@ -134,6 +136,7 @@ class ToolRecord:
     use_seq: int = -1  # position among tool uses (-1: no tool_use seen)
     result_seq: int = -1  # position among tool results (-1: no result seen)
     tokens: int = 0  # estimated tokens of the result content
+    agent_tokens: int = 0  # the result as the agent counts it (adapter.clearing_count)
     clearable: bool = False  # non-empty content that is not a placeholder yet
     cleared: bool = False  # already a placeholder
     epoch: int = 0  # compact boundaries seen before the call (only the last epoch is in context)
@@ -161,7 +164,11 @@ class ToolScan:
     last_entry: dict[str, Any] | None = None  # the last entry with a uuid (one entry held)
     last_assistant_stamp: Any = None  # timestamp of the last assistant entry, as written
     model: str | None = None
+    version: str | None = None  # of the agent that wrote the last reply, when it records one
     context_tokens: int | None = None  # measured only when a meter was given
+    #: tool calls the agent's own clearing records list in the current epoch (it cleared
+    #: them itself, their content still in the file): neither cleared nor counted again
+    agent_cleared: set[str] = field(default_factory=set)
 
     @property
     def last_assistant_time(self) -> datetime | None:
@@ -174,8 +181,10 @@ class ToolScan:
         return sorted(current, key=lambda r: r.result_seq)
 
     def by_use(self) -> list[ToolRecord]:
-        """Tool calls after the last compaction in tool_use order (Claude Code's order)."""
-        current = [r for r in self.records.values() if r.epoch == self.epoch and r.use_seq >= 0]
+        """Tool calls after the last compaction in tool_use order (Claude Code's order), less
+        those the agent cleared itself (:attr:`agent_cleared`)."""
+        current = [r for r in self.records.values() if r.epoch == self.epoch and r.use_seq >= 0
+                   and r.id not in self.agent_cleared]
         return sorted(current, key=lambda r: r.use_seq)
 
 
@@ -198,6 +207,7 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
     in_context, role_and_blocks = chain.in_context, adapter.role_and_blocks
     is_compaction, is_summary = adapter.is_compaction_record, adapter.is_summary_entry
     timestamp_of, model_of = adapter.timestamp_of, adapter.model_of
+    recorded, agent_count = adapter.cleared_ids_recorded, adapter.clearing_count
     count = 0
     for entry in entries:
         count += 1
@@ -212,6 +222,7 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
         if is_compaction(entry):
             scan.epoch += 1
             scan.turns = 0
+            scan.agent_cleared = set()
         elif role == "assistant":
             stamp = timestamp_of(entry)
             if stamp is not None:
@@ -219,6 +230,9 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
             model = model_of(entry)  # None for a line the agent wrote without a model call
             if model is not None:
                 scan.model = model
+                scan.version = adapter.agent_version(entry) or scan.version
+        elif role is None and (ids := recorded(entry)) is not None:
+            scan.agent_cleared.update(ids)
         elif role == "user" and _is_user_turn(entry, blocks, is_summary):
             scan.turns += 1
         where = line_key(entry) if blocks else None
@@ -227,7 +241,7 @@ def scan_tools(entries: Iterable[dict[str, Any]], *, fmt: str, meter: ContextMet
             if kind == "tool_use" and isinstance(block.get("id"), str):
                 _note_use(scan, block if tool_view is None else tool_view(block), where)
             elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                _note_result(scan, block, where, digests)
+                _note_result(scan, block, where, digests, agent_count)
     scan.entries = count
     if meter is not None:
         scan.context_tokens = meter.context_tokens
@@ -263,7 +277,7 @@ def _note_use(scan: ToolScan, block: dict[str, Any], where: LineKey | None) -> N
 
 
 def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
-                 digests: bool) -> None:
+                 digests: bool, agent_count: Callable[[Any], int] | None = None) -> None:
     record = _record(scan, block["tool_use_id"], where)
     if where is not None and where not in record.result_lines:
         record.result_lines += (where,)
@@ -272,6 +286,7 @@ def _note_result(scan: ToolScan, block: dict[str, Any], where: LineKey | None,
     record.epoch = scan.epoch
     record.turn = scan.turns
     record.tokens = result_tokens(content)
+    record.agent_tokens = record.tokens if agent_count is None else agent_count(content)
     record.cleared = is_cleared(content)
     record.clearable = has_content(content) and not record.cleared  # is_clearable, tested once
     if digests and record.clearable:

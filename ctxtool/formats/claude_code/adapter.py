@@ -17,7 +17,7 @@ from ctxtool.formats.claude_code.chain import (COMPACT_BOUNDARY, MICROCOMPACT_BO
 from ctxtool.formats.content import Block, as_blocks, block_text
 
 if TYPE_CHECKING:
-    from datetime import datetime
+    from datetime import datetime, timedelta
     from pathlib import Path
 
     from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
@@ -106,6 +106,13 @@ class ClaudeCodeAdapter(FormatAdapter):
         return rules.thresholds(version=version, model=model, window=window,
                                 max_output=max_output, env=env, settings=settings)
 
+    clearing_count = staticmethod(rules.result_tokens)  # type: ignore[assignment]
+
+    def idle_clearing_after(self, version: str | None) -> timedelta | None:
+        """Versions with idle compaction compact the whole session 54 minutes after the last
+        reply: clearing meant to beat the expired prompt cache comes no later; older ones 60."""
+        return rules.idle_after() if rules.rule_for(version).idle != "none" else None
+
     def idle_compaction(self, *, version: str | None, env: Mapping[str, str] | None,
                         settings: AgentSettings, last_reply: datetime | None,
                         context_tokens: int) -> IdleCompaction | None:
@@ -113,6 +120,19 @@ class ClaudeCodeAdapter(FormatAdapter):
             return None
         return rules.idle_compaction(version=version, env=env, settings=settings,
                                      last_reply=last_reply, context_tokens=context_tokens)
+
+    def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
+                             env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
+        """The auto-compact point of the Claude Code version that wrote the session (its last
+        reply's), for its model, under ``settings`` and ``env``; 0 when auto-compact is off."""
+        version = model = None
+        for entry in entries:
+            if entry.get("type") == "assistant":
+                version = self.agent_version(entry) or version
+                model = self.model_of(entry) or model
+        limits = rules.thresholds(version=version, model=model, window=window, env=env,
+                                  settings=settings)
+        return limits.auto_compact if limits.auto_compact_enabled else 0
 
     def agent_version(self, entry: Mapping[str, Any]) -> str | None:
         version = entry.get("version")  # the Claude Code that wrote it chooses its rules
@@ -199,11 +219,12 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     def clearing_record(self, *, last: Mapping[str, Any] | None, ids: list[str], trigger: str,
                         pre_tokens: int, tokens_saved: int, now: Any,
-                        after: Mapping[str, Any] | None) -> dict[str, Any]:
+                        after: Mapping[str, Any] | None,
+                        estimated_saved: int | None = None) -> dict[str, Any]:
         """A ``microcompact_boundary`` line, as Claude Code appends after clearing."""
         return boundary.clearing_boundary(last=last, ids=ids, trigger=trigger,
                                           pre_tokens=pre_tokens, tokens_saved=tokens_saved,
-                                          now=now, after=after)
+                                          now=now, after=after, estimated_saved=estimated_saved)
 
     def without_clearing_records(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         return boundary.without_own_boundaries(entries)
@@ -232,8 +253,13 @@ class ClaudeCodeAdapter(FormatAdapter):
             return compact_mark(entry.get("compactMetadata"))
         if subtype == MICROCOMPACT_BOUNDARY:
             meta = entry.get("microcompactMetadata")
-            return ContextMark(CLEAR_MARK, saved=_int(meta.get("tokensSaved"))
-                               if isinstance(meta, dict) else 0)
+            if not isinstance(meta, dict):
+                return ContextMark(CLEAR_MARK, saved=0)
+            # ctxtool's own estimate of what left the anchor, when it wrote one; else Claude
+            # Code's count (characters / 4)
+            estimated = meta.get(boundary.ESTIMATED_SAVED)
+            return ContextMark(CLEAR_MARK, saved=_int(meta.get("tokensSaved") if estimated is None
+                                                      else estimated))
         return None
 
 

@@ -28,6 +28,9 @@ ENVELOPE_KEYS = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitB
 
 _NAMESPACE = uuid.UUID("5f0c3e1e-8d4b-4a55-9a51-6c7a1d3b2f10")
 NO_FINAL_NEWLINE = "ctxtoolNoFinalNewline"
+# ctxtool's estimate of what a clearing took off the last call's prompt, beside Claude Code's own
+# characters / 4 count in tokensSaved (estimate subtracts this one)
+ESTIMATED_SAVED = "ctxtoolTokensSaved"
 BOUNDARY_CONTENT = "Context microcompacted"
 
 
@@ -108,11 +111,14 @@ def cleared_ids(entry: Mapping[str, Any]) -> list[str] | None:
 
 def clearing_boundary(*, last: Mapping[str, Any] | None, ids: list[str], trigger: str,
                       pre_tokens: int, tokens_saved: int, now: datetime,
-                      after: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      after: Mapping[str, Any] | None = None,
+                      estimated_saved: int | None = None) -> dict[str, Any]:
     """The ``system``/``microcompact_boundary`` entry Claude Code appends after clearing, with
     a uuid ``restore`` recognizes. ``last`` is the last entry with a uuid (its parent; the
     fields it copies, :data:`ENVELOPE_KEYS`); ``after`` is the entry it follows: when that was
-    a last line without a final newline, the boundary says so."""
+    a last line without a final newline, the boundary says so. ``tokens_saved`` is Claude
+    Code's count (characters / 4) for microcompact; ``estimated_saved``, when given, ctxtool's
+    estimate of the same, kept under :data:`ESTIMATED_SAVED` for ``estimate``."""
     last = last or {}
     parent = last["uuid"] if isinstance(last.get("uuid"), str) else None
     entry: dict[str, Any] = {"parentUuid": parent, **{k: last[k] for k in ENVELOPE_KEYS if k in last}}
@@ -124,6 +130,8 @@ def clearing_boundary(*, last: Mapping[str, Any] | None, ids: list[str], trigger
             "trigger": trigger, "preTokens": pre_tokens, "tokensSaved": tokens_saved,
             "compactedToolIds": ids, "clearedAttachmentUUIDs": []},
     })
+    if estimated_saved is not None:
+        entry["microcompactMetadata"][ESTIMATED_SAVED] = estimated_saved
     raw = getattr(after, "raw", None)
     # a truncated last line is written after the boundary (formats.jsonl.iter_lines_out)
     if raw is not None and not raw.endswith(b"\n") and not getattr(after, "partial", False):
@@ -137,5 +145,5 @@ def iso_timestamp(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-__all__ = ["BOUNDARY_CONTENT", "ENVELOPE_KEYS", "NO_FINAL_NEWLINE", "boundary_uuid", "cleared_ids",
+__all__ = ["BOUNDARY_CONTENT", "ENVELOPE_KEYS", "ESTIMATED_SAVED", "NO_FINAL_NEWLINE", "boundary_uuid", "cleared_ids",
            "clearing_boundary", "is_own_boundary", "iso_timestamp", "without_own_boundaries"]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ctxtool.formats.adapter import (AGENT_RULE, Clearer, FormatAdapter, OutputTruncation, Restorer,
                                     ResultSlot, Usage)
 from ctxtool.formats.content import Block, tool_result_text
+from ctxtool.formats.limits import AgentSettings
 from ctxtool.formats.opencode import truncate, view
 from ctxtool.formats.opencode.context import (CompactionTracker, compaction_request,
                                               completed_compactions, context_entries,
@@ -232,7 +233,7 @@ class OpenCodeAdapter(FormatAdapter):
         return OpenCodeChecks()
 
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
-                             env: Mapping[str, str]) -> int | None:
+                             env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         return usable_tokens(window=window, env=env, older=is_older_session(session_version(entries)))
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
