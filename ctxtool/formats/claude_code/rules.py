@@ -59,11 +59,11 @@ class Rule:
 # string that is not a version) takes the nearest row, a transcript without one the newest.
 RULES: tuple[Rule, ...] = (
     Rule("2.0.76-2.1.20", None, (2, 1, 20), 32_000, False, "none",
-         "2.1.19 bundle (seed 000): 155,000 / 135,000 on 200K; corpus: auto compactions by "
-         "2.0.76-2.1.20 at 155,068-158,105"),
+         "2.1.19 bundle (seed 000): 155,000 / 135,000 on 200K; corpus: 9 auto compactions by "
+         "2.0.76-2.1.20 at 155,068-157,925 (one at 176,700)"),
     Rule("2.1.21-2.1.285", (2, 1, 21), (2, 1, 285), 20_000, False, "none",
          "changelog 2.1.21 'auto-compact triggering too early on models with large output "
-         "token limits'; corpus: 2.1.29-2.1.42 at 167,174-170,485"),
+         "token limits'; corpus: 3 by 2.1.29-2.1.42 at 167,174-170,485"),
     Rule("2.1.286-2.1.298", (2, 1, 286), (2, 1, 298), 20_000, False, "opt-in",
          "idle compaction behind idleCompaction: true (DESIGN 5.1)"),
     Rule("2.1.299-2.1.310", (2, 1, 299), (2, 1, 310), 20_000, False, "default",
