@@ -88,7 +88,7 @@ def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -
         items, window=settings.window or DEFAULT_WINDOW, env=os.environ,
         settings=read_settings(os.environ)) if options.auto else None
     if own is not None:  # the agent's own rule: OpenCode's overflow, Claude Code's version's
-        options = dataclasses.replace(options, auto_compact_at=own or None)
+        options = dataclasses.replace(options, auto_compact_at=own)
     if options.transcript_path is None:
         options = dataclasses.replace(options, transcript_path=_transcript_path(source, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,

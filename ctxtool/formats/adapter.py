@@ -733,9 +733,9 @@ class FormatAdapter:
                              env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         """The context size at which the agent compacts by its own rule for a ``window``-token
         model (OpenCode's usable tokens, Claude Code's auto-compact point for the version that
-        wrote the session under ``settings``; ``summarize --auto`` uses it), 0 when the agent
-        does not compact automatically, or None when ctxtool's auto-compact threshold
-        applies. Reads ``entries`` only when it returns a number."""
+        wrote the session under ``settings``; ``summarize --auto`` uses it), or None when
+        ctxtool's auto-compact threshold applies. Reads ``entries`` only when it returns a
+        number."""
         return None
 
     def compaction_writer(self) -> CompactionWriter:

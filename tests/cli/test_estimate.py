@@ -303,3 +303,16 @@ def test_idle_compaction_in_the_report(tmp_path: Path) -> None:
     plain, = reports(run_ctxtool("estimate", "--json", str(write_jsonl(
         tmp_path / "plain.jsonl", session()))).stdout.decode())
     assert plain["idle_compaction"] is None
+
+
+def test_summarize_auto_compacts_at_the_point_of_the_sessions_version(tmp_path: Path) -> None:
+    """160,000 tokens: over 2.1.20's point (155,000), under 2.1.332's (167,000)."""
+    for version, compacts in (("2.1.20", True), ("2.1.332", False)):
+        entries = [{**e, "version": version, "sessionId": "s1"} for e in session()]
+        entries[4]["message"]["usage"]["cache_read_input_tokens"] = 160_000
+        path = write_jsonl(tmp_path / f"auto-{version}.jsonl", entries)
+        proc = run_ctxtool("summarize", "--auto", "--llm", "offline", str(path))
+        assert proc.returncode == 0, proc.stderr
+        assert (proc.stdout != path.read_bytes()) is compacts, proc.stderr
+        if not compacts:
+            assert b"below the auto-compact threshold (167000)" in proc.stderr

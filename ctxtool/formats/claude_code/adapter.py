@@ -124,7 +124,8 @@ class ClaudeCodeAdapter(FormatAdapter):
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
                              env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         """The auto-compact point of the Claude Code version that wrote the session (its last
-        reply's), for its model, under ``settings`` and ``env``; 0 when auto-compact is off."""
+        reply's), for its model, under ``settings`` and ``env``; None when auto-compact is off
+        (ctxtool's threshold then says so from the environment)."""
         version = model = None
         for entry in entries:
             if entry.get("type") == "assistant":
@@ -132,7 +133,7 @@ class ClaudeCodeAdapter(FormatAdapter):
                 model = self.model_of(entry) or model
         limits = rules.thresholds(version=version, model=model, window=window, env=env,
                                   settings=settings)
-        return limits.auto_compact if limits.auto_compact_enabled else 0
+        return limits.auto_compact if limits.auto_compact_enabled else None
 
     def agent_version(self, entry: Mapping[str, Any]) -> str | None:
         version = entry.get("version")  # the Claude Code that wrote it chooses its rules
