@@ -15,10 +15,10 @@ here: ``statusline`` and the selectors use it too.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
+from typing import BinaryIO
 
 from ctxtool import __version__
 from ctxtool.cli.opencode_sessions import list_opencode
@@ -80,10 +80,12 @@ def tail_title(buffer: Buffer, fmt: str) -> str | None:
     return title_of(parse_lines(lines_containing(buffer, mark, start=start)), fmt)
 
 
-def whole_report(buffer: Buffer, fmt: str, source: str,
+def whole_report(handle: BinaryIO, fmt: str, source: str,
                  env: Mapping[str, str] | None) -> EstimateReport:
-    """``estimate`` of the whole file (bad lines passed over, as the listing does)."""
-    entries = iter_entries(io.BytesIO(buffer), source, on_invalid="skip", exact_ints=False)
+    """``estimate`` of the whole file, streamed from its start (bad lines passed over, as the
+    listing does)."""
+    handle.seek(0)
+    entries = iter_entries(handle, source, on_invalid="skip", exact_ints=False)
     return estimate(entries, fmt=fmt, source=source, top=0, env=env)
 
 
@@ -110,7 +112,7 @@ def read_session(found: SessionFile, fmt: str, *, cache: ScanCache | None = None
                                           source=name, compactions=compactions)
             if report.anchor is None and adapter_for(fmt).reads_whole_session:
                 # its figure without a call since the compaction rests on the whole session
-                report = whole_report(buffer, fmt, name, env)
+                report = whole_report(handle, fmt, name, env)
             title = tail_title(buffer, fmt) or head.title
     if last is None:
         last = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).isoformat()
