@@ -49,6 +49,22 @@ def run_ctxtool(*args: str, input: bytes | None = None, env: dict[str, str] | No
                           env=full_env, cwd=cwd, timeout=timeout, check=False)
 
 
+def read_terminal(main: int) -> bytes:
+    """Everything written to a pseudo-terminal (``main``: its controller side, closed here)
+    until the child closes its side."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # EIO: the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    return b"".join(chunks)
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

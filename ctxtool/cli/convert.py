@@ -17,6 +17,7 @@ import click
 
 from ctxtool.cli import database, messages
 from ctxtool.cli.options import ReportOptions, report_options
+from ctxtool.cli.progress import byte_progress
 from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
 from ctxtool.core.messages.convert import ConvertReport, to_messages
@@ -95,7 +96,7 @@ def convert_cmd(source: str | None, target: str | None, output: str | None,
                          hint="see --help for examples")
     name = STDIN_NAME if path == "-" else path
     with open_input(path) as stream:
-        in_fmt, entries = _read_stream(stream, name, fmt, on_invalid)
+        in_fmt, entries = _read_stream(stream, path, fmt, on_invalid)
         _convert(in_fmt, entries, target, output, name, thinking, report)
 
 
@@ -142,12 +143,14 @@ def _read_tree(folder: str, session_id: str | None) -> list[dict[str, Any]]:
     return opencode_tree.read_session(root, chosen, warn=messages.warn)
 
 
-def _read_stream(stream: BinaryIO, name: str, forced: str | None,
+def _read_stream(stream: BinaryIO, path: str, forced: str | None,
                  on_invalid: str) -> tuple[str, Iterable[dict[str, Any]]]:
     """An export document (pretty-printed: its first line is a lone ``{``, or squeezed onto one
-    line), else JSONL in any format, read lazily."""
+    line), else JSONL in any format, read lazily (a bar on a terminal: the messages go out as
+    the lines come in)."""
+    name = STDIN_NAME if path == "-" else path
     limit = max_line_bytes()
-    rest = bounded_lines(stream, name, limit)
+    rest = iter(byte_progress(path, bounded_lines(stream, name, limit)))
     first = next(rest, b"")
     if first.removeprefix(BOM).strip() == b"{":
         data = first + stream.read(limit + 1)  # the document is held whole: bounded like a line

@@ -6,6 +6,7 @@ tqdm is imported only when a bar will actually be drawn, so pipelines pay nothin
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
@@ -38,3 +39,15 @@ def progress(iterable: Iterable[T], *, total: float | None = None, desc: str = "
         messages.set_bar_active(False)
         with contextlib.suppress(Exception):
             bar.close()
+
+
+def byte_progress(path: str, lines: Iterable[bytes]) -> Iterable[bytes]:
+    """``lines`` of the file at ``path``, drawing a bar that each line advances by its bytes;
+    ``lines`` as they are when no bar is drawn or the size is unknown (stdin: ``-``)."""
+    if path == "-" or not bars_enabled():
+        return lines
+    try:
+        total = os.path.getsize(path)
+    except OSError:
+        return lines
+    return progress(lines, total=total, desc=os.path.basename(path), unit="B", weight=len)

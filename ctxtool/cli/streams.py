@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 from ctxtool.cli import batch, database, live, messages
 from ctxtool.cli.live import READ_BUFFER, LiveOptions
-from ctxtool.cli.progress import bars_enabled, progress
+from ctxtool.cli.progress import bars_enabled, byte_progress
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, bounded_lines, iter_entries, write_entries
@@ -113,13 +113,8 @@ def open_input(path: str) -> Iterator[BinaryIO]:
 def _lines_with_progress(path: str, stream: BinaryIO) -> Iterable[bytes]:
     if path == "-" or not bars_enabled():
         return stream
-    try:
-        total = os.path.getsize(path)
-    except OSError:
-        return stream
     # bounded before the bar, which would otherwise read a line of any length
-    return progress(bounded_lines(stream, display_name(path)), total=total,
-                    desc=os.path.basename(path), unit="B", weight=len)
+    return byte_progress(path, bounded_lines(stream, display_name(path)))
 
 
 def iter_file_entries(path: str, io: IOOptions, *, warn: Callable[[str], None] = messages.warn,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.cleanup_trees import NOW, NOW_ARG, PROJECT, add_session, claude_root, write_index
 from tests.cli.test_cleanup import DAYS, _fake_home, records_of
-from tests.conftest import ROOT, ctxtool_executable
+from tests.conftest import ROOT, ctxtool_executable, read_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 OTHER = "-home-me-old-project"
@@ -30,18 +30,9 @@ def on_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
     proc = subprocess.Popen([*ctxtool_executable(), *args], stdout=child, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, env=full_env)
     os.close(child)
-    chunks = []
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:  # EIO: the child closed its side
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(main)
+    written = read_terminal(main)
     _, err = proc.communicate(timeout=120)
-    return proc.returncode, b"".join(chunks).decode().replace("\r\n", "\n"), err
+    return proc.returncode, written.decode().replace("\r\n", "\n"), err
 
 
 def tree(tmp_path: Path) -> Path:

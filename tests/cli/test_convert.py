@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import shutil
+import struct
+import subprocess
+import termios
 from pathlib import Path
 
 import orjson
@@ -10,7 +16,7 @@ import pytest
 
 from ctxtool.cli import cli
 from ctxtool.errors import ExitCode
-from tests.conftest import CORPUS, run_ctxtool
+from tests.conftest import CORPUS, ctxtool_executable, read_terminal, run_ctxtool
 from tests.opencode_builders import FIXTURE
 
 EXPORT = FIXTURE / "export.json"
@@ -152,3 +158,23 @@ def test_corpus_export_converts_and_comes_back(tmp_path: Path) -> None:
     assert jsonl.returncode == 0 and len(jsonl.stdout.splitlines()) == 9
     back = run_ctxtool("convert", "--to", "opencode-export", input=jsonl.stdout)
     assert back.returncode == 0 and back.stdout == path.read_bytes()
+
+
+def _stderr_on_a_terminal(*args: str) -> bytes:
+    """What the entry point writes to stderr when stderr is a pseudo-terminal."""
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 0x0: no bar
+    proc = subprocess.Popen([*ctxtool_executable(), *args], stdout=subprocess.DEVNULL,
+                            stderr=child, stdin=subprocess.DEVNULL)
+    os.close(child)
+    written = read_terminal(main)
+    assert proc.wait(timeout=120) == 0
+    return written
+
+
+def test_a_file_converted_to_messages_shows_a_bar_on_a_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "users.jsonl"
+    path.write_bytes(CC * 200)
+    err = _stderr_on_a_terminal("convert", "--to", "anthropic", str(path))
+    assert b"users.jsonl:" in err and b"%|" in err  # tqdm's bar, named after the file
+    assert _stderr_on_a_terminal("convert", "--to", "anthropic", "-q", str(path)) == b""

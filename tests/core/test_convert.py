@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import orjson
+import pytest
 
 from ctxtool.core.messages.convert import (
     INTERRUPTED, NOT_INCLUDED, ConvertReport, merge_streamed, to_anthropic, to_openai,
@@ -144,6 +145,35 @@ def test_empty_messages_api_errors_and_unknown_blocks_are_left_out() -> None:
     assert anthropic(entries, report=report) == [{"role": "user", "content": [
         {"type": "text", "text": "q"}, {"type": "text", "text": "more"}]}]
     assert report.dropped_blocks == {"server_tool_use": 1}
+
+
+@pytest.mark.parametrize("run", [1, 2, 3, 5, 20_000])
+def test_a_run_of_one_role_becomes_one_message_with_every_block_in_order(run: int) -> None:
+    users = [entry("user", f"u{i}", f"line {i}") for i in range(run)]
+    entries = [entry("assistant", "a0", [{"type": "text", "text": "hi"}]), *users,
+               entry("assistant", "a1", [{"type": "text", "text": "bye"}])]
+    before = copy.deepcopy(entries)
+    report = ConvertReport()
+    out = anthropic(entries, report=report)
+    blocks = [{"type": "text", "text": f"line {i}"} for i in range(run)]
+    assert out[2] == {"role": "user", "content": blocks if run > 1 else "line 0"}
+    assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant"]
+    assert report.same_role_merged == run - 1 and report.messages_out == 4
+    assert entries == before
+
+
+def test_a_merged_run_answers_every_call_of_the_run_before_it() -> None:
+    calls = [entry("assistant", f"a{i}", [use(f"t{i}")]) for i in range(3000)]
+    results = [entry("user", f"r{i}", [result(f"t{i}", f"out {i}")]) for i in reversed(range(3000))]
+    stray = entry("user", "s", [result({"not": "a string"}, "odd")])
+    report = ConvertReport()
+    out = anthropic([entry("user", "u", "go"), *calls, *results, stray], report=report)
+    assert [b["id"] for b in out[1]["content"]] == [f"t{i}" for i in range(3000)]
+    assert out[2]["content"][:3000] == [result(f"t{i}", f"out {i}") for i in range(3000)]
+    assert out[2]["content"][3000] == {"type": "text",
+                                       "text": "[tool result for {'not': 'a string'}]\nodd"}
+    assert (report.same_role_merged, report.orphan_results, report.interrupted_results) == \
+        (2999 + 3000, 1, 0)
 
 
 def test_merge_streamed_keeps_single_lines_untouched() -> None:
