@@ -254,9 +254,12 @@ def test_the_lazy_paths_import_what_they_need(tmp_path: Path) -> None:
     assert (tmp_path / "context.svg").exists()
 
 
-def test_validate_does_load_jsonschema() -> None:
+def test_validate_loads_jsonschema_only_for_an_entry_that_fails_the_schema() -> None:
     # the control for the two tests above: the method sees a lazy import when one happens
-    assert "jsonschema" in imported_by_entry_point("validate", stdin=GOOD_LINE)
+    # (validate asks jsonschema only about entries its compiled check rejects, for the message)
+    bad = GOOD_LINE.replace(b'"content":"hello"', b'"content":5')
+    assert "jsonschema" in imported_by_entry_point("validate", stdin=bad)
+    assert "jsonschema" not in imported_by_entry_point("validate", stdin=GOOD_LINE)
 
 
 # --- README and CI ------------------------------------------------------------------------------

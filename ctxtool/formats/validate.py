@@ -27,6 +27,7 @@ from ctxtool.errors import InputError
 from ctxtool.formats.jsonl import describe_invalid
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.registry import adapter_for
+from ctxtool.formats.schema_check import Check, Unsupported, compile_schema
 from ctxtool.formats.schemas import load_schema
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, OPENAI, OPENCODE, Entry
 
@@ -43,19 +44,42 @@ _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", in
 
 
 def entry_checker(fmt: str) -> Callable[[dict[str, Any]], list[Finding]]:
-    """``check_entry(entry) -> findings`` for entries of ``fmt``."""
+    """``check_entry(entry) -> findings`` for entries of ``fmt``. An entry the schema's compiled
+    predicate accepts has no schema finding; only the others go through jsonschema, for its
+    messages (see :mod:`ctxtool.formats.schema_check`)."""
     name = SCHEMA_OF.get(fmt) or adapter_for(fmt).schema  # an adapter names its own
-    validator = _validator(name) if name else None
+    matches = _predicate(name) if name else None
 
     def check_entry(entry: dict[str, Any]) -> list[Finding]:
         if isinstance(entry, Entry) and entry.invalid:
             return line_findings(entry)
         found = line_findings(entry) if isinstance(entry, Entry) else []
-        if validator is not None:
-            found.extend(schema_findings(validator, entry))
+        if name is not None and not _accepted(matches, entry):
+            found.extend(schema_findings(_validator(name), entry))
         return found
 
     return check_entry
+
+
+def _accepted(matches: Check | None, entry: dict[str, Any]) -> bool:
+    """True when the compiled predicate accepts ``entry`` (never without one, nor when the entry
+    is nested too deeply for it: jsonschema then decides, as it always did)."""
+    if matches is None:
+        return False
+    try:
+        return matches(entry)
+    except RecursionError:
+        return False
+
+
+@functools.cache
+def _predicate(name: str) -> Check | None:
+    """The schema ``name`` compiled to a predicate; None when it cannot be (jsonschema alone)."""
+    documents = {load_schema(other)["$id"]: load_schema(other) for other in SCHEMA_OF.values()}
+    try:
+        return compile_schema(load_schema(name), documents)
+    except Unsupported:
+        return None
 
 
 def line_findings(entry: Entry) -> list[Finding]:
