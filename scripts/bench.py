@@ -28,6 +28,12 @@ durable writes to a file), ``corpus`` (the real sessions of ../shared/corpus con
 (``scripts/gen_real_shaped.py``: the corpus's line-size and kind mix, 3 KB a line, mostly short
 progress, hook and assistant lines; no corpus needed).
 
+Two more modes time one thing each: ``--same-role N`` runs ``convert --to anthropic`` and
+``filter-compacted --to anthropic`` on N Claude Code user lines in a row and on N/4 (their
+merging into one message must cost the same per line at both sizes), and ``--validate`` runs
+``validate`` against ``estimate`` on the corpus concatenated and on ``--validate-lines`` small
+lines (goal: within 3x, median of the paired CPU ratios).
+
 ``--rss-size 1GB`` also runs each command once on a second, larger file for its peak RSS.
 Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-line input against
 ``python -c "import click, orjson"``. Exit status 1 when a goal is missed.
@@ -39,6 +45,8 @@ Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-li
     python scripts/bench.py --shape real-shaped --size 110MB --repeat 5 --judge median
     python scripts/bench.py --shape corpus --repeat 5 --startup-runs 0
     python scripts/bench.py --shape store-heavy --commands snip,snip-o,microcompact,microcompact-o
+    python scripts/bench.py --same-role 1000000 --repeat 1
+    python scripts/bench.py --validate --repeat 3
 """
 
 from __future__ import annotations
@@ -237,9 +245,10 @@ def gnu_time() -> str | None:
 
 
 def run_child(argv: list[str], *, stdin_path: Path | None = None,
-              env: dict[str, str] | None = None) -> Run:
+              env: dict[str, str] | None = None, expected: tuple[int, ...] = (0,)) -> Run:
     """Run ``argv`` with stdout to /dev/null; wall time, CPU time and peak RSS.
-    With ``stdin_path`` the file is fed through a real pipe by ``cat``."""
+    With ``stdin_path`` the file is fed through a real pipe by ``cat``. An exit status not in
+    ``expected`` is shown with the end of stderr, and recorded."""
     with peak_rss_probe(argv) as (probed, peak_rss):
         feeder = None
         with open(os.devnull, "wb") as out:
@@ -257,7 +266,9 @@ def run_child(argv: list[str], *, stdin_path: Path | None = None,
             if feeder is not None:
                 feeder.wait()
         returncode = os.waitstatus_to_exitcode(status)
-        if returncode:
+        if returncode in expected:
+            returncode = 0
+        else:
             sys.stderr.write(f"{' '.join(argv)}: exit {returncode}\n")
             sys.stderr.write(errors.decode(errors="replace")[-2000:])
         # ru_maxrss is in KiB on Linux, bytes on macOS
@@ -751,6 +762,135 @@ def render_statusline(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+# --- convert --to anthropic on a run of one role: linear, not quadratic ---------------------------
+
+SAME_ROLE_GOAL = 1.25  # time per line on N lines / on N/4 lines (quadratic merging: about 4)
+SAME_ROLE_COMMANDS = {"convert --to anthropic": ("convert", "--to", "anthropic", "{input}"),
+                      "filter-compacted --to anthropic": ("filter-compacted", "--to",
+                                                          "anthropic", "{input}")}
+
+
+def write_user_lines(path: Path, count: int) -> None:
+    """``count`` Claude Code user lines in a row (a chain), each a short prompt: one run of one
+    role, which ``--to anthropic`` merges into one message."""
+    with open(path, "w") as out:
+        parent = "null"
+        for i in range(count):
+            out.write(f'{{"type":"user","uuid":"u{i}","parentUuid":{parent},"sessionId":"s",'
+                      f'"timestamp":"{NOW}","message":{{"role":"user","content":"line {i}"}}}}\n')
+            parent = f'"u{i}"'
+
+
+def same_role_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``convert --to anthropic`` and ``filter-compacted --to anthropic`` on ``--same-role`` user
+    lines in a row and on a quarter of them: the time per line must not grow with the run."""
+    from_bytecode()
+    sizes = {"quarter": max(1, args.same_role // 4), "full": args.same_role}
+    inputs = {}
+    for name, count in sizes.items():
+        inputs[name] = work / f"users-{count}.jsonl"
+        write_user_lines(inputs[name], count)
+    results: dict[str, Any] = {}
+    for label, command in SAME_ROLE_COMMANDS.items():
+        runs = {name: min((run_child([*ctxtool_argv(), *_fill(command, path, work)])
+                           for _ in range(args.repeat)), key=lambda r: r.cpu_seconds)
+                for name, path in inputs.items()}
+        per_line = {name: runs[name].cpu_seconds / sizes[name] for name in sizes}
+        growth = per_line["full"] / per_line["quarter"]
+        results[label] = {"seconds": {n: r.seconds for n, r in runs.items()},
+                          "cpu_seconds": {n: r.cpu_seconds for n, r in runs.items()},
+                          "peak_rss_mb": {n: r.peak_rss_mb for n, r in runs.items()},
+                          "growth": growth,
+                          "ok": growth <= SAME_ROLE_GOAL and not any(r.returncode
+                                                                     for r in runs.values())}
+    return {"lines": sizes, "commands": results, "goal": SAME_ROLE_GOAL,
+            "load_average": round(os.getloadavg()[0], 2),
+            "ok": all(r["ok"] for r in results.values())}
+
+
+def render_same_role(result: dict[str, Any]) -> list[str]:
+    quarter, full = result["lines"]["quarter"], result["lines"]["full"]
+    lines = [f"--to anthropic on user lines in a row (one message once merged), best CPU time of "
+             f"each; load average {result['load_average']}:",
+             f"  {'command':<34}{f'{quarter:,} lines':>16}{f'{full:,} lines':>18}"
+             f"{'per line':>10}  {'RSS MB':>7}"]
+    for label, row in result["commands"].items():
+        cpu, wall = row["cpu_seconds"], row["seconds"]
+        lines.append(f"  {label:<34}{cpu['quarter']:>7.2f}s cpu{wall['quarter']:>5.1f}s"
+                     f"{cpu['full']:>9.2f}s cpu{wall['full']:>5.1f}s"
+                     f"{row['growth']:>9.2f}x  {row['peak_rss_mb']['full']:>7.0f}  "
+                     + ("ok" if row["ok"] else "MISSED"))
+    lines.append(f"  per line: CPU time per line on {full:,} / on {quarter:,} (goal <= "
+                 f"{result['goal']}x; linear 1.0x, quadratic about 4x)")
+    return lines
+
+
+# --- validate against estimate: the schema check must not dominate ----------------------------------
+
+VALIDATE_GOAL = 3.0  # validate's time / estimate's, on the same input
+
+
+def write_small_lines(path: Path, count: int) -> None:
+    """``count`` small Claude Code lines, user and assistant in turn, in one chain."""
+    with open(path, "w") as out:
+        parent = "null"
+        for i in range(count):
+            head = (f'{{"type":"{"user" if i % 2 == 0 else "assistant"}","uuid":"u{i}",'
+                    f'"parentUuid":{parent},"sessionId":"s","timestamp":"{NOW}","message":')
+            body = (f'{{"role":"user","content":"question {i}"}}}}' if i % 2 == 0 else
+                    f'{{"id":"m{i}","role":"assistant","content":[{{"type":"text",'
+                    f'"text":"answer {i}"}}]}}}}')
+            out.write(head + body + "\n")
+            parent = f'"u{i}"'
+
+
+def validate_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``validate`` against ``estimate``, interleaved, on the corpus concatenated (when present)
+    and on ``--validate-lines`` small lines: median of the paired ratios, wall and CPU."""
+    from_bytecode()
+    inputs: dict[str, Path] = {}
+    files = corpus_files()
+    if files:
+        inputs["corpus"] = work / "corpus.jsonl"
+        with open(inputs["corpus"], "wb") as out:
+            for each in files:
+                data = each.read_bytes()
+                out.write(data if data.endswith(b"\n") else data + b"\n")
+    inputs[f"{args.validate_lines:,} small lines"] = work / "small.jsonl"
+    write_small_lines(inputs[f"{args.validate_lines:,} small lines"], args.validate_lines)
+    rows = {}
+    for name, path in inputs.items():
+        runs: dict[str, list[Run]] = {"estimate": [], "validate": []}
+        for _ in range(args.repeat):
+            for command in runs:
+                # validate exits 3 on the problems it finds (the corpus has a few)
+                runs[command].append(run_child([*ctxtool_argv(), command, str(path)],
+                                               expected=(0, 3)))
+        wall = paired(runs["validate"], runs["estimate"], cpu=False)
+        cpu = paired(runs["validate"], runs["estimate"], cpu=True)
+        rows[name] = {"bytes": path.stat().st_size,
+                      "seconds": {c: min(r.seconds for r in rs) for c, rs in runs.items()},
+                      "cpu_seconds": {c: min(r.cpu_seconds for r in rs) for c, rs in runs.items()},
+                      "ratio": wall, "cpu_ratio": cpu,
+                      "ok": cpu is not None and cpu <= VALIDATE_GOAL}
+    return {"inputs": rows, "goal": VALIDATE_GOAL, "runs": args.repeat,
+            "load_average": round(os.getloadavg()[0], 2),
+            "ok": all(row["ok"] for row in rows.values())}
+
+
+def render_validate(result: dict[str, Any]) -> list[str]:
+    lines = [f"validate vs estimate ({result['runs']} interleaved pairs, fastest of each, median "
+             f"of the paired ratios; load average {result['load_average']}):",
+             f"  {'input':<26}{'MB':>6}{'estimate':>10}{'validate':>10}{'ratio':>7}"
+             f"{'cpu':>6}  verdict"]
+    for name, row in result["inputs"].items():
+        lines.append(f"  {name:<26}{row['bytes'] / 1e6:>6.0f}{row['seconds']['estimate']:>9.2f}s"
+                     f"{row['seconds']['validate']:>9.2f}s{_fmt(row['ratio'], '.2f'):>7}"
+                     f"{_fmt(row['cpu_ratio'], '.2f'):>6}  "
+                     + ("ok" if row["ok"] else f"MISSED (goal <= {result['goal']}x, CPU)"))
+    return lines
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -787,6 +927,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="instead: time `ctxtool statusline` on a 1 MB and a large "
                              "transcript (--statusline-size) against the start-up baseline")
     parser.add_argument("--statusline-size", default="1GB")
+    parser.add_argument("--same-role", type=int, default=0, metavar="N",
+                        help="instead: time convert/filter-compacted --to anthropic on N user "
+                             "lines in a row and on N/4 (e.g. 1000000): linear, not quadratic")
+    parser.add_argument("--validate", action="store_true",
+                        help="instead: time validate against estimate on the corpus "
+                             "concatenated and on --validate-lines small lines (goal <= 3x)")
+    parser.add_argument("--validate-lines", type=int, default=1_000_000)
     parser.add_argument("--check", type=int, default=100,
                         help="rows checked against `ctxtool estimate` (0: all)")
     args = parser.parse_args(argv)
@@ -804,9 +951,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="ctxtool-bench-", dir=args.tmp))
     single = ((statusline_bench, render_statusline) if args.statusline else
+              (same_role_bench, render_same_role) if args.same_role else
+              (validate_bench, render_validate) if args.validate else
               (sessions_bench, render_sessions) if args.sessions or args.sessions_config
               else None)
-    if single is not None:  # one of the two bench modes that time a single command
+    if single is not None:  # one of the bench modes that time one or two commands
         bench, render_result = single
         try:
             result = bench(args, work)

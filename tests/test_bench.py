@@ -90,3 +90,34 @@ def test_bench_json_has_the_floor_row(tmp_path: Path) -> None:
     assert rows[bench.COUNT]["returncode"] == 0 and rows[bench.COUNT]["baseline"] == bench.PARSE
     assert rows["estimate"]["floor"] == rows[bench.COUNT]["ratio"]
     assert result["warnings"] == []  # estimate writes no store: the file system is not asked
+
+
+def test_the_same_role_lines_merge_into_one_message(tmp_path: Path) -> None:
+    path = tmp_path / "users.jsonl"
+    bench.write_user_lines(path, 50)
+    proc = run_ctxtool("convert", "--to", "anthropic", str(path))
+    assert proc.returncode == 0, proc.stderr.decode()
+    (message,) = [orjson.loads(line) for line in proc.stdout.splitlines()]
+    assert [b["text"] for b in message["content"]] == [f"line {i}" for i in range(50)]
+
+
+def test_the_small_lines_are_a_valid_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "small.jsonl"
+    bench.write_small_lines(path, 40)
+    proc = run_ctxtool("validate", "--json", str(path))
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr.decode()
+    assert len(path.read_bytes().splitlines()) == 40
+
+
+def test_the_two_modes_render_their_verdicts() -> None:
+    same = {"lines": {"quarter": 250, "full": 1000}, "goal": 1.25, "load_average": 1.0,
+            "commands": {"convert --to anthropic": {
+                "seconds": {"quarter": 1.0, "full": 4.0}, "cpu_seconds": {"quarter": 1.0,
+                                                                         "full": 4.4},
+                "peak_rss_mb": {"quarter": 30.0, "full": 40.0}, "growth": 1.1, "ok": True}}}
+    assert "1.10x" in "\n".join(bench.render_same_role(same))
+    valid = {"goal": 3.0, "runs": 3, "load_average": 1.0, "inputs": {"corpus": {
+        "bytes": 36e6, "seconds": {"estimate": 1.0, "validate": 4.0},
+        "cpu_seconds": {"estimate": 1.0, "validate": 4.0}, "ratio": 4.0, "cpu_ratio": 4.0,
+        "ok": False}}}
+    assert "MISSED (goal <= 3.0x, CPU)" in "\n".join(bench.render_validate(valid))
