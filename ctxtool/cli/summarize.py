@@ -118,10 +118,13 @@ def _tell(done: Compaction) -> None:
 @io_options
 @in_place_options()
 @click.option("--llm", type=click.Choice(BACKENDS), envvar=LLM_ENV, default="auto",
-              show_default=True, help="Backend: anthropic when an API key is set (auto), "
-              f"offline (no network), or anthropic. Also ${LLM_ENV}.")
-@click.option("--model", envvar=MODEL_ENV, default=DEFAULT_MODEL, show_default=True,
-              help=f"Model for the anthropic backend. Also ${MODEL_ENV}.")
+              show_default=True, help="Who writes the summary: auto (anthropic when an API key "
+              "is set, else offline), offline (no network), anthropic (the API, with "
+              "ANTHROPIC_API_KEY), claude-code or codex (your own `claude` or `codex` CLI and "
+              f"its login, run with no tools and no saved session). Also ${LLM_ENV}.")
+@click.option("--model", envvar=MODEL_ENV, help=f"Model: anthropic's (default {DEFAULT_MODEL}), "
+              "or passed to claude / codex (default: the agent's own). Also "
+              f"${MODEL_ENV}.")
 @click.option("--instructions", metavar="TEXT", help="What the summary should focus on, like "
               "`/compact TEXT`.")
 @click.option("--instructions-file", metavar="FILE", type=click.Path(dir_okay=False),
@@ -151,7 +154,7 @@ def _tell(done: Compaction) -> None:
 @store_options
 @now_option
 @report_options
-def summarize_cmd(io: IOOptions, llm: str, model: str, instructions: str | None,
+def summarize_cmd(io: IOOptions, llm: str, model: str | None, instructions: str | None,
                   instructions_file: str | None, keep_last: int, keep_tokens: int,
                   restore_files: int, max_summary_tokens: int, auto_mode: bool,
                   context_window: int | None, timeout: float, passthrough_on_error: bool,
@@ -164,12 +167,15 @@ def summarize_cmd(io: IOOptions, llm: str, model: str, instructions: str | None,
     there. Message lists become the summary plus the kept tail; the original is saved in the
     store. OpenCode sessions keep every line and get what OpenCode's own compaction writes: a
     compaction request, the summary message and, with --auto, the "continue" message.
-    Offline (no network) unless an Anthropic key is set or --llm anthropic is given.
+    Offline (no network) unless an Anthropic key is set or --llm names a model backend;
+    --llm claude-code / codex have the agent you are logged in to write it (no API key).
 
     \b
         ctxtool summarize session.jsonl > compacted.jsonl
         ctxtool summarize --keep-last 4 --restore-files 3 session.jsonl | ctxtool filter-compacted
         ctxtool summarize --text --instructions "focus on the failing tests" session.jsonl
+        ctxtool summarize --llm claude-code --model haiku session.jsonl > compacted.jsonl
+        ctxtool summarize --llm codex --timeout 300 --text session.jsonl
         ctxtool summarize --auto --passthrough-on-error --in-place ~/.claude/projects/*/*.jsonl
     """
     if text and io.in_place:

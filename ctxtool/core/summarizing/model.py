@@ -227,11 +227,12 @@ def summarize_with_model(request: SummaryRequest, complete: Complete, *, backend
 
 
 class Model(Protocol):
-    """A model's calls: its backend ``name``, the ``model`` it runs and :meth:`complete` (see
-    :class:`ctxtool.llm.anthropic.AnthropicModel`)."""
+    """A model's calls: its backend ``name``, the ``model`` it runs (None: the agent's own
+    default) and :meth:`complete` (see :class:`ctxtool.llm.anthropic.AnthropicModel` and
+    :class:`ctxtool.llm.agent_cli.AgentCli`)."""
 
     name: str
-    model: str
+    model: str | None
 
     def complete(self, *, system: str, prompt: str, max_tokens: int) -> Completion: ...
 
