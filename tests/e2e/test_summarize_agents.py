@@ -7,7 +7,7 @@ Each agent: the summary lands in ctxtool's output without its scratchpad, and th
 reached the model through the agent with no tools offered; a reply asking for a shell command
 that would create a file creates nothing (the agent refuses it) and the summary still comes;
 the agent's session list is unchanged (its session files and, for Codex, the threads in its
-state database); a dead endpoint, no login (Claude Code) and a model slower than --timeout give
+state database); a dead endpoint, no login and a model slower than --timeout give
 exit 5, one line naming the agent, nothing on stdout and the input file untouched; a history
 larger than --context-window goes in parts, and a reply missing a section is asked again."""
 
@@ -265,3 +265,19 @@ def test_codex_dead_endpoint_and_timeout_are_exit_5(codex_setup: Any, codex_bin:
         assert "8 s deadline (--timeout)" in assert_failed(proc, "Codex", path)
     config.write_text(original)
     assert codex_state(cx) == before
+
+
+def test_codex_not_logged_in_says_so(codex_bin: str, tmp_path: Path) -> None:
+    """No login and its default provider down (OPENAI_BASE_URL on a dead port, so nothing
+    leaves 127.0.0.1): the line says what `codex login status` says."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        "check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n")
+    path = input_file(tmp_path)
+    env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "OPENAI_BASE_URL":
+           dead_url() + "/v1", "PATH": f"{Path(codex_bin).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = run_ctxtool("summarize", "--llm", "codex", "--in-place", str(path), env=env,
+                       cwd=tmp_path, timeout=300)
+    line = assert_failed(proc, "Codex", path)
+    assert "`codex login status` says: Not logged in" in line and "codex login" in line
