@@ -10,6 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# The note asking the model to carry on after a summary, as Claude Code 2.1.332 writes it: what an
+# automatic compaction gets unless the agent's writer chooses its own (its version's wording)
+CONTINUE_NOTE = ("Continue the conversation from where it left off without asking the user any "
+                 "further questions. Resume directly \u2014 do not acknowledge the summary, do "
+                 "not recap what was happening, do not preface with \"I'll continue\" or "
+                 "similar. Pick up the last task as if the break never happened.")
+
 
 @dataclass(frozen=True)
 class CompactionWrite:
@@ -38,9 +45,11 @@ class CompactionWrite:
     #: see :attr:`FormatAdapter.summary_keeps_lines`), None otherwise or with no store
     transcript_saved: str | None
     marker: str  #: what the summary message of a plain message list starts with (the cut mark)
-    #: ctxtool's text around the summary for the model: ``continuation(kept, path)`` (``kept``:
-    #: messages stay verbatim after it; ``path``: a transcript to name, or None)
-    continuation: Callable[[bool, str | None], str]
+    #: ctxtool's text around the summary for the model: ``continuation(kept, path, closing)``
+    #: (``kept``: messages stay verbatim after it; ``path``: a transcript to name, or None;
+    #: ``closing``, optional: the note asking to carry on as the agent's version writes it, or
+    #: None for none; when not given, :data:`CONTINUE_NOTE` for an automatic compaction)
+    continuation: Callable[..., str]
     #: the transcript's path as given (``--transcript-path``), for ``continuation``
     transcript_path: str | None
     #: ctxtool's size of the context once ``lines`` are appended to the input

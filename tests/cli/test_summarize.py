@@ -154,7 +154,7 @@ def test_auto_compacts_only_over_the_threshold(runner) -> None:
     assert over.exit_code == 0, over.stderr
     boundary, summary = last_entries(over.stdout_bytes, 2)
     assert boundary["compactMetadata"]["trigger"] == "auto"
-    assert "Continue the conversation from where it left off" in summary["message"]["content"]
+    assert "Please continue the conversation from where we left it off" in summary["message"]["content"]
     off = runner.invoke(cli, ["summarize", "--auto", "--context-window", "100000"], input=data,
                         env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1", "DISABLE_AUTO_COMPACT": "1"})
     assert off.stdout_bytes == data and "auto-compact is off" in off.stderr

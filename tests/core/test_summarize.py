@@ -71,8 +71,8 @@ def test_claude_code_keeps_every_line_then_boundary_and_summary() -> None:
     text = summary["message"]["content"]
     assert text.startswith("This session is being continued from a previous conversation that ran "
                            "out of context. The summary below covers the earlier portion")
-    # ends as Claude Code 2.1's own summary: the transcript's path, then carry on where it stopped
-    assert "read the full transcript at: /p/s.jsonl\nContinue the conversation from where it left" in text
+    # ends as Claude Code 2.1.14's own manual summary: the transcript's path, no note to carry on
+    assert text.endswith("read the full transcript at: /p/s.jsonl")
     assert done.summary and done.summary in text and done.report.compacted
     assert not [p for p in validate(read(output), fmt=CLAUDE_CODE) if p.severity == "error"]
 
@@ -85,7 +85,30 @@ def test_same_input_same_bytes_and_auto_trigger() -> None:
     auto = compact(read(data), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, auto=True, auto_compact_at=10))
     assert auto.entries[-2]["compactMetadata"]["trigger"] == "auto"
-    assert "Continue the conversation from where it left off" in auto.entries[-1]["message"]["content"]
+    assert auto.entries[-1]["message"]["content"].endswith(
+        "\nPlease continue the conversation from where we left it off without asking the user any "
+        "further questions. Continue with the last task that you were asked to work on.")
+
+
+@pytest.mark.parametrize(("version", "auto", "note"), [
+    ("2.0.76", True, "Please continue the conversation from where we left it off without"),
+    ("2.1.39", True, "Please continue the conversation from where we left off without"),
+    ("2.1.39", False, None),  # the corpus's manual compactions end with the summary
+    ("2.1.330", False, "Continue the conversation from where it left off without asking"),
+    ("2.1.332", True, "Continue the conversation from where it left off without asking"),
+])
+def test_the_closing_note_is_the_one_the_sessions_version_writes(version: str, auto: bool,
+                                                                 note: str | None) -> None:
+    data = coding_session().jsonl().replace(b'"version":"2.1.14"', f'"version":"{version}"'.encode())
+    done = compact(read(data), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+                   options=SummarizeOptions(now=NOW, auto=auto, auto_compact_at=10 if auto else None))
+    text = done.entries[-1]["message"]["content"]
+    assert done.entries[-1]["version"] == version
+    if note is None:
+        assert "further questions" not in text and text.endswith(done.summary.strip())
+    else:
+        assert text[text.index(note) - 1] == "\n" and text.endswith(
+            ("work on.", "as if the break never happened."))
 
 
 def test_auto_passes_through_below_the_threshold() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ctxtool.formats.compaction import CONTINUE_NOTE
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.llm.base import (ASSISTANT, COMMAND, CONTEXT, INTERRUPT, PROMPT, QUEUED, TOOL_RESULTS,
                               Turn)
@@ -44,30 +45,29 @@ CONTINUATION_PREFIX = ("This session is being continued from a previous conversa
                        "out of context.")
 _CONTINUATION = CONTINUATION_PREFIX + (" The summary below covers the earlier portion of the "
                                        "conversation.\n\nSummary:\n")
-# The closing notes follow Claude Code 2.1's own summary: where the full transcript is, then
-# carry on where it stopped; and when messages were kept, that they follow the summary.
+# The closing notes follow Claude Code's own summary: where the full transcript is, then carry on
+# where it stopped (the agent's writer chooses that note: its wording and whether a manual
+# compaction gets it changed between versions); and when messages were kept, that they follow it.
 _TRANSCRIPT_NOTE = ("If you need specific details from before compaction (like exact code "
                     "snippets, error messages, or content you generated), read the full "
                     "transcript at: {path}")
-_AUTO_NOTE = ("Continue the conversation from where it left off without asking the user any "
-              "further questions. Resume directly \u2014 do not acknowledge the summary, do not "
-              "recap what was happening. Pick up the last task as if the break never happened.")
 _KEPT_NOTE = ("The messages after this summary are the most recent messages from before "
-              "compaction, kept verbatim. The summary was written without seeing them.")
+              "compaction, kept verbatim. The summary was written without seeing them, so "
+              "something it says has not happened yet may already have happened in them.")
 
 
 # --- the continuation text -------------------------------------------------------------------------
 
 def continuation_text(summary: str, *, transcript_path: str | None = None,
-                      auto: bool = False, kept: bool = False) -> str:
+                      closing: str | None = None, kept: bool = False) -> str:
     """The text of the message that replaces the conversation, starting and ending the way
-    Claude Code's does (tools that look for compaction summaries recognise it). Claude Code 2.1
-    ends manual and automatic summaries alike by asking to carry on, so ``auto`` changes
-    nothing any more (kept for callers)."""
+    Claude Code's does (tools that look for compaction summaries recognise it): ``closing`` is
+    the note asking to carry on (None: none, as Claude Code before 2.1.330 wrote manual ones)."""
     text = _CONTINUATION + summary.strip()
     if transcript_path:
         text += "\n\n" + _TRANSCRIPT_NOTE.format(path=transcript_path)
-    text += ("\n" if transcript_path else "\n\n") + _AUTO_NOTE
+    if closing:
+        text += "\n" + closing
     if kept:
         text += "\n\n" + _KEPT_NOTE
     return text
@@ -81,7 +81,7 @@ _TRAILERS = ("If you need specific details from before compaction", "The full tr
              "before this compaction", "Read it when you need exact code", "Please continue the "
              "conversation", "Continue the conversation from where it left off",
              "The messages after this summary are the most recent", "Continue with the last task "
-             "you were asked to do", _AUTO_NOTE, _KEPT_NOTE)
+             "you were asked to do", CONTINUE_NOTE, _KEPT_NOTE)
 
 
 def summary_body(text: str) -> str:

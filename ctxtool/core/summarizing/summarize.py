@@ -52,7 +52,7 @@ from ctxtool.core.summarizing.request import build_request, first_kept, main_cha
 from ctxtool.core.summarizing.stream import scan, streams
 from ctxtool.errors import LLMError, UsageError
 from ctxtool.formats.adapter import AGENT_RULE
-from ctxtool.formats.compaction import CompactionLines, CompactionWrite
+from ctxtool.formats.compaction import CONTINUE_NOTE, CompactionLines, CompactionWrite
 from ctxtool.formats.jsonl import iter_lines_out
 from ctxtool.llm.base import (Progress, StreamingSummarizer, Summarizer, SummaryRequest,
                               SummaryResult, no_progress)
@@ -431,8 +431,8 @@ def _lines(writer: Any, fmt: str, summary: str, options: SummarizeOptions,
         backend=report.backend, model=report.model, input_tokens=report.input_tokens,
         output_tokens=report.output_tokens, transcript_saved=report.transcript_saved,
         marker=SUMMARY_MARKER,
-        continuation=lambda kept, path: continuation_text(summary, transcript_path=path,
-                                                          auto=options.auto, kept=kept),
+        continuation=lambda kept, path, closing=CONTINUE_NOTE if options.auto else None:
+        continuation_text(summary, transcript_path=path, closing=closing, kept=kept),
         transcript_path=options.transcript_path, context_after=context_after))
     report.notes.extend(written.notes)
     report.restored_files.extend(written.restored)

@@ -16,12 +16,42 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxtool.formats.compaction import CompactionLines, CompactionWrite
+from ctxtool.formats.compaction import CONTINUE_NOTE, CompactionLines, CompactionWrite
 from ctxtool.formats.claude_code.chain import COMPACT_BOUNDARY, is_compact_boundary
 
 _NAMESPACE = uuid.UUID("6f1d3a52-5c7e-4f0b-9a51-7c2e8d0b4a10")  # ctxtool's uuid5 namespace
 _COMMON_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "agentId",
                 "slug")
+
+
+# Claude Code's note asking to carry on after the summary, by the version that writes it. The
+# corpus's 2.0.76-2.1.42 summaries end with the first two (2.1.39 dropped the "it"), and only
+# automatic ones; 2.1.330's manual /compact (tests/fixtures) and 2.1.332's code (the reactive
+# path sets suppressFollowUpQuestions) end with the third for manual ones too. Versions between
+# 2.1.42 and 2.1.330 are not pinned down: they get the older rule.
+_OLD_NOTE = ("Please continue the conversation from where we left {it}off without asking the "
+             "user any further questions. Continue with the last task that you were asked to "
+             "work on.")
+_NOTE_FOR_MANUAL_TOO = (2, 1, 330)
+
+
+def version_tuple(version: Any) -> tuple[int, ...] | None:
+    """``"2.1.39"`` -> (2, 1, 39); None for anything else."""
+    if not isinstance(version, str):
+        return None
+    parts = version.split("-")[0].split(".")
+    return tuple(int(p) for p in parts) if parts and all(p.isdigit() for p in parts) else None
+
+
+def continue_note(version: Any, *, auto: bool) -> str | None:
+    """The closing note of a summary written by Claude Code ``version`` (an unknown version:
+    the newest rule), or None for none."""
+    number = version_tuple(version)
+    if number is None or number >= _NOTE_FOR_MANUAL_TOO:
+        return CONTINUE_NOTE
+    if not auto:
+        return None
+    return _OLD_NOTE.format(it="" if number >= (2, 1, 39) else "it ")
 
 
 def derived_uuid(digest: str, what: str) -> str:
@@ -141,7 +171,9 @@ class ClaudeCodeWriter:
         common = common_fields(self.template)
         digest, stamp = compaction.digest, compaction.timestamp
         anchor = derived_uuid(digest, "summary")
-        text = compaction.continuation(bool(segment), compaction.transcript_path)
+        version = common.get("version")
+        text = compaction.continuation(bool(segment), compaction.transcript_path,
+                                       continue_note(version, auto=compaction.auto))
         boundary = boundary_entry(common=common, logical_parent=self.last_uuid, digest=digest,
                                   timestamp=stamp, trigger="auto" if compaction.auto else "manual",
                                   pre_tokens=compaction.pre_tokens,
@@ -158,6 +190,6 @@ class ClaudeCodeWriter:
         return out
 
 
-__all__ = ["ClaudeCodeWriter", "boundary_entry", "common_fields", "derived_uuid",
-           "meta_user_entry", "preserved_metadata", "preserved_segment", "set_post_tokens",
-           "summary_entry"]
+__all__ = ["ClaudeCodeWriter", "boundary_entry", "common_fields", "continue_note",
+           "derived_uuid", "meta_user_entry", "preserved_metadata", "preserved_segment",
+           "set_post_tokens", "summary_entry", "version_tuple"]
