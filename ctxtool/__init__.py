@@ -18,16 +18,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, LLMError, StoreError
-from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import iter_entries, write_entries
 from ctxtool.types import Entry
 
 __version__ = "0.1.0"
 
-# name -> module; resolved lazily so `import ctxtool` stays cheap
+# name -> module; resolved lazily so `import ctxtool` stays cheap (and so does importing any
+# module of the package: `ctxtool statusline` runs with neither orjson nor click, see __main__)
 _LAZY = {
+    "estimate_text_tokens": "ctxtool.core.sizing.tokens",
+    "detect_format": "ctxtool.formats.detect",
+    "iter_entries": "ctxtool.formats.jsonl",
+    "write_entries": "ctxtool.formats.jsonl",
     "load": "ctxtool.transcript",
     "save": "ctxtool.transcript",
     "Transcript": "ctxtool.transcript",
@@ -69,5 +71,5 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CtxtoolError", "Entry", "ExitCode", "InputError", "LLMError", "StoreError", "__version__",
-    "detect_format", "estimate_text_tokens", "iter_entries", "write_entries", *_LAZY,
+    *_LAZY,
 ]

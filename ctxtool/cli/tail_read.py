@@ -1,23 +1,19 @@
-"""Reading a transcript's last lines into ``estimate``'s figure (see core/sizing/session_tail.py).
-
-Kept apart from the session listing so ``ctxtool statusline``, which runs on every message of a
-Claude Code session, imports only this.
+"""Reading a transcript's ends for the session listing: lines parsed with orjson (many files),
+the figure from :mod:`ctxtool.core.sizing.session_tail` (``ctxtool statusline`` reads its one
+file with the stdlib instead: :mod:`ctxtool.statusline`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import BinaryIO, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 import orjson
 
+from ctxtool.core.sizing import session_tail
 from ctxtool.core.sizing.estimate import EstimateReport
-from ctxtool.core.sizing.session_tail import estimate_tail, first_chain, last_timestamp, split_tail
-from ctxtool.formats.adapter import SessionMarks
-from ctxtool.formats.registry import adapter_for
+from ctxtool.core.sizing.session_tail import HEAD_BYTES, TailOptions, first_chain, marks_of
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed
-
-HEAD_BYTES = 64 << 10
 
 
 def parse_lines(lines: Iterable[bytes]) -> Iterator[dict[str, object]]:
@@ -32,23 +28,8 @@ def parse_lines(lines: Iterable[bytes]) -> Iterator[dict[str, object]]:
             yield value
 
 
-class TailOptions(NamedTuple):
-    """What the tail estimate needs beyond the file (the statusline knows the window)."""
-
-    model: str | None = None
-    context_window: int | None = None
-    env: Mapping[str, str] | None = None
-
-
 def parse_line(line: bytes) -> dict[str, object] | None:
     return next(parse_lines([line]), None)
-
-
-def marks_of(fmt: str) -> SessionMarks:
-    marks = adapter_for(fmt).session_marks
-    if marks is None:
-        raise ValueError(f"{fmt} sessions are not read from their ends")
-    return marks
 
 
 def head_chain(handle: BinaryIO) -> bool | None:
@@ -68,20 +49,10 @@ def tail_report(handle: BinaryIO, *, chain: bool | None, fmt: str, source: str |
 def report_of_tail(lines: Iterator[bytes], *, chain: bool | None, fmt: str,
                    source: str | None = None, options: TailOptions = TailOptions(),
                    compactions: int = 0) -> tuple[EstimateReport, str | None]:
-    """:func:`tail_report` from a transcript's lines, last first (pulled only as far as
-    needed). Only the lines the adapter's marks say could be a call or a compaction are parsed
-    on the way."""
-    marks = marks_of(fmt)
+    """:func:`ctxtool.core.sizing.session_tail.report_of_tail`, lines parsed with orjson."""
+    return session_tail.report_of_tail(lines, parse=parse_line, chain=chain, fmt=fmt,
+                                       source=source, options=options, compactions=compactions)
 
-    def may_stop(line: bytes) -> bool:
-        return marks.usage in line or marks.compaction in line
 
-    def may_name_model(line: bytes) -> bool:
-        return marks.model is not None and marks.model in line
-
-    tail = split_tail(lines, parse=parse_line, may_stop=may_stop, chain=chain, fmt=fmt)
-    report = estimate_tail(tail, before=lines if marks.model else (), parse=parse_line,
-                           named=may_name_model, chain=chain, compactions=compactions, fmt=fmt,
-                           source=source, model=options.model,
-                           context_window=options.context_window, env=options.env)
-    return report, last_timestamp(tail)
+__all__ = ["HEAD_BYTES", "TailOptions", "head_chain", "marks_of", "parse_line", "parse_lines",
+           "report_of_tail", "tail_report"]

@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ctxtool.formats.content import Block, as_blocks
-from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.json_text import dumps_json
 
 if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every adapter
     from datetime import datetime, timedelta

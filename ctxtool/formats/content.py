@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxtool.formats.jsonl import dumps_json, loads_json
+from ctxtool.formats.json_text import dumps_json, loads_json
 
 Block = dict[str, Any]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from click.testing import CliRunner
 
 from ctxtool.cli import cli
 from ctxtool.errors import ExitCode
@@ -135,3 +136,70 @@ def test_a_file_argument_and_the_real_entry_point(tmp_path: Path) -> None:
     assert direct.stdout == piped.stdout == f"{full_estimate(path).context_tokens}\n".encode()
     estimate = run_ctxtool("estimate", "--json", input=claude_json(path))  # the same JSON
     assert json.loads(estimate.stdout)["context_tokens"] == int(direct.stdout)
+
+
+# --- the fast start: the real entry point runs it without click or orjson -----------------------
+
+LOADED_AT_EXIT = """
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["CTXTOOL_TEST_MODULES"], "w").write(
+    "\\n".join(sorted(sys.modules))))
+sys.argv = ["ctxtool", *sys.argv[1:]]
+from ctxtool.__main__ import main
+main()
+"""
+
+
+def entry_point_run(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[set[str], bytes,
+                                                                              bytes, int]:
+    """Modules loaded, stdout, stderr and exit status of ``ctxtool ARGS`` through the console
+    script's own function, in a fresh interpreter."""
+    import os
+    import subprocess
+    import sys
+
+    listing = tmp_path / "modules.txt"
+    proc = subprocess.run([sys.executable, "-c", LOADED_AT_EXIT, *args], input=stdin,
+                          capture_output=True, timeout=120, check=False,
+                          env={**os.environ, "CTXTOOL_TEST_MODULES": str(listing)})
+    return set(listing.read_text().split()), proc.stdout, proc.stderr, proc.returncode
+
+
+@pytest.mark.parametrize("args", [(), ("--color", "never"), ("--color=always",),
+                                  ("--format", "{context_tokens} {status}"), ("FILE",),
+                                  ("--", "FILE")])
+def test_the_entry_point_prints_the_line_without_click_or_orjson(tmp_path: Path,
+                                                                 args: tuple[str, ...]) -> None:
+    path = session_at(tmp_path, 80_000, after="y" * 5000)
+    args = tuple(str(path) if a == "FILE" else a for a in args)
+    loaded, out, err, code = entry_point_run(tmp_path, "statusline", *args,
+                                             stdin=claude_json(path))
+    assert (code, err) == (0, b"")
+    assert not {"click", "orjson"} & {name.split(".")[0] for name in loaded}
+    assert "ctxtool.formats.claude_code.adapter" in loaded  # the control: the probe sees imports
+    # the same line as the click command, which the test runner goes through
+    assert out.decode() == line(CliRunner(), claude_json(path), *args) + "\n"
+
+
+@pytest.mark.parametrize(("args", "code", "text"), [
+    (("--help",), 0, b"Print one line for Claude Code's status line"),
+    (("--color", "blue"), ExitCode.USAGE, b"'blue' is not one of"),
+    (("--colour", "never"), ExitCode.USAGE, b"No such option"),
+    (("--format",), ExitCode.USAGE, b"requires an argument"),
+    (("a", "b"), ExitCode.USAGE, b"unexpected extra argument"),
+])
+def test_what_the_fast_parser_leaves_goes_to_click(tmp_path: Path, args: tuple[str, ...],
+                                                   code: int, text: bytes) -> None:
+    loaded, out, err, status = entry_point_run(tmp_path, "statusline", *args)
+    assert status == code and text in (out + err).replace(b"\n", b" ")
+    assert "click" in loaded
+
+
+def test_the_fast_path_reports_errors_in_one_line(tmp_path: Path) -> None:
+    loaded, out, err, code = entry_point_run(tmp_path, "statusline", stdin=b"{nope")
+    assert code == ExitCode.INVALID_INPUT and out == b""
+    assert err.startswith(b"ctxtool: error: <stdin>: not Claude Code's statusline JSON")
+    assert err.count(b"\n") == 1 and "click" not in loaded
+    _, _, err, code = entry_point_run(tmp_path, "statusline", "--format", "{nope}",
+                                      stdin=claude_json(tmp_path / "none.jsonl"))
+    assert code == ExitCode.USAGE and b"fields:" in err and err.count(b"\n") == 1

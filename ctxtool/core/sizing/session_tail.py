@@ -20,15 +20,17 @@ pass ``context_window`` when it is known (the statusline JSON gives it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 from ctxtool.core.messages.blocks import role_and_blocks
 from ctxtool.core.sizing.estimate import EstimateReport, Estimator
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
+from ctxtool.formats.adapter import SessionMarks
 from ctxtool.formats.registry import adapter_for
 
 T = TypeVar("T")
+HEAD_BYTES = 64 << 10  # the head read for the first entry's side-chain flag (and a listing's row)
 
 
 def in_chain(entry: Mapping[str, Any], chain: bool | None) -> bool:
@@ -133,4 +135,44 @@ def last_timestamp(entries: Iterable[Mapping[str, Any]]) -> str | None:
     return None
 
 
-__all__ = ["estimate_tail", "first_chain", "in_chain", "last_timestamp", "split_tail"]
+class TailOptions(NamedTuple):
+    """What the tail estimate needs beyond the file (the statusline knows the window)."""
+
+    model: str | None = None
+    context_window: int | None = None
+    env: Mapping[str, str] | None = None
+
+
+def marks_of(fmt: str) -> SessionMarks:
+    marks = adapter_for(fmt).session_marks
+    if marks is None:
+        raise ValueError(f"{fmt} sessions are not read from their ends")
+    return marks
+
+
+def report_of_tail(lines: Iterator[bytes], *, parse: Callable[[bytes], dict[str, Any] | None],
+                   chain: bool | None, fmt: str, source: str | None = None,
+                   options: TailOptions = TailOptions(), compactions: int = 0,
+                   ) -> tuple[EstimateReport, str | None]:
+    """``estimate``'s report (context now, window; ``compactions`` as given) and the last
+    entry's timestamp, from a transcript's lines, last first (pulled only as far as needed).
+    Only the lines the adapter's marks say could be a call or a compaction are parsed on the
+    way (``parse``: a line's object, or None)."""
+    marks = marks_of(fmt)
+
+    def may_stop(line: bytes) -> bool:
+        return marks.usage in line or marks.compaction in line
+
+    def may_name_model(line: bytes) -> bool:
+        return marks.model is not None and marks.model in line
+
+    tail = split_tail(lines, parse=parse, may_stop=may_stop, chain=chain, fmt=fmt)
+    report = estimate_tail(tail, before=lines if marks.model else (), parse=parse,
+                           named=may_name_model, chain=chain, compactions=compactions, fmt=fmt,
+                           source=source, model=options.model,
+                           context_window=options.context_window, env=options.env)
+    return report, last_timestamp(tail)
+
+
+__all__ = ["HEAD_BYTES", "TailOptions", "estimate_tail", "first_chain", "in_chain", "last_timestamp",
+           "marks_of", "report_of_tail", "split_tail"]

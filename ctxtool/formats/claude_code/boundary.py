@@ -15,18 +15,19 @@ while streaming).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxtool.formats.claude_code.chain import is_microcompact_boundary, relink
 from ctxtool.types import Entry
 
+if TYPE_CHECKING:
+    from datetime import datetime
+
 # Fields copied from the last entry onto an entry ctxtool appends, as Claude Code writes them.
 ENVELOPE_KEYS = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
 
-_NAMESPACE = uuid.UUID("5f0c3e1e-8d4b-4a55-9a51-6c7a1d3b2f10")
+_NAMESPACE = "5f0c3e1e-8d4b-4a55-9a51-6c7a1d3b2f10"  # ctxtool's uuid5 namespace for these
 NO_FINAL_NEWLINE = "ctxtoolNoFinalNewline"
 # ctxtool's estimate of what a clearing took off the last call's prompt, beside Claude Code's own
 # characters / 4 count in tokensSaved (estimate subtracts this one)
@@ -35,7 +36,9 @@ BOUNDARY_CONTENT = "Context microcompacted"
 
 
 def boundary_uuid(parent: str | None, tool_ids: list[str]) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{parent}|{','.join(tool_ids)}"))
+    import uuid  # here: the statusline loads this module, and uuid costs a few ms to import
+
+    return str(uuid.uuid5(uuid.UUID(_NAMESPACE), f"{parent}|{','.join(tool_ids)}"))
 
 
 def is_own_boundary(entry: dict[str, Any]) -> bool:
@@ -141,6 +144,8 @@ def clearing_boundary(*, last: Mapping[str, Any] | None, ids: list[str], trigger
 
 def iso_timestamp(moment: datetime) -> str:
     """``2026-01-21T01:17:39.305Z``, as Claude Code writes timestamps."""
+    from datetime import timezone
+
     utc = moment.astimezone(timezone.utc)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
