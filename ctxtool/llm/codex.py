@@ -5,9 +5,11 @@ One call is ``codex exec --json --ephemeral`` with the prompt on stdin (checked 
 ``--help``, its feature list and the requests it sends):
 
 * every tool off: the features that bring tools (shell, unified exec, goals, sub-agents, apps,
-  plugins, images, browser and computer use, memories, hooks), web search, MCP servers, the plan
-  and user-input tools; the request carries no tools, and a reply calling one is refused
-  ("unsupported call"). As a second wall, the ``read-only`` sandbox and approvals ``never``;
+  plugins, images, browser and computer use, memories, hooks), web search, the plan and
+  user-input tools, and each MCP server of the user's config.toml by name
+  (``mcp_servers.NAME.enabled=false``: ``-c mcp_servers={}`` leaves them running); the request
+  carries no tools, and a reply calling one is refused ("unsupported call"). As a second wall,
+  the ``read-only`` sandbox and approvals ``never``;
 * ``--ephemeral``: no rollout under ``~/.codex/sessions`` and no thread in its state database, so
   the run never shows in ``codex resume``;
 * ctxtool's system prompt replaces Codex's own (``model_instructions_file``, a file in a private
@@ -21,8 +23,10 @@ user is logged in at all.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 from ctxtool.errors import LLMError
@@ -35,7 +39,7 @@ OFF_FEATURES = ("shell_tool", "unified_exec", "goals", "multi_agent", "apps", "p
                 "plugin_hooks", "image_generation", "view_image", "browser_use", "computer_use",
                 "memories", "hooks", "shell_snapshot", "js_repl", "apply_patch_freeform",
                 "token_budget", "default_mode_request_user_input", "collaboration_modes")
-OFF_CONFIG = ('web_search="disabled"', "mcp_servers={}", "project_doc_max_bytes=0",
+OFF_CONFIG = ('web_search="disabled"', "project_doc_max_bytes=0",
               "tools.update_plan.enabled=false",
               "tools.experimental_request_user_input.enabled=false", 'approval_policy="never"')
 _NO_NETWORK = "waiting for network"
@@ -55,6 +59,7 @@ class CodexModel(AgentCli):
         instructions = folder.private / "instructions.md"
         instructions.write_text(system, encoding="utf-8")
         config = [*(f"features.{name}=false" for name in OFF_FEATURES), *OFF_CONFIG,
+                  *(f"mcp_servers.{name}.enabled=false" for name in mcp_servers(self.env)),
                   f"model_instructions_file={json.dumps(str(instructions))}"]
         return [self.binary, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
                 "--sandbox", "read-only", "--color", "never",
@@ -96,6 +101,30 @@ class CodexModel(AgentCli):
             return None
         said = last_line(proc.stdout + "\n" + proc.stderr)
         return f"`codex login status` says: {said}" if "not logged in" in said.lower() else None
+
+
+_MCP_TABLE = re.compile(r'^\s*\[\s*mcp_servers\.("[^"]+"|[A-Za-z0-9_-]+)', re.MULTILINE)
+
+
+def mcp_servers(env: Mapping[str, str]) -> list[str]:
+    """The MCP servers named in the user's ``$CODEX_HOME/config.toml`` (default ``~/.codex``), as
+    Codex's ``-c`` paths spell them."""
+    home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"),
+                                                 ".codex")
+    try:
+        with open(os.path.join(home, "config.toml"), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return []
+    try:
+        import tomllib  # Python 3.11+; 3.10 reads the table headers below
+    except ImportError:
+        return sorted({name.strip('"') for name in _MCP_TABLE.findall(text)})
+    try:
+        servers = tomllib.loads(text).get("mcp_servers")
+    except tomllib.TOMLDecodeError:
+        return sorted({name.strip('"') for name in _MCP_TABLE.findall(text)})
+    return sorted(str(name) for name in servers) if isinstance(servers, dict) else []
 
 
 def _event(line: str) -> dict[str, Any]:

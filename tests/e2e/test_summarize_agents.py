@@ -13,6 +13,7 @@ larger than --context-window goes in parts, and a reply missing a section is ask
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -89,6 +90,11 @@ def assert_failed(proc: subprocess.CompletedProcess[bytes], agent: str, path: Pa
     return lines[0]
 
 
+def mcp_starts(tmp_path: Path) -> Path:
+    """The file the user's MCP servers (and hooks) in the fixtures' configs add a line to."""
+    return tmp_path / "mcp-started"
+
+
 # --- Claude Code ----------------------------------------------------------------------------------
 
 def claude_env(cc: ClaudeCode, claude_bin: str, url: str) -> dict[str, str]:
@@ -98,9 +104,16 @@ def claude_env(cc: ClaudeCode, claude_bin: str, url: str) -> dict[str, str]:
 
 @pytest.fixture
 def claude_setup(claude_bin: str, tmp_path: Path) -> Any:
+    """A fresh HOME with a session of the user's, an MCP server (~/.claude.json) and a
+    SessionStart hook (settings.json) that each add a line to mcp_starts() when run."""
     with SummaryModel() as api:
         cc = ClaudeCode(claude_bin, tmp_path, api)
         cc.place(SESSION, "0b5e7a2c-0000-4000-8000-000000000001")  # the user's own session
+        log = mcp_starts(tmp_path)
+        (cc.home / ".claude.json").write_text(json.dumps({"mcpServers": {"notes": {
+            "type": "stdio", "command": "sh", "args": ["-c", f"echo mcp >> {log}; sleep 2"]}}}))
+        (cc.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
+            {"hooks": [{"type": "command", "command": f"echo hook >> {log}"}]}]}}))
         yield api, cc
 
 
@@ -120,6 +133,7 @@ def test_claude_code_writes_the_summary_with_no_tools_and_no_session(claude_setu
     sent = request.prompt + str(body.get("messages"))
     assert PROMPT_WORDS in sent and "focus on the pager" in sent  # the transcript, instructions
     assert "hand-over notes" in str(body.get("system"))  # ctxtool's system prompt, not Claude's
+    assert not mcp_starts(tmp_path).exists()  # neither the user's MCP server nor hook ran
     assert tree(cc.home / ".claude" / "projects") == sessions
 
 
@@ -202,7 +216,9 @@ def codex_state(cx: CodexCli) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
 @pytest.fixture
 def codex_setup(codex_bin: str, tmp_path: Path) -> Any:
     with FakeResponses(default_text=summary_text(note=NOTE)) as api:
-        cx = CodexCli(codex_bin, tmp_path, api)
+        mcp = (f'[mcp_servers.notes]\ncommand = "sh"\n'
+               f'args = ["-c", "echo started >> {mcp_starts(tmp_path)}; sleep 2"]\n')
+        cx = CodexCli(codex_bin, tmp_path, api, config_extra=mcp)
         api.push(say("Hello."))
         assert cx.ask("Say hello.").returncode == 0  # the user's own session
         assert threads(cx) and tree(cx.sessions)
@@ -214,6 +230,7 @@ def test_codex_writes_the_summary_with_no_tools_and_no_session(codex_setup: Any,
     api, cx = codex_setup
     before = codex_state(cx)
     seen = len(api.responses())
+    starts = mcp_starts(tmp_path).read_text()  # the user's own run started the MCP server
     proc = run_ctxtool("summarize", "--llm", "codex", "--text", "--model", "gpt-fake-1",
                        "--instructions", "focus on the pager", input=SESSION,
                        env=codex_env(cx, codex_bin), cwd=tmp_path, timeout=300)
@@ -223,6 +240,7 @@ def test_codex_writes_the_summary_with_no_tools_and_no_session(codex_setup: Any,
     sent = str(body.get("input"))
     assert PROMPT_WORDS in sent and "focus on the pager" in sent
     assert "hand-over notes" in sent and "You are a coding agent" not in sent  # our instructions
+    assert mcp_starts(tmp_path).read_text() == starts == "started\n"  # not started for us
     assert codex_state(cx) == before
 
 
