@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ctxtool.errors import StoreError
-from ctxtool.storage.atomic import sweep_stale
+from ctxtool.storage.atomic import MARK, sweep_stale
 from ctxtool.storage.safe_fs import Stat, describe, open_nofollow, walk
 
 SUFFIX = ".tar.gz"
@@ -68,7 +68,8 @@ def write_archive(folder: str, stem: str, base: str, rels: Iterable[str], *,
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         sweep_stale(folder, prefix=f".{stem}.")  # a partial archive a killed run left
-        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
+        # marked as ctxtool's: a later run writing in this folder sweeps it, whatever its stem
+        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.{MARK}", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise StoreError(f"cannot write archive: {describe(exc)}", source=folder) from exc
     archive = Archive(path=tmp)

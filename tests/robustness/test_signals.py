@@ -123,3 +123,40 @@ def test_cleanup_takes_a_sessions_stale_temp_files_with_it(tmp_path: Path) -> No
     assert not session.exists()
     assert not any(path.exists() for path in temps)
     assert not project.exists()  # nothing left in it: the empty project folder goes too
+
+
+def test_a_partial_archive_of_any_session_goes_on_a_later_archiving_run(tmp_path: Path) -> None:
+    root, archive = tmp_path / ".claude", tmp_path / "archive"
+    project = root / "projects" / "-w-app"
+    project.mkdir(parents=True)
+    archive.mkdir()
+    session = project / "5f0c4c4e-0000-4000-8000-000000000001.jsonl"
+    session.write_bytes(transcript(2, 100))
+    year_ago = time.time() - 400 * 86400
+    os.utime(session, (year_ago, year_ago))
+    # what a cleanup killed while archiving another session left
+    partial = archive / ".projects--w-app-0a1b2c3d.ctxtool-k2v9_q0a.tmp"
+    partial.write_bytes(b"\x1f\x8b partial")
+    os.utime(partial, (HOURS_AGO, HOURS_AGO))
+    result = run_ctxtool("cleanup", "--root", str(root), "--older-than", "30d", "--apply",
+                         "--archive", str(archive))
+    assert result.returncode == 0, result.stderr
+    assert not partial.exists()
+    assert [p.suffixes[-2:] for p in archive.iterdir()] == [[".tar", ".gz"]]
+
+
+def test_a_partial_archive_is_named_as_ctxtool_s(tmp_path: Path) -> None:
+    """What a killed archiving run leaves carries ctxtool's mark, so the sweep above takes it."""
+    from ctxtool.storage.archive import write_archive
+
+    base, archive = tmp_path / "base", tmp_path / "archive"
+    base.mkdir()
+    (base / "s.jsonl").write_bytes(transcript(2, 100))
+    seen: list[str] = []
+
+    def rels() -> Iterator[str]:
+        seen.extend(path.name for path in archive.iterdir())  # while the archive is written
+        yield "s.jsonl"
+
+    write_archive(str(archive), "stem", str(base), rels())
+    assert len(seen) == 1 and seen[0].startswith(".stem.ctxtool-") and seen[0].endswith(".tmp")
