@@ -144,8 +144,24 @@ def _usage_error(exc: click.UsageError, where: str = "ctxtool") -> None:
     """Click's usage errors in ctxtool's one-line style, with where to look, exit 2."""
     if exc.ctx is not None:
         where = exc.ctx.command_path
+        variable = _from_environment(exc)
+        if variable is not None:  # the user never typed the option: name what they did set
+            exc.param_hint = f"${variable} (for {exc.param.opts[0]})"  # type: ignore[union-attr]
     messages.error(f"{exc.format_message().rstrip('.')} — see '{where} --help'")
     sys.exit(int(ExitCode.USAGE))
+
+
+def _from_environment(exc: click.UsageError) -> str | None:
+    """The environment variable a bad option value came from, if it came from one."""
+    param = getattr(exc, "param", None)
+    if exc.ctx is None or not isinstance(param, click.Option) or not param.envvar:
+        return None
+    from click.core import ParameterSource
+
+    if exc.ctx.get_parameter_source(param.name or "") is not ParameterSource.ENVIRONMENT:
+        return None
+    names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar)
+    return next((name for name in names if os.environ.get(name)), names[0])
 
 
 def _entry_at_fault(exc: BaseException) -> str | None:
@@ -171,9 +187,10 @@ def cli() -> None:
 
     Commands read JSONL transcripts (Claude Code, OpenCode, Anthropic or OpenAI message lists)
     from FILE arguments, a session id, --latest or stdin, and write JSONL to stdout, so they
-    compose in pipelines; each ends with a summary line on stderr (-q: none). Reports are
-    tables on a terminal, JSON with --json or into a pipe. Offline unless you ask for the
-    Anthropic backend. Documentation: docs/index.md.
+    compose in pipelines; each ends with a summary line on stderr (-q: none). Reports
+    (sessions, estimate, validate) are text for people, into a pipe too; --json makes them
+    JSON lines, which cleanup writes whenever its output is not a terminal (a cron log).
+    Offline unless you ask for the Anthropic backend. Documentation: docs/index.md.
 
     \b
         ctxtool sessions                      # which file is my session?
@@ -181,7 +198,8 @@ def cli() -> None:
         ctxtool persist --latest | ctxtool snip | ctxtool microcompact | ctxtool estimate
         ctxtool summarize --latest -o compacted.jsonl
 
-    Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid input, 4 file I/O, 5 LLM backend.
+    Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid input, 4 file I/O, 5 LLM backend,
+    129 hung up, 130 interrupted, 143 terminated.
     """
 
 

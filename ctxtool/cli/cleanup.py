@@ -17,9 +17,8 @@ from ctxtool.cli.live import LIVE_ENV
 from ctxtool.cli.options import ReportOptions, now_option, report_options
 from ctxtool.cli.progress import progress
 from ctxtool.cli.streams import open_output
-from ctxtool.cli.terminal import colour_enabled, is_terminal, width
+from ctxtool.cli.terminal import colour_enabled, is_terminal, size, width
 from ctxtool.clock import parse_duration, parse_now
-from ctxtool.core.clearing.persist import format_size
 from ctxtool.errors import UsageError
 from ctxtool.storage import marker
 from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
@@ -282,11 +281,12 @@ def _finish(summary: Summary, options: CleanupOptions, report: ReportOptions, *,
 
 def summary_line(summary: Summary, options: CleanupOptions) -> str:
     verb = "would remove" if summary.dry_run else "removed"
-    removed = f"{summary.removed_sessions} sessions and {summary.removed_items} other items"
+    removed = (f"{messages.count(summary.removed_sessions, 'session')} and "
+               f"{messages.count(summary.removed_items, 'other item')}")
     kept = sum(summary.kept.values())
     detail = ", ".join(f"{count} {status}" for status, count in sorted(summary.kept.items()))
     parts = [f"cleanup{' (dry run)' if summary.dry_run else ''}: {verb} {removed}"
-             f" ({format_size(summary.bytes)}) inactive for {format_age(options.older_than)}+",
+             f" ({size(summary.bytes)}) inactive for {format_age(options.older_than)}+",
              f"kept {kept}" + (f" ({detail})" if detail else "")]
     if summary.referenced_files:
         parts.append(f"{summary.referenced_files} referenced files left in place")

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ctxtool.cli.terminal import paint, shorten, visible
-from ctxtool.core.clearing.persist import format_size
+from ctxtool.cli.terminal import paint, shorten, size, visible
 from ctxtool.storage.retention import format_age
 
 REMOVING = ("delete", "archive")
@@ -73,10 +72,6 @@ def _short_reason(reason: str) -> str:
     return re.sub(r"inactive for [^()]*\(limit ([^)]+)\)", r"inactive over \1", reason)
 
 
-def _size(size: int) -> str:
-    return f"{size}B" if size < 1024 else format_size(size)
-
-
 def _clip(text: str, room: int) -> str:
     return text if len(text) <= room else text[:room - 1] + "…"
 
@@ -85,7 +80,7 @@ def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
     """The table as text, columns fitted to ``width``."""
     head = ("ACTION", "AGE", "SIZE")
     cells = [(row.action, format_age(timedelta(seconds=row.age)) if row.age is not None else "-",
-              _size(row.size)) for row in table]
+              size(row.size)) for row in table]
     widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(head)]
     fixed = sum(widths) + 2 * len(widths)
     room = max(20, width - fixed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
@@ -15,7 +15,7 @@ from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_
 from ctxtool.core.sizing.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
 )
-from ctxtool.errors import LLMError, UsageError
+from ctxtool.errors import InputError, LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
 from ctxtool.storage.atomic import write_named
@@ -124,6 +124,8 @@ def _report(path: str, io: IOOptions, out: BinaryIO, *, counter: Any, timeline: 
     """Estimate one input and write its report (or its timeline)."""
     # entries are not written back: no search for integers past 64 bits (see iter_entries)
     fmt, entries = detect_format(iter_file_entries(path, io, exact_ints=False), io.format)
+    seen: list[bool] = []
+    entries = _noting_a_line(entries, seen)
     builder = None
     if timeline:
         from ctxtool.core.sizing.timeline import TimelineBuilder, observe  # see the imports
@@ -135,6 +137,8 @@ def _report(path: str, io: IOOptions, out: BinaryIO, *, counter: Any, timeline: 
         report = estimate(entries, **options)
     else:
         report = _exact(list(entries), counter, options)
+    if not seen:  # not a session of 24,000 tokens (the assumed system prompt): no input
+        raise InputError("empty input: no transcript lines to estimate", source=display_name(path))
     if builder is not None and timeline == "-":
         from ctxtool.cli.timeline_render import render_text  # see the imports
 
@@ -143,6 +147,18 @@ def _report(path: str, io: IOOptions, out: BinaryIO, *, counter: Any, timeline: 
     if builder is not None:
         _draw(str(timeline), finished(builder, report))
     _write(out, report, as_json=as_json, grid=grid, colour=io.output is None and colour_enabled())
+
+
+def _noting_a_line(entries: Iterable[Any], seen: list[bool]) -> Iterator[Any]:
+    """``entries``, noting in ``seen`` whether any holds a line (blank lines come as one
+    empty, invalid entry); the rest pass through untouched once one did."""
+    entries = iter(entries)
+    for entry in entries:
+        yield entry
+        if entry or not getattr(entry, "invalid", False):
+            seen.append(True)
+            break
+    yield from entries
 
 
 def _check_timeline(timeline: str | None, io: IOOptions, *, as_json: bool, grid: bool,
@@ -200,7 +216,12 @@ def _exact(entries: list[Any], counter: Any, options: dict[str, Any]) -> Estimat
     report = estimate(entries, **options)
     messages = api_view(entries, options["fmt"])
     name = (options["model"] or report.model or DEFAULT_COUNT_MODEL).removesuffix("[1m]")
-    counted = counter(messages, system=None, model=name) if messages else 0
+    try:
+        counted = counter(messages, system=None, model=name) if messages else 0
+    except LLMError as exc:
+        if exc.hint and "--passthrough-on-error" in exc.hint:  # summarize's way out, not ours
+            exc.hint = "try again later, or leave out --exact for the offline estimate"
+        raise
     return report.with_exact(counted)
 
 

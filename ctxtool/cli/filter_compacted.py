@@ -81,7 +81,7 @@ def _tell(name: str, cut: str | None, written: int) -> None:
         messages.summary("filter-compacted", f"{name}: no compaction, passed through unchanged")
     else:
         line = cut.rsplit(":", 1)[-1]
-        messages.summary("filter-compacted", f"{name}: {written:,} entries from the last "
+        messages.summary("filter-compacted", f"{name}: {messages.count(written, 'entry', 'entries')} from the last "
                                              f"compaction (line {line}) on")
 
 

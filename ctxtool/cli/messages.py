@@ -53,6 +53,11 @@ def summary(command: str, text: str) -> None:
     info(f"{command}: {text}")
 
 
+def count(number: int, word: str, plural: str | None = None) -> str:
+    """``1 entry``, ``69,159 entries``: a number with separators and its noun agreeing."""
+    return f"{number:,} {word if number == 1 else plural or word + 's'}"
+
+
 def token_change(before: int, after: int) -> str:
     """``28,196 -> 2,310 tokens (-92%)``: the figure a summary line leads with."""
     change = f" ({(after - before) / before:+.0%})" if before else ""

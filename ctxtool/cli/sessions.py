@@ -12,7 +12,7 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import now_option
 from ctxtool.cli.session_files import list_sessions
 from ctxtool.cli.streams import open_output
-from ctxtool.cli.terminal import visible
+from ctxtool.cli.terminal import size, visible
 from ctxtool.clock import parse_duration, parse_now, parse_timestamp
 from ctxtool.core.sizing.sessions import SessionInfo, one_line
 from ctxtool.errors import UsageError
@@ -80,14 +80,6 @@ def _since(value: str | None, now: str | None) -> datetime | None:
 LABEL_WIDTH = 70
 
 
-def human_size(size: int) -> str:
-    for unit in ("B", "K", "M", "G"):
-        if size < 1024 or unit == "G":
-            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
-        size /= 1024  # type: ignore[assignment]
-    return f"{size}"
-
-
 def human_tokens(tokens: int) -> str:
     return f"{tokens / 1000:.1f}K" if tokens < 1_000_000 else f"{tokens / 1e6:.2f}M"
 
@@ -119,15 +111,15 @@ def render(rows: Iterable[SessionInfo]) -> list[str]:
     projects = [_project(r.project, home) for r in rows]
     width = min(40, max(map(len, projects)))
     lines = [f"{'LAST ACTIVE':<16}  {'ID':<8}  {'PROJECT':<{width}}  {'CONTEXT':>12}  "
-             f"{'COMPACT':>7}  {'SIZE':>6}  TITLE / FIRST PROMPT"]
+             f"{'COMPACT':>7}  {'SIZE':>8}  TITLE / FIRST PROMPT"]
     for row, project in zip(rows, projects):
         if len(project) > width:
             project = "…" + project[-(width - 1):]
         compactions = "-" if row.compactions is None else str(row.compactions)
         lines.append(f"{_when(row.last_activity):<16}  {visible(row.id)[:8]:<8}  {project:<{width}}  "
-                     f"{_context(row):>12}  {compactions:>7}  {human_size(row.size):>6}  "
+                     f"{_context(row):>12}  {compactions:>7}  {size(row.size):>8}  "
                      f"{one_line(visible(one_line(row.label, len(row.label))), LABEL_WIDTH)}")
     return lines
 
 
-__all__ = ["human_size", "human_tokens", "render", "sessions_cmd"]
+__all__ = ["human_tokens", "render", "sessions_cmd"]

@@ -93,25 +93,28 @@ def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -
         options = dataclasses.replace(options, transcript_path=_transcript_path(source, output))
     done = compact(items, fmt=fmt, summarizer=settings.summarizer, options=options, store=store,
                    progress=_progress)
-    _tell(done)
+    _tell(done, source.name)
     return done
 
 
-def _tell(done: Compaction) -> None:
-    """One line on stderr: which backend ran and what it did (or why nothing changed)."""
+def _tell(done: Compaction, name: str) -> None:
+    """One line on stderr naming the input: which backend ran and what it did (or why nothing
+    changed), then the backend's notes, each naming the input too (--in-place runs many)."""
     r = done.report
     who = f"{r.backend} ({r.model})" if r.model else r.backend
     if r.error:
-        messages.warn(f"{r.error}; input passed through unchanged (--passthrough-on-error)")
+        messages.warn(f"summarize: {name}: {r.error}; input passed through unchanged "
+                      "(--passthrough-on-error)")
     elif r.reason:
-        messages.info(f"{r.reason}; input passed through unchanged")
+        messages.summary("summarize", f"{name}: {r.reason}; input passed through unchanged")
     else:
-        parts = f", {r.calls} call(s), {r.chunks} part(s)" if r.calls else ""
-        messages.summary("summarize", "context " + messages.token_change(r.tokens_before,
-                                                                          r.tokens_after)
+        parts = (f", {messages.count(r.calls, 'call')}, {messages.count(r.chunks, 'part')}"
+                 if r.calls else "")
+        messages.summary("summarize", f"{name}: context "
+                         + messages.token_change(r.tokens_before, r.tokens_after)
                          + f", summary {r.summary_tokens:,} tokens by {who}{parts}")
     for note in r.notes:
-        messages.info(note)
+        messages.summary("summarize", f"{name}: {note}")
 
 
 @click.command("summarize")

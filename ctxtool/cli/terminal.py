@@ -62,5 +62,17 @@ def shorten(text: str, room: int) -> str:
     return "…" + tail
 
 
+def size(count: float) -> str:
+    """A size for people, the one style of every table and message: ``950 B``, ``40.1 KB``,
+    ``1.0 MB`` (units of 1024; past 999.9 the next unit, so ``1022.3 KB`` reads ``1.0 MB``)."""
+    if count < 1000:
+        return f"{count:.0f} B"
+    for unit in ("KB", "MB", "GB", "TB"):
+        count /= 1024
+        if round(count, 1) < 1000 or unit == "TB":
+            return f"{count:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
 def paint(text: str, on: bool, **style: Any) -> str:
     return click.style(text, **style) if on else text

@@ -279,7 +279,8 @@ class CleanupRun:
             return None
         new = orjson.dumps({**document, "entries": kept}, option=orjson.OPT_INDENT_2)
         new += b"\n" if data.endswith(b"\n") else b""
-        reason = f"dropped {len(entries) - len(kept)} entries of removed sessions"
+        gone = len(entries) - len(kept)
+        reason = f"dropped {gone} {'entry' if gone == 1 else 'entries'} of removed sessions"
         error = None
         if self.options.apply:
             try:

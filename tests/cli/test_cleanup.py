@@ -68,7 +68,7 @@ def test_default_is_a_dry_run_plan(root: Path) -> None:
     assert all(record["dry_run"] for record in records)
     assert listing(root) == before
     stderr = result.stderr.decode()
-    assert stderr.startswith("ctxtool: cleanup (dry run): would remove 1 sessions and 1 other items")
+    assert stderr.startswith("ctxtool: cleanup (dry run): would remove 1 session and 1 other item")
     assert "pass --apply" in stderr and "Traceback" not in stderr
 
 
@@ -81,7 +81,7 @@ def test_apply_removes_and_records_it(root: Path) -> None:
     assert (root / "projects" / PROJECT / "new.jsonl").exists()
     # a run that acts logs what changed; the sessions that merely stay are in the plan only
     assert {r["action"] for r in records} == {"delete", "update"}
-    assert result.stderr.decode().startswith("ctxtool: cleanup: removed 1 sessions and 1 other items")
+    assert result.stderr.decode().startswith("ctxtool: cleanup: removed 1 session and 1 other item")
 
 
 def test_archive_then_restore_with_the_documented_command(root: Path, tmp_path: Path) -> None:

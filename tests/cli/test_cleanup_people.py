@@ -123,7 +123,7 @@ def test_two_cron_runs_on_an_unchanged_tree_log_one_summary_each_and_say_nothing
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "SHELL": "/bin/sh"}  # cron's environment
     first = subprocess.run(["sh", "-c", cron_command()], env=env, capture_output=True, timeout=120)
     assert first.returncode == 0, first.stderr
-    assert first.stderr.decode().startswith("ctxtool: cleanup: removed 1 sessions")  # mailed
+    assert first.stderr.decode().startswith("ctxtool: cleanup: removed 1 session ")  # mailed
     log = home / ".local" / "state" / "ctxtool" / "cleanup.jsonl"
     size = len(log.read_bytes().splitlines())
     for _ in range(2):

@@ -315,4 +315,4 @@ def test_summarize_auto_compacts_at_the_point_of_the_sessions_version(tmp_path: 
         assert proc.returncode == 0, proc.stderr
         assert (proc.stdout != path.read_bytes()) is compacts, proc.stderr
         if not compacts:
-            assert b"below the auto-compact threshold (167000)" in proc.stderr
+            assert b"below the auto-compact threshold (167,000)" in proc.stderr

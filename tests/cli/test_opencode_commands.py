@@ -143,7 +143,7 @@ def test_summarize_auto_uses_opencodes_rule_through_the_entry_point(long_session
     session = long_session
     below = run_ctxtool("summarize", "--llm", "offline", "--auto", str(session))
     assert below.returncode == 0 and below.stdout == session.read_bytes()
-    assert "below the auto-compact threshold (148000)" in below.stderr.decode()
+    assert "below the auto-compact threshold (148,000)" in below.stderr.decode()
     over = run_ctxtool("summarize", "--llm", "offline", "--auto", "--context-window", "20000",
                        "--now", NOW, str(session))
     assert over.returncode == 0, over.stderr

@@ -55,7 +55,7 @@ def test_readme_command_compacts_the_bundled_example_offline(tmp_path: Path) -> 
         assert path in text
     assert "UnicodeEncodeError" in text and "[in_progress] Investigate the rounding failure" in text
     assert str(EXAMPLE) in text  # the full transcript is named
-    assert proc.stderr.decode().startswith("ctxtool: summarize: context ")
+    assert proc.stderr.decode().startswith("ctxtool: summarize: ctxtool/examples/session.jsonl: context ")
     assert "tokens by offline" in proc.stderr.decode()
     assert b"Traceback" not in proc.stderr
 

@@ -56,7 +56,7 @@ def test_prompt_model_and_max_tokens(runner, api: FakeAnthropic) -> None:
     assert KEY in (request.headers.get("x-api-key") or request.headers.get("authorization") or "")
     text = summary_of(result.stdout_bytes)
     assert "fake summary for pending tasks" in text and "scratchpad" not in text
-    assert "tokens by anthropic (claude-test-1), 1 call(s)" in result.stderr
+    assert "tokens by anthropic (claude-test-1), 1 call, 1 part" in result.stderr
     assert KEY not in result.stderr and KEY not in result.stdout
 
 
@@ -152,7 +152,7 @@ def test_input_plus_max_tokens_over_the_limit_lowers_max_tokens(runner, api: Fak
     result = invoke(runner, api)
     assert result.exit_code == 0, result.stderr
     assert [r.body["max_tokens"] for r in api.messages()] == [16_000, 11_000]
-    assert "max_tokens lowered to 11000" in result.stderr
+    assert "max_tokens lowered to 11,000" in result.stderr
 
 
 def test_bad_key_is_one_clear_line_and_never_printed(runner, api: FakeAnthropic) -> None:

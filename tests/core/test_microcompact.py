@@ -135,7 +135,7 @@ def test_clears_nothing_unless_it_saves_clear_at_least(extra: int, cleared: bool
     out, report = run(session.entries, trigger=0)
     assert cleared_ids(out) == (ids[:1] if cleared else [])
     if not cleared:
-        assert "less than --clear-at-least 20000" in str(report.selection.skipped)
+        assert "less than --clear-at-least 20,000" in str(report.selection.skipped)
 
 
 def test_keep_protects_the_3_newest_and_not_the_4th() -> None:

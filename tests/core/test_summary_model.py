@@ -96,7 +96,7 @@ def test_input_plus_max_tokens_overflow_lowers_max_tokens() -> None:
     model = Model(overflow)
     result = run(build_request(coding_session().entries, CLAUDE_CODE), model)
     assert [m for _, m in model.calls] == [16_000, 9_000]
-    assert result.calls == 2 and any("max_tokens lowered to 9000" in n for n in result.notes)
+    assert result.calls == 2 and any("max_tokens lowered to 9,000" in n for n in result.notes)
 
 
 def test_overflow_without_room_for_an_answer_sends_less_input() -> None:

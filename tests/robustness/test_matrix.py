@@ -142,6 +142,7 @@ def warning(at: str, text: str, stdout: str = "same") -> Expect:
 
 OK, SAME = Expect(), Expect(stdout="same")
 NESTED = error("{file}:2", "input nested too deeply to process")
+EMPTY = error("{file}", "empty input: no transcript lines to estimate")  # not "24,000 tokens"
 
 
 def table(default: Expect, **per_command: Expect) -> dict[str, Expect]:
@@ -181,9 +182,12 @@ EXPECT: dict[str, dict[str, Expect]] = {
     "invalid_utf8": bad("{file}:2", "invalid UTF-8"),
     "bom": graceful(),
     "crlf": graceful(),
-    "blank_lines_only": graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
-    "zero_bytes": graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
-    STDIN_EMPTY: graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty")),
+    "blank_lines_only": graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty"),
+                                 estimate=EMPTY),
+    "zero_bytes": graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty"),
+                           estimate=EMPTY),
+    STDIN_EMPTY: graceful(convert=Expect(stdout="empty"), validate=Expect(stdout="empty"),
+                          estimate=EMPTY),
     "nested_10000": bad("{file}:2", "invalid JSON (depth limit exceeded)"),
     # read fine, but too deep to walk (estimate, validate, summarize) or to write back (convert:
     # the message it made from the line remembers the line); the line is named either way

@@ -157,19 +157,19 @@ def _select_claude_code(scan: ToolScan, options: MicrocompactOptions, limits: Li
             saved += record.agent_tokens
     selection = Selection(chosen, total, saved)
     if options.force or not chosen:
-        return _explain_empty(selection, f"compactable results hold {total} tokens: nothing "
-                                         f"past --keep {options.kept} to clear down to "
-                                         f"--target {options.target}")
+        return _explain_empty(selection, f"compactable results hold {total:,} tokens: "
+                                         f"nothing past --keep {options.kept} to clear down "
+                                         f"to --target {options.target:,}")
     trigger = options.trigger if options.trigger is not None \
         else limits(scan.model, scan.version).warning
     context = scan.context_tokens or 0
     if report is not None:
         report.context_tokens, report.threshold = context, trigger
     if context < trigger:
-        selection.skipped = f"context is {context} tokens, below the trigger of {trigger}"
+        selection.skipped = f"context is {context:,} tokens, below the trigger of {trigger:,}"
     elif saved < options.clear_at_least:
-        selection.skipped = (f"clearing would save {saved} tokens, less than --clear-at-least "
-                             f"{options.clear_at_least}")
+        selection.skipped = (f"clearing would save {saved:,} tokens, less than "
+                             f"--clear-at-least {options.clear_at_least:,}")
     return selection
 
 
@@ -229,10 +229,10 @@ def _select_opencode(scan: ToolScan, options: MicrocompactOptions) -> Selection:
     chosen.reverse()
     selection = Selection(chosen, total, pruned)
     if not options.force and chosen and not pruned > options.clear_at_least:
-        selection.skipped = (f"pruning would remove {pruned} tokens, not more than "
-                             f"--clear-at-least {options.clear_at_least}")
-    return _explain_empty(selection, f"older tool output holds {total} tokens, not more than "
-                                     f"--target {options.target}")
+        selection.skipped = (f"pruning would remove {pruned:,} tokens, not more than "
+                             f"--clear-at-least {options.clear_at_least:,}")
+    return _explain_empty(selection, f"older tool output holds {total:,} tokens, not more than "
+                                     f"--target {options.target:,}")
 
 
 __all__ = ["CLEAR_AT_LEAST", "COMPACTABLE_TOOLS", "IDLE", "PROTECTED_TOOLS", "STRATEGIES",

@@ -64,10 +64,10 @@ def _prune(adapter: FormatAdapter, entries: list[dict[str, Any]], now_ms: int,
                          protect_turns=options.protect_turns)
     skipped = None
     if not result.marked:
-        skipped = (f"older tool output holds {result.total} tokens, not more than --target "
-                   f"{options.target}") if not result.pruned else (
-            f"pruning would remove {result.pruned} tokens, not more than --clear-at-least "
-            f"{options.clear_at_least}")
+        skipped = (f"older tool output holds {result.total:,} tokens, not more than --target "
+                   f"{options.target:,}") if not result.pruned else (
+            f"pruning would remove {result.pruned:,} tokens, not more than --clear-at-least "
+            f"{options.clear_at_least:,}")
     report.selection = Selection([], result.total, result.pruned if result.marked else 0, skipped)
     return result.entries, result.marked
 

@@ -190,22 +190,22 @@ class ModelRun:
         self.refused_at = self.pos
         if not used or not limit:
             self.cap = max(1, chunk // 2)
-            self.result.notes.append(f"prompt too long: parts capped at {self.cap} tokens")
+            self.result.notes.append(f"prompt too long: parts capped at {self.cap:,} tokens")
             return
         if exc.max_tokens is not None:
             available = limit - used - OVERFLOW_RESERVE
             if available >= MIN_MAX_TOKENS:
                 self.max_tokens = min(available, self.max_tokens)
-                self.result.notes.append(f"max_tokens lowered to {self.max_tokens} "
-                                         f"(input {used} + output > {limit})")
+                self.result.notes.append(f"max_tokens lowered to {self.max_tokens:,} "
+                                         f"(input {used:,} + output > {limit:,})")
                 return
             # the input leaves no room for a useful answer: send less of it as well
             self.max_tokens = max(MIN_MAX_TOKENS, min(self.max_tokens, limit // 4))
         target = limit - OVERFLOW_RESERVE - (self.max_tokens if exc.max_tokens is not None else 0)
         real_per_estimated = used / max(1, fixed + chunk)
         self.cap = max(1, int(target * SAFETY / real_per_estimated) - fixed)
-        self.result.notes.append(f"prompt too long ({used} > {limit} tokens): parts capped at "
-                                 f"{self.cap} estimated tokens")
+        self.result.notes.append(f"prompt too long ({used:,} > {limit:,} tokens): parts capped at "
+                                 f"{self.cap:,} estimated tokens")
 
     @staticmethod
     def _lowers_max_tokens(exc: PromptTooLong) -> bool:

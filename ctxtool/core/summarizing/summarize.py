@@ -285,8 +285,8 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     unchanged = Compaction(items, None, report)
     threshold = options.auto_compact_at
     if options.auto and (threshold is None or report.tokens_before < threshold):
-        limit = "auto-compact is off" if threshold is None else str(threshold)
-        report.reason = f"context {report.tokens_before} tokens is below the auto-compact threshold ({limit})"
+        limit = "auto-compact is off" if threshold is None else f"{threshold:,}"
+        report.reason = f"context {report.tokens_before:,} tokens is below the auto-compact threshold ({limit})"
         return _finish(unchanged, fmt)
     plan = _plan(items, fmt, options)
     if plan.reason:
@@ -313,7 +313,7 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
 
 
 def _not_smaller(before: int, after: int) -> str:
-    return f"the summary would not make the context smaller ({before} -> {after} tokens)"
+    return f"the summary would not make the context smaller ({before:,} -> {after:,} tokens)"
 
 
 def reads_twice(fmt: str, summarizer: Summarizer, options: SummarizeOptions) -> bool:
@@ -359,8 +359,8 @@ def _compact_stream(source: LazySource, *, fmt: str, summarizer: Summarizer,
     unchanged = Compaction(source.iter_parsing(()), None, report)
     threshold = options.auto_compact_at
     if options.auto and (threshold is None or report.tokens_before < threshold):
-        limit = "auto-compact is off" if threshold is None else str(threshold)
-        report.reason = f"context {report.tokens_before} tokens is below the auto-compact threshold ({limit})"
+        limit = "auto-compact is off" if threshold is None else f"{threshold:,}"
+        report.reason = f"context {report.tokens_before:,} tokens is below the auto-compact threshold ({limit})"
         return unchanged
     if not found.builder.has_recent_turns:
         report.reason = "nothing to summarize: " + (
