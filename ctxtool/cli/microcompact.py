@@ -95,7 +95,7 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     \b
         ctxtool microcompact session.jsonl > smaller.jsonl
         ctxtool microcompact --force --keep 5 session.jsonl | ctxtool estimate
-        ctxtool microcompact --strategy idle --idle 5m --in-place session.jsonl
+        ctxtool microcompact --strategy idle --idle 5m --in-place --live-window 0 session.jsonl
         cat chat.jsonl | ctxtool microcompact --strategy opencode --no-save > pruned.jsonl
     """
     io = dataclasses.replace(io, live=dataclasses.replace(io.live, force=force))

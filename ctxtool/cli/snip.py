@@ -59,7 +59,7 @@ def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | N
     \b
         ctxtool snip session.jsonl > smaller.jsonl
         ctxtool persist < s.jsonl | ctxtool snip | ctxtool microcompact | ctxtool estimate
-        ctxtool snip --min-usage 60 --keep-searches 1 --in-place session.jsonl
+        ctxtool snip --min-usage 60 --keep-searches 1 --in-place --force session.jsonl
     """
     options = SnipOptions(
         keep=keep, keep_searches=keep_searches,
