@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ctxtool.cli.terminal import paint, shorten, size, visible
+from ctxtool.cli.terminal import paint, shorten_middle, size, visible
 from ctxtool.storage.retention import format_age
 
 REMOVING = ("delete", "archive")
@@ -25,6 +25,7 @@ class Row:
     label: str
     reason: str
     error: str | None = None
+    session: bool = False  # the label is ``<project folder>/<session id>``, not a path
 
     @property
     def order(self) -> tuple[int, int]:
@@ -53,7 +54,7 @@ def _session_row(session: str, group: list[dict[str, Any]]) -> Row:
     size = sum(r["bytes"] for r in (removing or group))
     return Row(main["action"] if not (removing and errors) else "failed",
                main["age_seconds"], size, _label(session, group), main["reason"],
-               errors[0] if errors else None)
+               errors[0] if errors else None, session=True)
 
 
 def _label(session: str, group: list[dict[str, Any]]) -> str:
@@ -70,6 +71,20 @@ def _short_reason(reason: str) -> str:
     """The AGE column already says how long: ``inactive for 40d (limit 30d)`` -> ``over 30d``."""
     reason = re.sub(r"^recent: inactive for [^()]*\(limit ([^)]+)\)", r"recent (limit \1)", reason)
     return re.sub(r"inactive for [^()]*\(limit ([^)]+)\)", r"inactive over \1", reason)
+
+
+def _fit_label(row: Row, room: int) -> str:
+    """The label in ``room`` columns. A session keeps both halves: its project folder cut in
+    the middle and the start of its id (what ``ctxtool`` takes in place of a file); a path is
+    cut in the middle."""
+    label = visible(row.label)
+    project, slash, session = label.rpartition("/")
+    if len(label) <= room or not (row.session and slash):
+        return shorten_middle(label, room)
+    id_room = min(len(session), max(9, room // 3))
+    if id_room < len(session):
+        session = session[:id_room - 1] + "…"
+    return shorten_middle(project, max(1, room - len(session) - 1)) + "/" + session
 
 
 def _clip(text: str, room: int) -> str:
@@ -95,7 +110,7 @@ def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
                        fg=COLOURS.get(row.action, "red"), bold=row.action in REMOVING)
         why = visible(row.error or _short_reason(row.reason))
         lines.append("  ".join([action, cell[1].rjust(widths[1]), cell[2].rjust(widths[2]),
-                                shorten(visible(row.label), label_room).ljust(label_room),
+                                _fit_label(row, label_room).ljust(label_room),
                                 _clip(why, reason_room)])
                      .rstrip())
     lines.extend(paint(line, colour, bold=True)

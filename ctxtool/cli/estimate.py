@@ -10,7 +10,8 @@ import click
 
 from ctxtool.cli import batch
 from ctxtool.cli.options import read_io_options
-from ctxtool.cli.terminal import colour_enabled, paint, shorten, visible, width
+from ctxtool.cli.terminal import (colour_enabled, fit_line, paint, shorten, shorten_middle,
+                                  visible, width)
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.core.sizing.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
@@ -142,7 +143,8 @@ def _report(path: str, io: IOOptions, out: BinaryIO, *, counter: Any, timeline: 
     if builder is not None and timeline == "-":
         from ctxtool.cli.timeline_render import render_text  # see the imports
 
-        out.write(("\n".join(render_text(finished(builder, report))) + "\n\n").encode())
+        drawn = render_text(finished(builder, report), width=width())
+        out.write(("\n".join(drawn) + "\n\n").encode())
         return
     if builder is not None:
         _draw(str(timeline), finished(builder, report))
@@ -230,7 +232,9 @@ def _write(out: BinaryIO, report: EstimateReport, *, as_json: bool, grid: bool,
     if as_json:
         out.write(dumps_json(report.as_dict()) + b"\n")  # usage may hold integers past 64 bits
         return
-    lines = render_grid(report) if grid else render_table(report, width=width(), colour=colour)
+    columns = width()
+    lines = render_grid(report, width=columns) if grid else \
+        render_table(report, width=columns, colour=colour)
     out.write(("\n".join(lines) + "\n\n").encode())
 
 
@@ -249,9 +253,11 @@ def render_table(report: EstimateReport, *, width: int = 10_000,
     verdict coloured when ``colour``."""
     limits, used = report.limits, report.context_tokens
     verdict = paint(report.status, colour, fg=STATUS_COLOURS.get(report.status), bold=True)
-    lines = [f"{visible(report.source or '-')}: {_n(used)} tokens in context "
-             f"({100 * used / limits.window:.1f}% of {_n(limits.window)}), {verdict}"]
-    lines += [f"  {label:<17}{value}" for label, value in _summary_rows(report)]
+    said = (f": {_n(used)} tokens in context ({100 * used / limits.window:.1f}% of "
+            f"{_n(limits.window)}), ")
+    lines = [_source(report, width - len(said) - len(report.status)) + said + verdict]
+    for label, value in _summary_rows(report):
+        lines += fit_line(f"  {label:<17}{value}", width, indent=19)
     lines += ["", f"  {'what fills the context':<30}{'tokens':>10}{'%':>7}"]
     for category in CATEGORIES:
         tokens = report.breakdown.get(category, 0)
@@ -272,6 +278,11 @@ def render_table(report: EstimateReport, *, width: int = 10_000,
             lines.append(f"  {'':<22}{_n(o.tokens):>8}  {visible(o.tool)[:12]:<12}{where:<{column}}  "
                          + _fit(visible(" ".join((o.target or "-").split())), room))
     return lines
+
+
+def _source(report: EstimateReport, room: int) -> str:
+    """The report's file, shortened in its middle when the line would not fit otherwise."""
+    return shorten_middle(visible(report.source or "-"), max(8, room))
 
 
 def _fit(target: str, room: int) -> str:
@@ -336,12 +347,13 @@ def _cells(report: EstimateReport, total: int) -> list[str]:
     return cells + [FREE] * free + [BUFFER] * (total - len(cells) - free)
 
 
-def render_grid(report: EstimateReport) -> list[str]:
+def render_grid(report: EstimateReport, *, width: int = 10_000) -> list[str]:
     total = GRID_COLUMNS * GRID_ROWS
     cells = _cells(report, total)
     limits, used = report.limits, report.context_tokens
-    lines = [f"{visible(report.source or '-')}: {_n(used)} / {_n(limits.window)} tokens "
-             f"({100 * used / limits.window:.1f}%), one cell = {_n(limits.window // total)} tokens"]
+    said = (f": {_n(used)} / {_n(limits.window)} tokens ({100 * used / limits.window:.1f}%), "
+            f"one cell = {_n(limits.window // total)} tokens")
+    lines = [_source(report, width - len(said)) + said]
     lines += ["  " + "".join(cells[r * GRID_COLUMNS:(r + 1) * GRID_COLUMNS])
               for r in range(GRID_ROWS)]
     for category in CATEGORIES:

@@ -12,7 +12,7 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import now_option
 from ctxtool.cli.session_files import list_sessions
 from ctxtool.cli.streams import open_output
-from ctxtool.cli.terminal import size, visible
+from ctxtool.cli.terminal import shorten_middle, size, visible, width
 from ctxtool.clock import parse_duration, parse_now, parse_timestamp
 from ctxtool.core.sizing.sessions import SessionInfo, one_line
 from ctxtool.errors import UsageError
@@ -58,7 +58,8 @@ def sessions_cmd(project: str | None, since: str | None, limit: int | None, arch
         if as_json:
             out.writelines(dumps_json(row.as_dict()) + b"\n" for row in rows)
         else:
-            out.write("".join(line + "\n" for line in render(rows)).encode())
+            table = render(rows, width=width(), year=parse_now(now).astimezone().year)
+            out.write("".join(line + "\n" for line in table).encode())
 
 
 def _since(value: str | None, now: str | None) -> datetime | None:
@@ -77,16 +78,22 @@ def _since(value: str | None, now: str | None) -> datetime | None:
 
 # --- the table ------------------------------------------------------------------------------------
 
-LABEL_WIDTH = 70
+MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+PROJECT_MIN, TITLE_MIN = 10, 12  # below these a row wraps rather than say nothing
 
 
 def human_tokens(tokens: int) -> str:
     return f"{tokens / 1000:.1f}K" if tokens < 1_000_000 else f"{tokens / 1e6:.2f}M"
 
 
-def _when(stamp: str | None) -> str:
+def _when(stamp: str | None, year: int) -> str:
+    """As ``ls -l`` dates a file: ``Nov 20 10:00`` this year, ``Nov 20  2025`` before."""
     parsed = parse_timestamp(stamp)
-    return parsed.astimezone().strftime("%Y-%m-%d %H:%M") if parsed else "-"
+    if parsed is None:
+        return "-"
+    local = parsed.astimezone()
+    tail = f"{local:%H:%M}" if local.year == year else f" {local.year}"
+    return f"{MONTHS[local.month - 1]} {local.day:>2} {tail}"
 
 
 def _project(path: str | None, home: str) -> str:
@@ -103,22 +110,40 @@ def _context(row: SessionInfo) -> str:
     return f"{human_tokens(row.context_tokens)} {row.percent:.0f}%"
 
 
-def render(rows: Iterable[SessionInfo]) -> list[str]:
+def render(rows: Iterable[SessionInfo], *, width: int = 100,
+           year: int | None = None) -> list[str]:
+    """One line per session, fitted to ``width`` columns as ``ls -l`` fits its own: fixed
+    columns as wide as their widest cell, the project shortened in its middle, the title at
+    its end: the project whole when the title keeps a third of what is left, else cut to
+    leave it 2 * TITLE_MIN (never below PROJECT_MIN and TITLE_MIN)."""
     rows = list(rows)
     if not rows:
         return []
+    year = datetime.now().year if year is None else year
     home = os.path.expanduser("~")
-    projects = [_project(r.project, home) for r in rows]
-    width = min(40, max(map(len, projects)))
-    lines = [f"{'LAST ACTIVE':<16}  {'ID':<8}  {'PROJECT':<{width}}  {'CONTEXT':>12}  "
-             f"{'COMPACT':>7}  {'SIZE':>8}  TITLE / FIRST PROMPT"]
-    for row, project in zip(rows, projects):
-        if len(project) > width:
-            project = "…" + project[-(width - 1):]
-        compactions = "-" if row.compactions is None else str(row.compactions)
-        lines.append(f"{_when(row.last_activity):<16}  {visible(row.id)[:8]:<8}  {project:<{width}}  "
-                     f"{_context(row):>12}  {compactions:>7}  {size(row.size):>8}  "
-                     f"{one_line(visible(one_line(row.label, len(row.label))), LABEL_WIDTH)}")
+    cells = [(_when(r.last_activity, year), visible(r.id)[:8], _project(r.project, home),
+              _context(r), "-" if r.compactions is None else str(r.compactions), size(r.size),
+              visible(" ".join(r.label.split())))
+             for r in rows]
+    head = ("LAST ACTIVE", "ID", "PROJECT", "CONTEXT", "COMPACT", "SIZE", "TITLE / FIRST PROMPT")
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
+    fixed = sum(widths[i] for i in (0, 1, 3, 4, 5)) + 2 * 6
+    room = max(PROJECT_MIN + TITLE_MIN, width - fixed)
+    title = min(widths[6], max(2 * TITLE_MIN, room // 3))  # a third at least, when it needs it
+    widths[2] = min(widths[2], max(PROJECT_MIN, room - title))
+    widths[6] = max(TITLE_MIN, room - widths[2])
+    right = (False, False, False, True, True, True, False)
+
+    def line(values: tuple[str, ...]) -> str:
+        parts = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
+        return "  ".join(parts).rstrip()
+
+    if widths[6] < len(head[6]):
+        head = (*head[:6], "TITLE")
+    lines = [line(head)]
+    for c in cells:
+        lines.append(line((*c[:2], shorten_middle(c[2], widths[2]), *c[3:6],
+                           one_line(c[6], widths[6]))))
     return lines
 
 

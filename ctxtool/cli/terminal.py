@@ -30,8 +30,11 @@ def colour_enabled(stream: IO[Any] | None = None) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or is_terminal(stream)
 
 
+UNLIMITED = 10_000  # a file or a pipe: nothing to fit, lines stay whole (as ls -l's do)
+
+
 def width() -> int:
-    """Columns to fill: $COLUMNS, else the terminal's, else 100 (a file or pipe).
+    """Columns to fill: $COLUMNS, else the terminal's, else UNLIMITED (a file or pipe).
 
     The columns half of ``shutil.get_terminal_size((100, 24))``, whose module loads zlib, bz2
     and lzma: 2 ms of every table's start-up (``ctxtool estimate FILE | ...`` among them)."""
@@ -44,7 +47,7 @@ def width() -> int:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore
         except (AttributeError, ValueError, OSError):
             columns = 0
-        columns = columns or 100
+        columns = columns or UNLIMITED
     return max(40, columns)
 
 
@@ -60,6 +63,27 @@ def shorten(text: str, room: int) -> str:
     if 0 <= cut < len(tail) - 1 and room - 1 - cut >= room // 2:
         tail = tail[cut:]  # start at a folder boundary when that keeps most of it
     return "…" + tail
+
+
+def shorten_middle(text: str, room: int) -> str:
+    """``text`` cut in the middle to ``room`` characters (``~/src/…/billing-api``): a path keeps
+    where it starts and, with twice the room, what it ends with (the project's own folder)."""
+    if len(text) <= room:
+        return text
+    if room <= 1:
+        return "…"[:room]
+    head = (room - 1) // 3
+    return text[:head] + "…" + text[len(text) - (room - 1 - head):]
+
+
+def fit_line(line: str, width: int, *, indent: int = 0) -> list[str]:
+    """``line`` wrapped at spaces to ``width`` columns, continuation lines indented by
+    ``indent`` (a label's column): a long value reads on as ``ls`` or ``git`` would wrap it."""
+    if len(line) <= width:
+        return [line]
+    import textwrap  # only when a line is too long
+
+    return textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
 def size(count: float) -> str:

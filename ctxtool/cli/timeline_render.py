@@ -9,12 +9,13 @@ import html
 import math
 from collections.abc import Sequence
 
-from ctxtool.cli.terminal import visible
+from ctxtool.cli.terminal import fit_line, shorten_middle, visible
 from ctxtool.core.sizing.status import human
 from ctxtool.core.sizing.timeline import Mark, Timeline
 
 LEVELS = " ▁▂▃▄▅▆▇█"
 ROWS, MAX_COLUMNS = 12, 96
+AXIS = len(f"{'':>7} │")  # the labels left of the bars
 COMPACT, MICRO, LINE = "C", "m", "┈"
 
 
@@ -43,17 +44,19 @@ def _column_of(point: int, columns: list[tuple[int, int, int]]) -> int:
     return len(columns) - 1
 
 
-def render_text(timeline: Timeline, *, rows: int = ROWS, width: int = MAX_COLUMNS) -> list[str]:
+def render_text(timeline: Timeline, *, rows: int = ROWS, width: int = 10_000) -> list[str]:
     """A bar per API call (or per group of calls), the auto-compact line dotted across, and
-    the compactions (C) and microcompactions (m) marked under the axis."""
+    the compactions (C) and microcompactions (m) marked under the axis; every line within
+    ``width`` columns (at most MAX_COLUMNS bars, fewer on a narrower terminal)."""
     values = [p.tokens for p in timeline.points] + [timeline.now]
-    columns = columns_of(values, width)
+    columns = columns_of(values, max(10, min(MAX_COLUMNS, width - AXIS)))
     top = _top(timeline)
     limits = timeline.limits
     auto_row = int(rows * limits.auto_compact / top) if limits else -1
-    lines = [f"{visible(timeline.source or '-')}: context over {len(timeline.points)} API calls "
-             f"(now {human(timeline.now)} of {human(limits.window if limits else top)}, "
-             f"peak {human(timeline.peak)})"]
+    said = (f": context over {len(timeline.points)} API calls (now {human(timeline.now)} of "
+            f"{human(limits.window if limits else top)}, peak {human(timeline.peak)})")
+    source = shorten_middle(visible(timeline.source or "-"), max(8, width - len(said)))
+    lines = [source + said]
     for r in range(rows - 1, -1, -1):
         label = human(top) if r == rows - 1 else (
             human(limits.auto_compact) if limits and r == auto_row else "")
@@ -69,7 +72,7 @@ def render_text(timeline: Timeline, *, rows: int = ROWS, width: int = MAX_COLUMN
         column = _column_of(mark.before + 1, columns)
         marks[column] = COMPACT if mark.kind == "compact" or marks[column] == COMPACT else MICRO
     lines.append(f"{'':>7}  {''.join(marks).rstrip()}")
-    lines.append(_legend(timeline))
+    lines += fit_line(_legend(timeline), width, indent=2)
     return lines
 
 
