@@ -6,7 +6,8 @@ Every command that reads a transcript takes, in place of a FILE argument:
   an existing path and holds no ``/`` or ``.`` is looked up among the sessions of
   ``ctxtool sessions`` (Claude Code's and Codex CLI's; of ``--project DIR`` when given); no
   match or several (of any agents) is a usage error (exit 2) that lists the candidates;
-* ``--latest``: the most recently written session (of ``--project DIR`` when given);
+* ``--latest``: the newest session, the first ``ctxtool sessions`` lists (the latest last
+  activity recorded in it; of ``--project DIR`` when given);
 * OpenCode's sessions (in ``$XDG_DATA_HOME/opencode/opencode.db``) are named the same way by
   the commands that read OpenCode's database (those with ``--session``): the input becomes the
   database and ``--session`` the session named;
@@ -30,6 +31,7 @@ import orjson
 from ctxtool.cli import messages
 from ctxtool.cli.streams import binary_stdin
 from ctxtool.errors import InputError, StoreError, UsageError
+from ctxtool.formats.adapter import SessionFile
 from ctxtool.formats.registry import adapters
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,6 +53,8 @@ class Candidate:
     where: str  # the project, to tell candidates apart in an error
     session: str | None = None  # OpenCode: the session's id in the database at ``path``
     updated: float | None = None  # OpenCode: its update time; a file's is its mtime
+    fmt: str | None = None  # a file's agent, which reads it (--latest)
+    found: SessionFile | None = None
 
     def when(self) -> float:
         if self.updated is not None:
@@ -65,8 +69,8 @@ def _candidates(env: Mapping[str, str], project: str | None, *, opencode: bool,
                 children: bool) -> list[Candidate]:
     """The agents' session files (Claude Code's, Codex CLI's), and OpenCode's sessions when
     the command reads its database."""
-    found = [Candidate(f.id, str(f.path), f.where) for adapter in adapters()
-             for f in adapter.session_files(env, project)]
+    found = [Candidate(f.id, str(f.path), f.where, fmt=adapter.name, found=f)
+             for adapter in adapters() for f in adapter.session_files(env, project)]
     if not opencode:
         return found
     from ctxtool.cli.opencode_sessions import opencode_sessions  # only to resolve a selector
@@ -106,14 +110,17 @@ def find_session(prefix: str, env: Mapping[str, str], project: str | None = None
 
 def latest_session(env: Mapping[str, str], project: str | None = None, *,
                    opencode: bool = False) -> Candidate:
-    """The most recently written session (of ``project``; OpenCode's too when ``opencode``,
-    sub-agent sessions left out)."""
+    """The newest session, the one ``ctxtool sessions`` lists first: the latest last activity
+    (see :func:`ctxtool.cli.session_files.last_active`; of ``project``; OpenCode's too when
+    ``opencode``, sub-agent sessions left out)."""
     found = _candidates(env, project, opencode=opencode, children=False)
     if not found:
         where = f" for {project}" if project else ""
         raise UsageError(f"--latest: no sessions{where}",
                          hint="`ctxtool sessions` lists the sessions there are")
-    return max(found, key=lambda c: (c.when(), c.id))
+    from ctxtool.cli.session_files import Latest, newest  # reads the sessions' ends
+
+    return found[newest([Latest(c.id, c.found, c.fmt, c.updated) for c in found], env)]
 
 
 def hook_transcript(data: bytes) -> str | None:
@@ -214,7 +221,8 @@ def selector_options(f: F) -> F:
              "('.' = here).")(wrapper)
     wrapper = click.option(
         "--latest", is_flag=True,
-        help="Read the most recent session (Claude Code's or Codex CLI's, or OpenCode's where "
-             "the command reads its database; of --project when given) instead of FILE. FILE "
-             "may also be a session id or a unique start of one.")(wrapper)
+        help="Read the newest session, the first `ctxtool sessions` lists (latest activity "
+             "recorded in it; Claude Code's or Codex CLI's, or OpenCode's where the command "
+             "reads its database; of --project when given) instead of FILE. FILE may also be "
+             "a session id or a unique start of one.")(wrapper)
     return wrapper  # type: ignore[return-value]

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from ctxtool import __version__
 from ctxtool.cli.opencode_sessions import list_opencode
@@ -124,8 +124,68 @@ def read_session(found: SessionFile, fmt: str, *, cache: ScanCache | None = None
     return info
 
 
-def _activity(row: SessionInfo) -> datetime:
+def last_active(row: SessionInfo) -> datetime:
+    """What "newest" means everywhere (``sessions``' order, its LAST ACTIVE column, ``--latest``):
+    the time of the session's last recorded entry (OpenCode: its update time), or the file's
+    modification time when it records none. A rewrite by a tool (an --in-place run, a copy)
+    moves the file's time, not this."""
     return parse_timestamp(row.last_activity) or datetime.fromtimestamp(0, tz=timezone.utc)
+
+
+def newest_first(rows: Iterable[SessionInfo]) -> list[SessionInfo]:
+    return sorted(rows, key=lambda row: (last_active(row), row.id), reverse=True)
+
+
+class Latest(NamedTuple):
+    """A session ``--latest`` may choose: ``found`` (a file of agent ``fmt``) is read for its
+    last activity; ``updated`` (an OpenCode session's update time, seconds) is that already."""
+
+    id: str
+    found: SessionFile | None
+    fmt: str | None
+    updated: float | None = None
+
+
+def newest(candidates: Sequence[Latest], env: Mapping[str, str]) -> int:
+    """The index of the candidate ``ctxtool sessions`` lists first (see :func:`last_active`).
+    Files are read newest-written first, from the ends as ``sessions`` reads them (its cache
+    too), until the next file was last written before the best activity found: a file's
+    entries are not dated after the file was written, so no older file can be newer. Usually
+    one or two files are read."""
+    cache = ScanCache(cache_path(env), CACHE_VERSION)
+    bounds = [(c.updated if c.updated is not None else _mtime(c), i)
+              for i, c in enumerate(candidates)]
+    best: tuple[datetime, str] | None = None
+    chosen = 0
+    for bound, i in sorted(bounds, reverse=True):
+        if best is not None and bound < best[0].timestamp():
+            break
+        key = (_activity_of(candidates[i], bound, cache, env), candidates[i].id)
+        if best is None or key > best:
+            best, chosen = key, i
+    cache.save()
+    return chosen
+
+
+def _mtime(candidate: Latest) -> float:
+    try:
+        return candidate.found.path.stat().st_mtime if candidate.found else 0.0
+    except OSError:
+        return 0.0
+
+
+def _activity_of(candidate: Latest, bound: float, cache: ScanCache,
+                 env: Mapping[str, str]) -> datetime:
+    """Its last activity as ``sessions`` shows it; an agent whose files ``sessions`` cannot
+    read from their ends, or a file that cannot be read, by the file's time."""
+    fallback = datetime.fromtimestamp(bound, tz=timezone.utc)
+    fmt = candidate.fmt
+    if candidate.found is None or fmt is None or adapter_for(fmt).session_marks is None:
+        return fallback
+    try:
+        return last_active(read_session(candidate.found, fmt, cache=cache, env=env))
+    except (OSError, RecursionError):
+        return fallback
 
 
 def list_sessions(env: Mapping[str, str], *, project: str | None = None,
@@ -155,6 +215,5 @@ def list_sessions(env: Mapping[str, str], *, project: str | None = None,
     rows += list_opencode(env, project=project, since=since, cache=cache, warn=warn)
     cache.save()
     if since is not None:
-        rows = [row for row in rows if _activity(row) >= since]
-    rows.sort(key=lambda row: (_activity(row), row.id), reverse=True)
-    return rows
+        rows = [row for row in rows if last_active(row) >= since]
+    return newest_first(rows)
