@@ -194,5 +194,6 @@ def store_options(f: F) -> F:
     return click.option(
         "--store", "store_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=str),
         help="Root folder for saved tool results: files go to DIR/<session>/tool-results/. "
-             "Default: $CTXTOOL_STORE, else Claude Code's own project folder for Claude Code "
-             "transcripts, else ./ctxtool-store.")(f)  # type: ignore[return-value]
+             "Default: $CTXTOOL_STORE, else Claude Code's own project folder for a session in "
+             "Claude Code's folders, else ctxtool-store beside the file (./ctxtool-store for "
+             "stdin and other formats).")(f)  # type: ignore[return-value]

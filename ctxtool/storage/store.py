@@ -413,27 +413,44 @@ def _make_dirs(folder: Path) -> None:
 # --- choosing the store ---------------------------------------------------------------------------
 
 def resolve_store(option: str | None, *, env: Mapping[str, str], fmt: str,
-                  session_id: str | None, cwd: str | None,
+                  session_id: str | None, cwd: str | None, source: str | None = None,
                   notice: Notice = _ignore) -> ToolResultStore:
-    """The store for one run. ``DIR`` below is a root: files go to ``DIR/<session>/tool-results/``.
+    """The store for one run, read from ``source`` (a file, or None / ``<stdin>``). ``DIR``
+    below is a root: files go to ``DIR/<session>/tool-results/``.
 
     1. ``--store DIR``;
     2. ``$CTXTOOL_STORE``;
-    3. Claude Code transcripts with a ``sessionId`` and ``cwd``: the project folder Claude Code
-       itself uses, ``$CLAUDE_CONFIG_DIR`` (or ``~/.claude``) ``/projects/<slug of cwd>``, so files
-       land in ``<sessionId>/tool-results/`` beside the session, exactly where Claude Code puts
-       its own;
-    4. ``./ctxtool-store`` (so ``./ctxtool-store/<session or "default">/tool-results/``).
+    3. a session of Claude Code's own (a ``sessionId`` and ``cwd``, and the file inside
+       ``$CLAUDE_CONFIG_DIR`` (or ``~/.claude``) ``/projects``, or on stdin a session whose file
+       is there): the project folder Claude Code itself uses, ``projects/<slug of cwd>``, so
+       files land in ``<sessionId>/tool-results/`` beside the session, exactly where Claude
+       Code puts its own;
+    4. ``ctxtool-store`` beside the file: a copy worked on elsewhere never writes into the
+       agent's folders (nor creates a project folder there for a project this machine does
+       not have); on stdin, ``./ctxtool-store``. Either way ``ctxtool-store/<session or
+       "default">/tool-results/``.
     """
     if option:
         return ToolResultStore(option, notice=notice)
     if env.get(STORE_ENV):
         return ToolResultStore(env[STORE_ENV], notice=notice)
+    file = source if source and not source.startswith("<") else None
     if adapter_for(fmt).results_beside_session and session_id and cwd and os.path.isabs(cwd):
-        store = ToolResultStore(claude_project_dir(cwd, env), notice=notice)
-        store._claimed = True  # Claude Code's own project folder: never marked as a store
-        return store
-    return ToolResultStore(DEFAULT_ROOT, notice=notice)
+        project = claude_project_dir(cwd, env)
+        if _inside(file, project.parent) if file else (project / f"{session_id}.jsonl").is_file():
+            store = ToolResultStore(project, notice=notice)
+            store._claimed = True  # Claude Code's own project folder: never marked as a store
+            return store
+    beside = os.path.dirname(file) if file else ""
+    return ToolResultStore(os.path.join(beside, DEFAULT_ROOT), notice=notice)
+
+
+def _inside(path: str, folder: Path) -> bool:
+    """Whether the file ``path`` is in ``folder`` or below, links resolved."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
 
 
 def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
@@ -451,5 +468,7 @@ def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
             session_id, cwd = adapter.session_and_cwd(entry)
             if (session_id and cwd) or len(seen) >= PEEK_LIMIT:
                 break
-    store = resolve_store(option, env=env, fmt=fmt, session_id=session_id, cwd=cwd, notice=notice)
+    source = getattr(seen[0], "source", None) if seen else None  # Entry: its file's name
+    store = resolve_store(option, env=env, fmt=fmt, session_id=session_id, cwd=cwd,
+                          source=source, notice=notice)
     return store, chain(seen, iterator)

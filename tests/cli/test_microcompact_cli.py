@@ -65,10 +65,13 @@ def test_second_run_is_a_byte_identical_passthrough(tmp_path: Path, transcript: 
 
 def test_default_store_is_claude_codes_session_folder(tmp_path: Path, transcript: Path) -> None:
     home = tmp_path / "home"
-    proc = run_ctxtool("microcompact", "--force", *NOW, str(transcript),
+    project = home / ".claude" / "projects" / project_slug("/tmp/proj")
+    project.mkdir(parents=True)
+    inside = transcript.rename(project / "sess-1.jsonl")  # the session in Claude Code's folder
+    proc = run_ctxtool("microcompact", "--force", *NOW, str(inside),
                        env={"CLAUDE_CONFIG_DIR": str(home / ".claude")})
     assert proc.returncode == 0, proc.stderr
-    folder = home / ".claude" / "projects" / project_slug("/tmp/proj") / "sess-1" / "tool-results"
+    folder = project / "sess-1" / "tool-results"
     assert sorted(p.name for p in folder.iterdir()) == ["toolu_001.txt", "toolu_002.txt"]
     assert str(folder / "toolu_001.txt").encode() in proc.stdout
 

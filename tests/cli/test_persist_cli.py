@@ -37,10 +37,12 @@ def _lines(stdout: bytes) -> list[dict]:
 
 def test_claude_code_transcripts_go_to_the_session_folder(session: tuple[Path, bytes],
                                                           tmp_path: Path) -> None:
-    path, _ = session
+    copy, _ = session
+    project = tmp_path / "cc" / "projects" / project_slug(CWD)
+    project.mkdir(parents=True)
+    path = copy.rename(project / f"{SESSION}.jsonl")  # the session in Claude Code's own folder
     result = run_ctxtool("persist", str(path), env={"CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})
     assert result.returncode == 0, result.stderr
-    project = tmp_path / "cc" / "projects" / project_slug(CWD)
     saved = project / SESSION / "tool-results" / "toolu_a.txt"
     assert placeholder_path(result_contents(_lines(result.stdout)[1])[0]) == str(saved)
     assert saved.read_text() == big_text(60_000)

@@ -328,11 +328,20 @@ def test_resolve_store_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert resolve_store("opt", env=env, **kw).root == tmp_path / "opt"
     assert resolve_store(None, env=env, **kw).root == tmp_path / "env"
     del env["CTXTOOL_STORE"]
-    assert resolve_store(None, env=env, **kw).root == \
-        tmp_path / "home" / ".claude" / "projects" / "-Users-dev-work-my-app-v2"
+    # on stdin, Claude Code's own place only for a session this machine has there
+    assert resolve_store(None, env=env, **kw).root == tmp_path / "ctxtool-store"
+    home_project = tmp_path / "home" / ".claude" / "projects" / "-Users-dev-work-my-app-v2"
+    home_project.mkdir(parents=True)
+    (home_project / f"{SESSION}.jsonl").write_text("")
+    assert resolve_store(None, env=env, **kw).root == home_project
     env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "cfg")
-    assert resolve_store(None, env=env, **kw).root == tmp_path / "cfg" / "projects" / \
-        "-Users-dev-work-my-app-v2"
+    assert resolve_store(None, env=env, **kw).root == tmp_path / "ctxtool-store"
+    cfg_project = tmp_path / "cfg" / "projects" / "-Users-dev-work-my-app-v2"
+    assert resolve_store(None, env=env, source=str(cfg_project / "x.jsonl"), **kw).root == \
+        cfg_project  # a file inside the agent's folders: the agent's own place
+    copy = tmp_path / "work" / "copy.jsonl"
+    assert resolve_store(None, env=env, source=str(copy), **kw).root == \
+        tmp_path / "work" / "ctxtool-store"  # a copy elsewhere: its store beside it
     assert resolve_store(None, env=env, fmt="anthropic", session_id=None, cwd=None).root == \
         tmp_path / "ctxtool-store"
     assert resolve_store(None, env=env, fmt="claude-code", session_id=None, cwd=CWD).root == \
@@ -341,9 +350,12 @@ def test_resolve_store_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_store_for_entries_looks_ahead_without_losing_entries(tmp_path: Path) -> None:
     entries = [{"type": "summary", "summary": "x"}, cc_results(("t", "x"))]
+    project = tmp_path / "projects" / project_slug(CWD)
+    project.mkdir(parents=True)
+    (project / f"{SESSION}.jsonl").write_text("")  # the session is this machine's
     store, stream = store_for_entries(None, entries, fmt="claude-code",
                                       env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
-    assert store.root == tmp_path / "projects" / project_slug(CWD)
+    assert store.root == project
     assert list(stream) == entries
 
 
