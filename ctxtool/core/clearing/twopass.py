@@ -26,8 +26,8 @@ from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import Thresholds, blocks_tokens, estimate_text_tokens, thresholds
 from ctxtool.formats.adapter import OutputTruncation
-from ctxtool.formats.limits import tool_result_tokens
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.formats.limits import tool_result_tokens
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import Entry
 

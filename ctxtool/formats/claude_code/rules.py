@@ -321,8 +321,7 @@ def _idle_enabled(rule: Rule, env: Mapping[str, str], setting: bool | None,
 
 def rough_tokens(text: str) -> int:
     """Claude Code's rough count: UTF-16 code units / 4, rounded half up (``Math.round``)."""
-    units = len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF) if not text.isascii() \
-        else len(text)
+    units = len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
     return math.floor(units / 4 + 0.5)
 
 
