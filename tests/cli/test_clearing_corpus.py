@@ -118,7 +118,9 @@ def test_the_corpus_gives_both_commands_work() -> None:
         snips = SnipReport()
         list(snip(entries, fmt=fmt, store=None, report=snips))
         counts["snip"] += snips.clear.results_cleared > 0
-    assert counts["microcompact"] >= 5 and counts["snip"] >= 15, counts
+    # microcompact counts as Claude Code does (characters / 4, about 0.7x ctxtool's estimate):
+    # 4 files past its 40,000 target, where ctxtool's estimate put 5
+    assert counts["microcompact"] >= 4 and counts["snip"] >= 15, counts
 
 
 def _parses(line: bytes) -> bool:
