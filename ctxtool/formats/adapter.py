@@ -734,8 +734,7 @@ class FormatAdapter:
         """The context size at which the agent compacts by its own rule for a ``window``-token
         model (OpenCode's usable tokens, Claude Code's auto-compact point for the version that
         wrote the session under ``settings``; ``summarize --auto`` uses it), or None when
-        ctxtool's auto-compact threshold applies. Reads ``entries`` only when it returns a
-        number."""
+        ctxtool's auto-compact threshold applies (the default reads no entry)."""
         return None
 
     def compaction_writer(self) -> CompactionWriter:
