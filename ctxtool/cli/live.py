@@ -16,7 +16,16 @@ a line appended in between would be lost. So each ``--in-place`` file is *pinned
   replaced and the command exits 4 saying so.
 * Right after the rename, bytes a writer still put into the old file (it opened the path just
   before the rename) are appended to the new one.
-* ``--backup[=SUFFIX]`` keeps the original (a hard link, else a copy) as ``FILE.bak``.
+* An output byte-identical to what was read leaves the file alone: same inode, same
+  modification time, no backup (``cleanup`` dates a session by its latest change: a daily
+  in-place run that changes nothing must not keep it alive). The bytes are compared while they
+  are written, and the new file is written only from the first difference on.
+* The new file gets the old one's owner, group and mode before it takes its place (root
+  rewriting another user's session must not make it root's); where the owner cannot be kept
+  (not root, someone else's file), nothing is replaced and the command exits 4.
+* ``--backup[=SUFFIX]`` keeps the original (a hard link, else a copy) as ``FILE.bak``; a
+  backup is never overwritten: when ``FILE.bak`` exists, the next free of ``FILE.bak.1``,
+  ``FILE.bak.2``... is used, one per run that changed the file.
 * A symlink is followed: the file it names is rewritten, the link stays.
 """
 
@@ -70,6 +79,7 @@ class LiveFile:
         st = os.fstat(self.fd)
         self.dev, self.ino, self.size = st.st_dev, st.st_ino, st.st_size
         self.mode = stat.S_IMODE(st.st_mode)
+        self.owner = (st.st_uid, st.st_gid)
         self.mtime_ns = st.st_mtime_ns  # of the bytes up to self.copied
         self.copied = self.size  # bytes of the file the new one accounts for
         self.grew = False
@@ -102,7 +112,9 @@ class LiveFile:
     @contextlib.contextmanager
     def replacing(self) -> Iterator[BinaryIO]:
         """A temp file beside the file; when the block succeeds, what was appended meanwhile is
-        added and it replaces the file (StoreError, nothing replaced, if the file changed)."""
+        added and it replaces the file (StoreError, nothing replaced, if the file changed).
+        Nothing is replaced either when the block wrote exactly the bytes read (see
+        :class:`_Unchanged`)."""
         folder = os.path.dirname(self.real)
         try:
             with temp_file(folder, prefix=f".{os.path.basename(self.real)}.") as (fd, tmp):
@@ -111,16 +123,20 @@ class LiveFile:
                     # at) starts in the background while it is written, as for -o
                     # (storage/atomic.py): the fsyncs below wait for the last part only
                     with durable.watching(fd):
-                        yield handle
+                        compared = _Unchanged(handle, self)
+                        yield compared  # type: ignore[misc]
+                        if compared.same():  # the file stays as it is: same inode, mtime
+                            self._check_unchanged()  # but a rewrite meanwhile is still told
+                            return
                         handle.flush()
                     os.fsync(handle.fileno())  # the long part: before the last look
                     self._catch_up(handle)
                     handle.flush()
                     os.fsync(handle.fileno())
+                    self._keep_owner(handle.fileno())
                 # the store files it points at on disk first (storage/durable.py); before the
                 # last look, which keeps the window between that look and the swap short
                 durable.flush()
-                os.chmod(tmp, self.mode)
                 if self.options.backup:
                     self._backup(self.real + self.options.backup)
                 self._check_unchanged()
@@ -129,6 +145,21 @@ class LiveFile:
         except OSError as exc:
             raise StoreError(f"cannot write: {exc.strerror or exc}", source=self.path) from exc
         self._drain()
+
+    def _keep_owner(self, fd: int) -> None:
+        """The new file gets the old one's owner, group and mode (chown first: it may clear
+        set-id bits). StoreError when the owner cannot be kept: nothing is replaced."""
+        st = os.fstat(fd)
+        if (st.st_uid, st.st_gid) != self.owner:
+            try:
+                os.fchown(fd, *self.owner)
+            except PermissionError:
+                raise StoreError(
+                    f"cannot keep its owner and group ({self.owner[0]}:{self.owner[1]}): only "
+                    "its owner or root can rewrite it; nothing was replaced",
+                    source=self.path, hint="run as its owner, or write elsewhere with -o") \
+                    from None
+        os.fchmod(fd, self.mode)
 
     def _catch_up(self, out: BinaryIO) -> None:
         """Copy what was appended since the start (whole lines) until the file holds still."""
@@ -184,7 +215,8 @@ class LiveFile:
                           hint="run again; --backup keeps the original next to it")
 
     def _backup(self, target: str) -> None:
-        """The original, kept as ``target`` (a hard link to it, else a copy)."""
+        """The original, kept as ``target`` (a hard link to it, else a copy), or as the first
+        free of ``target.1``, ``target.2``...: an earlier run's backup is never overwritten."""
         with temp_file(os.path.dirname(target), prefix=f".{os.path.basename(target)}.") \
                 as (fd, tmp):
             os.close(fd)
@@ -195,7 +227,16 @@ class LiveFile:
                 import shutil  # here only: shutil loads zlib, bz2, lzma, every command's start
 
                 shutil.copy2(self.real, tmp)
-            os.replace(tmp, target)
+                with contextlib.suppress(OSError):
+                    os.chown(tmp, *self.owner)
+            name, number = target, 0
+            while True:
+                try:
+                    os.link(tmp, name)  # never over an existing name, unlike a rename
+                    return
+                except FileExistsError:
+                    number += 1
+                    name = f"{target}.{number}"
 
     def _drain(self) -> None:
         """Bytes written to the old file after the last look (a writer that opened it just
@@ -243,6 +284,47 @@ class LiveFile:
             raise StoreError(f"{len(data)} bytes appended to the file during the swap could not "
                              f"be added to the new one: {exc.strerror or exc} (they are in the "
                              "--backup copy, if any)", source=self.path) from exc
+
+
+class _Unchanged:
+    """The writer --in-place gets: bytes equal to the pinned file's, in order, are only
+    compared (read back by offset); from the first difference on, the bytes read so far go to
+    the new file and everything is written as it comes. So a run whose output equals its input
+    writes nothing and leaves the file alone, and comparing costs one read of the file."""
+
+    def __init__(self, out: BinaryIO, live: LiveFile) -> None:
+        self.out, self.live = out, live
+        self.original: BinaryIO | None = live.open()
+        self.position = 0  # bytes compared equal so far
+
+    def write(self, data: bytes) -> int:
+        if self.original is not None:
+            if self.original.read(len(data)) == data:
+                self.position += len(data)
+                return len(data)
+            self._differ()
+        return self.out.write(data)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def same(self) -> bool:
+        """Whether the output was exactly the file's bytes; if not, the new file is complete."""
+        if self.original is not None and self.position == self.live.size:
+            return True
+        if self.original is not None:
+            self._differ()  # a shorter output: its bytes are still to be written
+        return False
+
+    def _differ(self) -> None:
+        self.original = None
+        start = 0
+        while start < self.position:
+            block = self.live._read(start, min(self.position, start + COPY_CHUNK))
+            if not block:
+                raise self.live._changed("it shrank")
+            self.out.write(block)
+            start += len(block)
 
 
 class _Window(io.RawIOBase):

@@ -94,7 +94,8 @@ def _io_options(f: F, *, rewrites: bool) -> F:
 
 
 BACKUP_HELP = ("With --in-place: keep the original as FILE.bak (or FILE plus SUFFIX, given as "
-               "--backup=SUFFIX).")
+               "--backup=SUFFIX); never over an earlier backup: then FILE.bak.1, FILE.bak.2... "
+               "A run that changes nothing writes none.")
 FORCE_HELP = "With --in-place: also rewrite files modified within --live-window."
 
 

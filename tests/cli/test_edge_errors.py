@@ -15,6 +15,10 @@ LINE = (b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s",'
         b'"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hello"}}\n')
 
 
+RESULT = (b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"'
+          + b"x" * 600 + b'"}]}\n')
+
+
 def one_error(stderr: bytes) -> str:
     text = stderr.decode()
     assert "Traceback" not in text, text
@@ -63,11 +67,16 @@ def test_backup_with_equals_is_a_suffix(tmp_path: Path) -> None:
         assert f"--backup={value}: the suffix" in one_error(result.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
     assert session.read_bytes() == LINE
-    # spelled with '=', a suffix is a suffix even when it does not start with '.'
-    ok = run_ctxtool("persist", "--in-place", "--force", "--backup=orig", "s.jsonl", cwd=tmp_path)
+    # spelled with '=', a suffix is a suffix even when it does not start with '.' (a run that
+    # changes nothing writes no backup: the file holds a result persist moves out)
+    session.write_bytes(RESULT)
+    ok = run_ctxtool("persist", "--in-place", "--force", "--max-chars", "100", "--backup=orig",
+                     "s.jsonl", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
-    assert (tmp_path / "s.jsonlorig").read_bytes() == LINE
+    assert (tmp_path / "s.jsonlorig").read_bytes() == RESULT
     # `--backup FILE`: click takes the file for the value; it is still the input
-    again = run_ctxtool("persist", "--in-place", "--force", "--backup", "./s.jsonl", cwd=tmp_path)
+    session.write_bytes(RESULT)
+    again = run_ctxtool("persist", "--in-place", "--force", "--max-chars", "100", "--backup",
+                        "./s.jsonl", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert (tmp_path / "s.jsonl.bak").read_bytes() == LINE
+    assert (tmp_path / "s.jsonl.bak").read_bytes() == RESULT
