@@ -428,6 +428,7 @@ def _backup(db: Path) -> Path:
                 os.fsync(copy.fileno())
         else:
             _backup_by_api(db, partial)
+        _same_owner(db, partial)
         os.replace(partial, target)
     except (OSError, sqlite3.Error) as exc:
         with contextlib.suppress(OSError):
@@ -435,6 +436,15 @@ def _backup(db: Path) -> Path:
         raise StoreError(f"cannot back the database up: {exc}", source=str(target),
                          hint="nothing was changed; free some space or check permissions") from exc
     return target
+
+
+def _same_owner(db: Path, copy: Path) -> None:
+    """The copy gets the database's owner, group and mode: root backing up a user's private
+    database must not leave a copy only root can read, or one anyone can (the umask's 0644)."""
+    st = os.stat(db)
+    if os.stat(copy).st_uid != st.st_uid or os.stat(copy).st_gid != st.st_gid:
+        os.chown(copy, st.st_uid, st.st_gid)
+    os.chmod(copy, st.st_mode & 0o7777)
 
 
 def _backup_name(db: Path) -> Path:

@@ -107,3 +107,25 @@ def test_bad_databases_give_one_line_and_their_exit_code(db: Path, tmp_path: Pat
     assert unknown.stderr.count(b"\n") == 1
     assert rows(db) == before
     assert not list(db.parent.glob("*backup*"))
+
+
+def test_the_database_backup_keeps_the_owner_and_mode(db: Path) -> None:
+    """Root rewriting another user's private database (issue 27 item 2): the database itself
+    is written by SQLite in place; its backup copy is theirs, 0600 like it, not root's 0644."""
+    import os
+    import pwd
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to own a file as another user")
+    nobody = pwd.getpwnam("nobody")
+    os.chown(db, nobody.pw_uid, nobody.pw_gid)
+    os.chmod(db, 0o600)
+    pruned = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
+                         "--in-place", str(db), "--session", SESSION)
+    assert pruned.returncode == 0, pruned.stderr
+    (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*")
+    for path in (db, backup):
+        st = os.stat(path)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == \
+            (nobody.pw_uid, nobody.pw_gid, 0o600), path
