@@ -14,7 +14,7 @@ from ctxtool.cli.streams import IOOptions, read_transcript
 from ctxtool.core.clearing.restore import RestoreReport, restore
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import write_entries
-from ctxtool.storage.store import STORE_ENV, ToolResultStore
+from ctxtool.storage.store import DEFAULT_ROOT, STORE_ENV, ToolResultStore
 
 
 @click.command("restore")
@@ -32,8 +32,11 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     Every <persisted-output> block (ctxtool's or Claude Code's own) and every snip or
     microcompact placeholder naming a saved file gets its original content back, string or
     block list, exactly as it was: `ctxtool persist | ctxtool restore` gives back the input byte
-    for byte. Files are read from the absolute paths in the placeholders; with --store DIR (or
-    $CTXTOOL_STORE) a missing file is also looked for in DIR/<session>/tool-results/.
+    for byte. Files are read from the absolute paths in the placeholders, only inside a store
+    (one ctxtool made, --store DIR, $CTXTOOL_STORE, ./ctxtool-store, Claude Code's projects
+    folder) or FILE's own folder (FILE.jsonl -> FILE/): a placeholder naming anything else is
+    refused with a warning (exit 4 with --strict). With --store DIR (or $CTXTOOL_STORE) a
+    missing file is also looked for in DIR/<session>/tool-results/.
     OpenCode sessions get each tool part's output back, and parts marked compacted (by
     microcompact or OpenCode's own prune, which keep the output) lose the mark, so OpenCode
     sends their output again.
@@ -44,10 +47,11 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
         ctxtool restore --strict --store ./moved-store smaller.jsonl -o full.jsonl
     """
     root = store_dir or os.environ.get(STORE_ENV)
-    store = ToolResultStore(root or ".", notice=messages.warn, relocate=bool(root))
     totals = RestoreReport()
     for unit, target in units(io):
         run = RestoreReport()
+        store = ToolResultStore(root or DEFAULT_ROOT, notice=messages.warn, relocate=bool(root),
+                                sessions=own_folders(unit.paths))
         with on_its_own(io, target):
             fmt, entries = read_transcript(unit)
             with output_for(target, hold=strict, inputs=unit.paths) as out:
@@ -65,3 +69,9 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
                                 f"tool result(s){left}" if totals.placeholders
                      else "nothing to restore (no placeholder found)")
     report.emit(totals.as_dict())
+
+
+def own_folders(paths: tuple[str, ...]) -> list[str]:
+    """Each transcript file's own folder (``DIR/ID.jsonl`` -> ``DIR/ID``), where Claude Code
+    keeps its saved results: restore reads there besides the stores."""
+    return [os.path.splitext(path)[0] for path in paths if path != "-" and path.endswith(".jsonl")]

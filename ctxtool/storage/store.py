@@ -43,14 +43,13 @@ from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import dumps_json, loads_json
 from ctxtool.formats.registry import adapter_for
 from ctxtool.storage import durable, marker
-from ctxtool.storage.paths import claude_project_dir, safe_name
+from ctxtool.storage.paths import claude_config_dir, claude_project_dir, safe_name
 from ctxtool.storage.atomic import sweep_stale
 from ctxtool.storage.safe_fs import (TEMP_PREFIX, Folder, create_exclusive, open_folder,
                                      open_regular)
 
-TOOL_RESULTS = "tool-results"
-LINES = "ctxtool-lines"
-TRANSCRIPTS = "transcripts"  # whole originals saved by summarize
+# the kinds of folder of a session (cleanup --store sweeps what has these names: marker.KINDS)
+TOOL_RESULTS, LINES, TRANSCRIPTS = marker.KINDS  # TRANSCRIPTS: whole originals (summarize)
 DEFAULT_ROOT = "ctxtool-store"
 DEFAULT_SESSION = "default"
 STORE_ENV = "CTXTOOL_STORE"
@@ -89,8 +88,13 @@ class ToolResultStore:
     """A :class:`ctxtool.types.ResultStore` rooted at one folder (see the module docstring)."""
 
     def __init__(self, root: str | os.PathLike[str], *, notice: Notice = _ignore,
-                 durable: bool = True, relocate: bool = False) -> None:
+                 durable: bool = True, relocate: bool = False,
+                 sessions: Iterable[str] = ()) -> None:
         self.root = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+        # load(): the session folders it may read besides the stores (a transcript's own
+        # <dir>/<stem>/, where Claude Code keeps its side files; see readable)
+        self.sessions = {os.path.join(os.path.realpath(os.path.dirname(folder)),
+                                      os.path.basename(folder)) for folder in sessions}
         self.notice = notice
         # on disk before the next replacement of a transcript (storage/durable.py: one batch)
         self.durable = durable
@@ -140,8 +144,9 @@ class ToolResultStore:
 
         Only files that look like stored tool results are read - a ``.txt`` or ``.json`` file in
         a ``tool-results`` folder, not a symlink, reached without following a link from the
-        folder above its session folder - because the path comes from the transcript, and a
-        crafted transcript must not make ``restore`` copy ``~/.ssh/id_rsa`` into it.
+        folder above its session folder, in a store or a session's own folder
+        (:meth:`readable`) - because the path comes from the transcript, and a crafted
+        transcript must not make ``restore`` copy ``~/.ssh/id_rsa`` into it.
         Raises StoreError for a refused, unreadable or undecodable file.
         """
         target = Path(path)
@@ -149,10 +154,16 @@ class ToolResultStore:
                 or target.parent.name != TOOL_RESULTS or "\x00" in path:
             raise StoreError("not a stored tool result (an absolute path to a .txt or .json "
                              "file in a tool-results folder is expected)", source=path)
-        data = _read_file(target)
+        readable = self.readable(target)
+        data = _read_file(target) if readable else None
         if data is None and self.relocate:
-            target = self.relocated(target)
-            data = _read_file(target)
+            data = _read_file(self.relocated(target))
+            target = self.relocated(target) if data is not None else target
+        if data is None and not readable and os.path.lexists(target):
+            raise StoreError("not read: outside the stores and the session's own folder (restore "
+                             "reads only from a store ctxtool made, --store/$CTXTOOL_STORE, "
+                             "./ctxtool-store, Claude Code's projects folder, or FILE's own "
+                             "folder, FILE.jsonl -> FILE/)", source=path)
         if data is None:
             return None
         try:
@@ -164,6 +175,22 @@ class ToolResultStore:
         if not isinstance(content, list):
             raise StoreError("stored tool result is not a block list", source=path)
         return content
+
+    def readable(self, target: Path) -> bool:
+        """Whether ``target`` (``<root>/<session>/tool-results/<name>``) is in a store:
+        this one, one ctxtool made (its mark), a Claude Code project folder (under
+        ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, ``projects/``), or one of :attr:`sessions`.
+        A ``..`` anywhere is refused: ctxtool never writes one."""
+        if ".." in target.parts:
+            return False
+        # the root resolved (the user may reach it through links), the session folder not:
+        # one that is a link is refused by the read itself, saying so
+        root = os.path.realpath(target.parent.parent.parent)
+        session = os.path.join(root, target.parent.parent.name)
+        if session in self.sessions or root == os.path.realpath(self.root):
+            return True
+        projects = os.path.realpath(claude_config_dir(os.environ) / "projects")
+        return os.path.dirname(root) == projects or marker.is_marked(root)
 
     # --- exact original lines -----------------------------------------------------------------
 

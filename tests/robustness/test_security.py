@@ -34,6 +34,7 @@ from click.testing import CliRunner
 from ctxtool.cli import cli
 from ctxtool.errors import ExitCode
 from ctxtool.formats.opencode.truncate import truncated_output
+from ctxtool.storage.marker import MARKER
 from tests.conftest import ctxtool_executable, run_ctxtool
 from tests.robustness.strategies import (cc_entry, compact, jsonl, tool_result_message,
                                          tool_use_message)
@@ -146,7 +147,9 @@ def test_hostile_values_stay_in_the_store(name: str, where: str, tmp_path: Path,
                 assert len(path.name.encode()) <= 255 and "\n" not in path.name, (label, path)
             assert not marks_outside(tmp_path), label
             if name != "summarize":  # lossless: restore gives back the very input
-                back = runner.invoke(cli, ["restore", str(work / "out.jsonl")])
+                # restore reads only from stores (the same Claude config as persist's)
+                back = runner.invoke(cli, ["restore", str(work / "out.jsonl")],
+                                     env={"HOME": str(home), **env})
                 assert back.exit_code == 0 and back.stdout_bytes == data, (label, back.stderr)
 
 
@@ -370,7 +373,7 @@ def test_restore_sees_every_placeholder_form_and_strict_fails_on_look_alikes(
     (results / "toolu_1.txt").write_text("[main 0000000] commit\n 1 file changed\n" * 3000)
     text = truncated_output((results / "toolu_1.txt").read_text(), str(results / "toolu_1.txt"))
     good = compact(cc_entry("user", "u1", None, tool_result_message("toolu_1", text)))
-    source = tmp_path / "in.jsonl"
+    source = tmp_path / "session.jsonl"  # tmp_path/session/ is its own folder
     source.write_bytes(good)
     proc = run_ctxtool("restore", "--strict", str(source))
     assert proc.returncode == 0 and b"1 file changed" in proc.stdout, proc.stderr
@@ -391,7 +394,43 @@ def test_restore_still_reads_a_real_stored_result(tmp_path: Path) -> None:
     results.mkdir(parents=True)
     (results / "toolu_1.txt").write_text("the original output")
     text = placeholders(str(results / "toolu_1.txt"))[0]
-    source = tmp_path / "ok.jsonl"
+    source = tmp_path / "session.jsonl"  # tmp_path/session/ is its own folder
     source.write_bytes(compact(cc_entry("user", "u1", None, tool_result_message("toolu_1", text))))
     proc = run_ctxtool("restore", str(source))
     assert proc.returncode == 0 and b"the original output" in proc.stdout
+
+
+def test_restore_reads_only_from_stores_and_the_session_s_own_folder(tmp_path: Path) -> None:
+    """A crafted placeholder naming a well-shaped file anywhere else (issue 27 item 6) - an
+    unmarked <dir>/<x>/tool-results/, the same through ``..`` - is refused: one warning naming
+    FILE:LINE and the path, the placeholder left in place; --strict: exit 4, no output. The
+    stores and the session's own folder still restore."""
+    elsewhere = tmp_path / "elsewhere" / "x" / "tool-results"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "secret.txt").write_bytes(SECRET)
+    work = tmp_path / "work"
+    (work / "s" / "tool-results").mkdir(parents=True)
+    (work / "s" / "tool-results" / "own.txt").write_text("from its own folder")
+    store = tmp_path / "store"
+    (store / "s1" / "tool-results").mkdir(parents=True)
+    (store / MARKER).write_bytes(b"")
+    (store / "s1" / "tool-results" / "kept.txt").write_text("from a store")
+    crafted = [str(elsewhere / "secret.txt"),
+               f"{work}/s/tool-results/../../../elsewhere/x/tool-results/secret.txt"]
+    fine = [str(work / "s" / "tool-results" / "own.txt"),
+            str(store / "s1" / "tool-results" / "kept.txt")]
+    lines = [compact(cc_entry("user", f"u{n}", None, tool_result_message(
+        f"toolu_{n}", placeholders(path)[1]))) for n, path in enumerate(crafted + fine)]
+    source = work / "s.jsonl"
+    source.write_bytes(b"".join(lines))
+    proc = run_ctxtool("restore", str(source), cwd=tmp_path)
+    assert proc.returncode == 0 and SECRET not in proc.stdout, proc.stderr
+    out = proc.stdout.splitlines(keepends=True)
+    assert out[:2] == lines[:2]  # left in place
+    assert b"from its own folder" in out[2] and b"from a store" in out[3]
+    warnings = proc.stderr.decode().splitlines()[:-1]  # the last is the summary
+    assert len(warnings) == 2 and all("not read: outside the stores" in w for w in warnings)
+    assert warnings[0].startswith(f"ctxtool: warning: {source}:1: tool result toolu_0: ")
+    assert f"{source}:2: " in warnings[1]
+    strict = run_ctxtool("restore", "--strict", str(source), cwd=tmp_path)
+    assert strict.returncode == ExitCode.STORAGE and strict.stdout == b""
