@@ -321,11 +321,14 @@ def _scan_codex(tree: Tree, codex: str) -> None:
 
 
 def _scan_store(tree: Tree, store: str) -> None:
+    """The store's session folders that hold only what ctxtool writes (marker.is_ours): each
+    joins its session's unit ("default" stands alone). Anything else someone put in the store
+    (a loose file, a folder of photos, a file of theirs in a session folder) is never touched;
+    nor is a symlink (never followed: a session's keeps that session whole)."""
     for entry in _entries(store):
-        if entry.name.startswith("."):  # the lock file, temp files of an atomic write
+        if not marker.SESSION_NAME.fullmatch(entry.name) or not (
+                entry.is_symlink() or marker.is_ours(entry.path)):
             continue
-        # <session>/tool-results/ joins that session's unit; "default" and loose files stand alone
-        is_session = entry.is_dir(follow_symlinks=False) and entry.name != "default"
-        unit = (tree.unit(entry.name, entry.name) if is_session
+        unit = (tree.unit(entry.name, entry.name) if entry.name != "default"
                 else tree.unit(f"store/{entry.name}", None))
         _add(unit, Part(store, entry.name, "store", STORE), entry)

@@ -18,8 +18,8 @@ import pytest
 from ctxtool.cli import cli
 from ctxtool.errors import ExitCode
 from ctxtool.formats.schemas import load_schema
-from tests.cleanup_trees import (NOW, NOW_ARG, PROJECT, add_session, claude_root, listing, write,
-                                 write_index)
+from tests.cleanup_trees import (NOW, NOW_ARG, PROJECT, add_session, claude_root, listing, touch,
+                                 write, write_index)
 from tests.conftest import ROOT, run_ctxtool
 
 DAYS = timedelta(days=1)
@@ -393,3 +393,32 @@ def test_the_live_window_is_configurable(root: Path) -> None:
         gone = run_ctxtool(*args, *extra, env=env)
         assert gone.returncode == 0, gone.stderr
         assert actions(records_of(gone.stdout))[f"projects/{PROJECT}/recent.jsonl"] == "delete"
+
+
+def test_a_store_sweep_removes_only_what_ctxtool_wrote(root: Path, tmp_path: Path) -> None:
+    """Issue 27 item 5: persist --store adopts an empty folder (and marks it); what someone puts
+    there later - photos/a.jpg, loose.txt, a file of theirs in a session folder - survives
+    `cleanup --store DIR --apply`; ctxtool's own old session folders go."""
+    session = tmp_path / "s.jsonl"
+    session.write_text(json.dumps({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x" * 600}]}) + "\n")
+    store = tmp_path / "adopted"
+    store.mkdir()
+    result = run_ctxtool("persist", "--max-chars", "100", "--store", str(store), str(session))
+    assert result.returncode == 0 and (store / ".ctxtool-store").is_file(), result.stderr
+    (ours,) = [p for p in store.iterdir() if p.is_dir()]  # ctxtool's session folder
+    write(store / "photos" / "a.jpg", "jpeg", NOW - 400 * DAYS)
+    write(store / "loose.txt", "mine", NOW - 400 * DAYS)
+    write(store / "mixed" / "tool-results" / "toolu_2.txt", "saved", NOW - 400 * DAYS)
+    write(store / "mixed" / "notes.md", "mine", NOW - 400 * DAYS)
+    for folder in (ours, store / "photos", store / "mixed"):
+        touch(folder, NOW - 400 * DAYS)
+    swept = run_ctxtool("cleanup", "--root", str(root), "--store", str(store), "--now", NOW_ARG,
+                        "--apply", "--older-than", "30d", "--json")
+    assert swept.returncode == 0, swept.stderr
+    assert not ours.exists()  # ctxtool's own: gone
+    assert (store / "photos" / "a.jpg").read_text() == "jpeg"
+    assert (store / "loose.txt").read_text() == "mine"
+    assert (store / "mixed" / "notes.md").exists()
+    assert (store / "mixed" / "tool-results" / "toolu_2.txt").exists()
+    assert (store / ".ctxtool-store").is_file()
