@@ -176,6 +176,20 @@ def test_a_merged_run_answers_every_call_of_the_run_before_it() -> None:
         (2999 + 3000, 1, 0)
 
 
+def test_a_response_streamed_as_many_lines_keeps_each_block_once_in_order() -> None:
+    lines = [entry("assistant", f"l{i}", [{"type": "text", "text": f"part {i % 15_000}"}],
+                   mid="m1") for i in range(20_000)]  # the last 5,000 repeat earlier blocks
+    lines += [entry("assistant", "n1", [use("t1", input={"n": 1})], mid="m1"),
+              entry("assistant", "n2", [use("t1", input={"n": 1.0})], mid="m1"),  # == the above
+              entry("assistant", "n3", [use("t1", input={"n": 2})], mid="m1")]
+    report = ConvertReport()
+    (merged,) = list(merge_streamed(lines, report=report))
+    content = merged["message"]["content"]
+    assert content[:15_000] == [{"type": "text", "text": f"part {i}"} for i in range(15_000)]
+    assert content[15_000:] == [use("t1", input={"n": 1}), use("t1", input={"n": 2})]
+    assert report.streamed_lines_merged == 20_002
+
+
 def test_merge_streamed_keeps_single_lines_untouched() -> None:
     single = entry("assistant", "a", [{"type": "text", "text": "x"}], mid="m9")
     lines = [entry("assistant", "l1", [use("t1")], mid="m1"),

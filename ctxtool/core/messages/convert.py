@@ -41,7 +41,7 @@ What happens on the way, in order (every lossy step is listed, and counted in Co
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -150,9 +150,12 @@ def _flush_response(group: list[dict[str, Any]], held: list[dict[str, Any]],
 
 def _merged_lines(group: list[dict[str, Any]]) -> dict[str, Any]:
     blocks: list[Block] = []
+    seen: set[Hashable] = set()  # a set: a response may be streamed as thousands of lines
     for line in group:
         for block in as_blocks(line["message"].get("content")):
-            if block not in blocks:  # a line repeating an earlier block adds nothing
+            key = _frozen(block)
+            if key not in seen:  # a line repeating an earlier block adds nothing
+                seen.add(key)
                 blocks.append(block)
     messages = [line["message"] for line in group]
     message = {**messages[0], "content": blocks}
@@ -163,6 +166,16 @@ def _merged_lines(group: list[dict[str, Any]]) -> dict[str, Any]:
     if stops:
         message["stop_reason"] = stops[-1]
     return {**group[0], "message": message}
+
+
+def _frozen(value: Any) -> Hashable:
+    """``value`` (JSON) as a hashable that equals another's exactly when the values are equal
+    (``==``: ``1``, ``1.0`` and ``true`` alike, as the list search this replaces saw them)."""
+    if isinstance(value, dict):
+        return frozenset((key, _frozen(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    return value  # type: ignore[no-any-return]
 
 
 def _output_tokens(usage: dict[str, Any]) -> float:
