@@ -29,10 +29,11 @@ durable writes to a file), ``corpus`` (the real sessions of ../shared/corpus con
 progress, hook and assistant lines; no corpus needed).
 
 Two more modes time one thing each: ``--same-role N`` runs ``convert --to anthropic`` and
-``filter-compacted --to anthropic`` on N Claude Code user lines in a row and on N/4 (their
-merging into one message must cost the same per line at both sizes), and ``--validate`` runs
-``validate`` against ``estimate`` on the corpus concatenated and on ``--validate-lines`` small
-lines (goal: within 3x, median of the paired CPU ratios).
+``filter-compacted --to anthropic`` on N Claude Code user lines in a row, and ``convert`` on one
+response streamed as N lines, each also on N/4 (merging them into one message must cost the same
+per line at both sizes), and ``--validate`` runs ``validate`` against ``estimate`` on the
+corpus concatenated and on ``--validate-lines`` small lines (goal: within 3x, median of the
+paired CPU ratios).
 
 ``--rss-size 1GB`` also runs each command once on a second, larger file for its peak RSS.
 Start-up: the median over ``--startup-runs`` of ``ctxtool estimate`` on a one-line input against
@@ -779,9 +780,7 @@ def render_statusline(result: dict[str, Any]) -> list[str]:
 # --- convert --to anthropic on a run of one role: linear, not quadratic ---------------------------
 
 SAME_ROLE_GOAL = 1.25  # time per line on N lines / on N/4 lines (quadratic merging: about 4)
-SAME_ROLE_COMMANDS = {"convert --to anthropic": ("convert", "--to", "anthropic", "{input}"),
-                      "filter-compacted --to anthropic": ("filter-compacted", "--to",
-                                                          "anthropic", "{input}")}
+TO_ANTHROPIC = ("convert", "--to", "anthropic", "{input}")
 
 
 def write_user_lines(path: Path, count: int) -> None:
@@ -795,17 +794,39 @@ def write_user_lines(path: Path, count: int) -> None:
             parent = f'"u{i}"'
 
 
+def write_streamed_lines(path: Path, count: int) -> None:
+    """A prompt, then one response streamed as ``count`` assistant lines (one ``message.id``),
+    a text block each: merged into one message, repeated blocks dropped."""
+    with open(path, "w") as out:
+        out.write(f'{{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s",'
+                  f'"timestamp":"{NOW}","message":{{"role":"user","content":"go"}}}}\n')
+        for i in range(count):
+            out.write(f'{{"type":"assistant","uuid":"a{i}","parentUuid":"u","sessionId":"s",'
+                      f'"timestamp":"{NOW}","message":{{"id":"m1","role":"assistant",'
+                      f'"content":[{{"type":"text","text":"part {i}"}}]}}}}\n')
+
+
+SAME_ROLE_CASES: dict[str, tuple[Callable[[Path, int], None], tuple[str, ...]]] = {
+    "convert --to anthropic": (write_user_lines, TO_ANTHROPIC),
+    "filter-compacted --to anthropic": (write_user_lines, ("filter-compacted", "--to",
+                                                           "anthropic", "{input}")),
+    "convert, one streamed response": (write_streamed_lines, TO_ANTHROPIC),
+}
+
+
 def same_role_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """``convert --to anthropic`` and ``filter-compacted --to anthropic`` on ``--same-role`` user
-    lines in a row and on a quarter of them: the time per line must not grow with the run."""
+    lines in a row, and convert on one response streamed as that many lines, each on a quarter
+    of the lines too: the time per line must not grow with the run."""
     from_bytecode()
     sizes = {"quarter": max(1, args.same_role // 4), "full": args.same_role}
-    inputs = {}
-    for name, count in sizes.items():
-        inputs[name] = work / f"users-{count}.jsonl"
-        write_user_lines(inputs[name], count)
     results: dict[str, Any] = {}
-    for label, command in SAME_ROLE_COMMANDS.items():
+    for label, (write, command) in SAME_ROLE_CASES.items():
+        inputs = {}
+        for name, count in sizes.items():
+            inputs[name] = work / f"{write.__name__}-{count}.jsonl"
+            if not inputs[name].exists():
+                write(inputs[name], count)
         runs = {name: min((run_child([*ctxtool_argv(), *_fill(command, path, work)])
                            for _ in range(args.repeat)), key=lambda r: r.cpu_seconds)
                 for name, path in inputs.items()}
@@ -824,8 +845,8 @@ def same_role_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 def render_same_role(result: dict[str, Any]) -> list[str]:
     quarter, full = result["lines"]["quarter"], result["lines"]["full"]
-    lines = [f"--to anthropic on user lines in a row (one message once merged), best CPU time of "
-             f"each; load average {result['load_average']}:",
+    lines = [f"--to anthropic on lines of one role in a row (one message once merged), best CPU "
+             f"time of each; load average {result['load_average']}:",
              f"  {'command':<34}{f'{quarter:,} lines':>16}{f'{full:,} lines':>18}"
              f"{'per line':>10}  {'RSS MB':>7}"]
     for label, row in result["commands"].items():
