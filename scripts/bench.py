@@ -777,7 +777,7 @@ def render_statusline(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-# --- convert --to anthropic on a run of one role: linear, not quadratic ---------------------------
+# --- convert --to anthropic on a run of one role: linear, not quadratic ------------------------
 
 SAME_ROLE_GOAL = 1.25  # time per line on N lines / on N/4 lines (quadratic merging: about 4)
 TO_ANTHROPIC = ("convert", "--to", "anthropic", "{input}")
@@ -860,7 +860,7 @@ def render_same_role(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-# --- validate against estimate: the schema check must not dominate ----------------------------------
+# --- validate against estimate: the schema check must not dominate -------------------------------
 
 VALIDATE_GOAL = 3.0  # validate's time / estimate's, on the same input
 
@@ -906,6 +906,7 @@ def validate_bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         rows[name] = {"bytes": path.stat().st_size,
                       "seconds": {c: min(r.seconds for r in rs) for c, rs in runs.items()},
                       "cpu_seconds": {c: min(r.cpu_seconds for r in rs) for c, rs in runs.items()},
+                      "peak_rss_mb": {c: max(r.peak_rss_mb for r in rs) for c, rs in runs.items()},
                       "ratio": wall, "cpu_ratio": cpu,
                       "ok": cpu is not None and cpu <= VALIDATE_GOAL}
     return {"inputs": rows, "goal": VALIDATE_GOAL, "runs": args.repeat,
@@ -917,11 +918,12 @@ def render_validate(result: dict[str, Any]) -> list[str]:
     lines = [f"validate vs estimate ({result['runs']} interleaved pairs, fastest of each, median "
              f"of the paired ratios; load average {result['load_average']}):",
              f"  {'input':<26}{'MB':>6}{'estimate':>10}{'validate':>10}{'ratio':>7}"
-             f"{'cpu':>6}  verdict"]
+             f"{'cpu':>6}{'RSS MB':>8}  verdict"]
     for name, row in result["inputs"].items():
+        rss = row.get("peak_rss_mb", {}).get("validate")
         lines.append(f"  {name:<26}{row['bytes'] / 1e6:>6.0f}{row['seconds']['estimate']:>9.2f}s"
                      f"{row['seconds']['validate']:>9.2f}s{_fmt(row['ratio'], '.2f'):>7}"
-                     f"{_fmt(row['cpu_ratio'], '.2f'):>6}  "
+                     f"{_fmt(row['cpu_ratio'], '.2f'):>6}{_fmt(rss, '.0f'):>8}  "
                      + ("ok" if row["ok"] else f"MISSED (goal <= {result['goal']}x, CPU)"))
     return lines
 

@@ -134,7 +134,8 @@ EDGE_SCHEMAS: list[dict[str, Any]] = [
                {"if": {"properties": {"t": {"const": "b"}}, "required": ["t"]},
                 "then": {"type": "string"}}]},
     {"allOf": [{"if": {"properties": {"t": {"const": "a"}}}, "then": {"required": ["x"]}}]},
-    {"$defs": {"node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}}}},
+    {"$defs": {"node": {"type": "object",
+                        "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}}}},
      "$ref": "#/$defs/node"},
     True, False,
 ]
