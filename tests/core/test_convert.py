@@ -181,13 +181,19 @@ def test_a_response_streamed_as_many_lines_keeps_each_block_once_in_order() -> N
                    mid="m1") for i in range(20_000)]  # the last 5,000 repeat earlier blocks
     lines += [entry("assistant", "n1", [use("t1", input={"n": 1})], mid="m1"),
               entry("assistant", "n2", [use("t1", input={"n": 1.0})], mid="m1"),  # == the above
-              entry("assistant", "n3", [use("t1", input={"n": 2})], mid="m1")]
+              entry("assistant", "n3", [use("t1", input={"n": 2})], mid="m1"),
+              # hash(-1) == hash(-2) in Python: unequal blocks of one hash are both kept
+              entry("assistant", "h1", [use("t2", input={"n": -1})], mid="m1"),
+              entry("assistant", "h2", [use("t2", input={"n": -2}), use("t2", input={"n": -1})],
+                    mid="m1"),
+              entry("assistant", "h3", [use("t2", input={"n": -2})], mid="m1")]
     report = ConvertReport()
     (merged,) = list(merge_streamed(lines, report=report))
     content = merged["message"]["content"]
     assert content[:15_000] == [{"type": "text", "text": f"part {i}"} for i in range(15_000)]
-    assert content[15_000:] == [use("t1", input={"n": 1}), use("t1", input={"n": 2})]
-    assert report.streamed_lines_merged == 20_002
+    assert content[15_000:] == [use("t1", input={"n": 1}), use("t1", input={"n": 2}),
+                                use("t2", input={"n": -1}), use("t2", input={"n": -2})]
+    assert report.streamed_lines_merged == 20_005
 
 
 def test_merge_streamed_keeps_single_lines_untouched() -> None:

@@ -115,57 +115,92 @@ def merge_streamed(entries: Iterable[dict[str, Any]], *,
 
     The merged entry is the first line with all the lines' blocks, the largest usage snapshot and
     the last stop_reason (the other lines' uuids disappear); a response of one line is left
-    untouched. Buffers one response.
+    untouched. Buffers one response: its blocks, not its lines.
     """
-    group: list[dict[str, Any]] = []
+    response: _Response | None = None
     held: list[dict[str, Any]] = []
     for entry in entries:
-        if group:
-            if _response_id(entry) == _response_id(group[0]):
-                group.append(entry)
+        if response is not None:
+            if _response_id(entry) == response.id:
+                response.add(entry["message"])
                 continue
             if _waits_in_response(entry):
                 held.append(entry)
                 continue
-            yield from _flush_response(group, held, report)
-            group, held = [], []
+            yield from _flush_response(response, held, report)
+            response, held = None, []
         if _response_id(entry) is not None:
-            group = [entry]
+            response = _Response(entry)
         else:
             yield entry
-    if group:
-        yield from _flush_response(group, held, report)
+    if response is not None:
+        yield from _flush_response(response, held, report)
 
 
-def _flush_response(group: list[dict[str, Any]], held: list[dict[str, Any]],
+def _flush_response(response: _Response, held: list[dict[str, Any]],
                     report: ConvertReport | None) -> Iterator[dict[str, Any]]:
-    first = group[0]
-    if len(group) > 1:
-        if report is not None:
-            report.streamed_lines_merged += len(group) - 1
-        first = _merged_lines(group)
-    yield first
+    if report is not None:
+        report.streamed_lines_merged += response.lines - 1
+    yield response.merged()
     yield from held
 
 
-def _merged_lines(group: list[dict[str, Any]]) -> dict[str, Any]:
-    blocks: list[Block] = []
-    seen: set[Hashable] = set()  # a set: a response may be streamed as thousands of lines
-    for line in group:
-        for block in as_blocks(line["message"].get("content")):
-            key = _frozen(block)
-            if key not in seen:  # a line repeating an earlier block adds nothing
-                seen.add(key)
-                blocks.append(block)
-    messages = [line["message"] for line in group]
-    message = {**messages[0], "content": blocks}
-    usages = [m["usage"] for m in messages if isinstance(m.get("usage"), dict)]
-    if usages:
-        message["usage"] = max(usages, key=_output_tokens)
-    stops = [m["stop_reason"] for m in messages if m.get("stop_reason")]
-    if stops:
-        message["stop_reason"] = stops[-1]
-    return {**group[0], "message": message}
+class _Response:
+    """The lines of one streamed response, merged as they come: the blocks not seen before (in
+    linear time: a response may be streamed as thousands of lines), the largest usage snapshot
+    (the first of equal ones), the last stop_reason."""
+
+    def __init__(self, first: dict[str, Any]) -> None:
+        self.first = first
+        self.id = _response_id(first)
+        self.lines = 1
+        self.blocks: list[Block] = []
+        self.seen: dict[int, int] = {}  # hash of a frozen block -> index of the first block
+        self.clashes: dict[int, list[int]] = {}  # more blocks of a hash, unequal to the first
+        self.usage: dict[str, Any] | None = None
+        self.stop: Any = None
+
+    def add(self, message: dict[str, Any]) -> None:
+        if self.lines == 1:  # a second line: only now is the first one's content looked at
+            self._take(self.first["message"])
+        self.lines += 1
+        self._take(message)
+
+    def _take(self, message: dict[str, Any]) -> None:
+        for block in as_blocks(message.get("content")):
+            if self._is_new(block):  # a line repeating an earlier block adds nothing
+                self.blocks.append(block)
+        usage = message.get("usage")
+        if isinstance(usage, dict) and (self.usage is None
+                                        or _output_tokens(usage) > _output_tokens(self.usage)):
+            self.usage = usage
+        if message.get("stop_reason"):
+            self.stop = message["stop_reason"]
+
+    def _is_new(self, block: Block) -> bool:
+        """Is ``block`` equal (``==``) to none taken so far? Equal blocks freeze to equal
+        values, so they share a hash."""
+        key, at = hash(_frozen(block)), len(self.blocks)
+        first = self.seen.setdefault(key, at)
+        if first == at:
+            return True
+        if self.blocks[first] == block:
+            return False
+        others = self.clashes.setdefault(key, [])
+        if any(self.blocks[index] == block for index in others):
+            return False
+        others.append(at)
+        return True
+
+    def merged(self) -> dict[str, Any]:
+        if self.lines == 1:
+            return self.first
+        message = {**self.first["message"], "content": self.blocks}
+        if self.usage is not None:
+            message["usage"] = self.usage
+        if self.stop:
+            message["stop_reason"] = self.stop
+        return {**self.first, "message": message}
 
 
 def _frozen(value: Any) -> Hashable:
