@@ -4,6 +4,8 @@
 #
 #   scripts/install-clients.sh                 # all three; prints NAME<TAB>BINARY per client
 #   scripts/install-clients.sh claude codex    # just these
+#   scripts/install-clients.sh ccusage         # optional tool, only when named: the usage report
+#                                              # cleanup --keep-usage is checked against
 #
 # Cache: $CTXTOOL_E2E_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/ctxtool-e2e. Each client lands in
 # <cache>/<package>@<version>/ and is only used once its binary answers --version, so a broken or
@@ -15,6 +17,7 @@ set -euo pipefail
 CLAUDE_CODE="@anthropic-ai/claude-code@2.1.332"
 OPENCODE="opencode-ai@1.18.33"
 CODEX="@openai/codex@0.171.0"
+CCUSAGE="ccusage@18.0.11"  # optional; the version cleanup --keep-usage is tested with (Node >= 20.19.4)
 
 cache="${CTXTOOL_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxtool-e2e}"
 
@@ -23,7 +26,9 @@ spec_of() {
         claude) echo "$CLAUDE_CODE claude" ;;
         opencode) echo "$OPENCODE opencode" ;;
         codex) echo "$CODEX codex" ;;
-        *) echo "install-clients.sh: unknown client '$1' (claude, opencode, codex)" >&2; return 2 ;;
+        ccusage) echo "$CCUSAGE ccusage" ;;
+        *) echo "install-clients.sh: unknown client '$1' (claude, opencode, codex, ccusage)" >&2
+           return 2 ;;
     esac
 }
 

@@ -51,6 +51,11 @@ T = TypeVar("T")
               help="Really remove (or archive). Without it: only the plan.")
 @click.option("--archive", "archive_dir", metavar="DIR",
               help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it.")
+@click.option("--keep-usage", "keep_usage", metavar="DIR",
+              help="Before a session goes, append its usage (no conversation text) to "
+                   "DIR/projects/... (Claude Code) or DIR/sessions/... (Codex), where "
+                   "CLAUDE_CONFIG_DIR=\"$HOME/.claude,DIR\" ccusage and CODEX_HOME=DIR still "
+                   "count it.")
 @click.option("--live-window", default="1h", show_default=True, envvar=LIVE_ENV,
               metavar="DURATION",
               help="Sessions active this recently are never touched, whatever --older-than "
@@ -67,7 +72,7 @@ T = TypeVar("T")
 def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
                 older_than: str | None,
                 include: tuple[str, ...], exclude: tuple[str, ...], apply: bool,
-                archive_dir: str | None, live_window: str, force: bool, now: str | None,
+                archive_dir: str | None, keep_usage: str | None, live_window: str, force: bool, now: str | None,
                 as_json: bool, quiet: bool, report: ReportOptions) -> None:
     """Remove old sessions and their side files, safely: a plan by default, --apply to act.
 
@@ -87,12 +92,14 @@ def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
         ctxtool cleanup                                  # the plan: what would go, and why
         ctxtool cleanup --older-than 60d --apply
         ctxtool cleanup --apply --archive ~/claude-archive --exclude plans
+        ctxtool cleanup --apply --keep-usage ~/.local/share/ctxtool/usage
         ctxtool cleanup --json | jq -r 'select(.action == "delete") | .path'
 
     Restore an archived session with: tar -xzf ARCHIVE -C ~/.claude
     """
     messages.set_quiet(quiet)
-    _no_empty_paths(root=root, store=store, archive=archive_dir, codex_home=codex_home)
+    _no_empty_paths(root=root, store=store, archive=archive_dir, codex_home=codex_home,
+                    keep_usage=keep_usage)
     when = parse_now(now)
     real_codex = _resolve_codex(codex_home, default=root is None, force=force)
     real_root = _resolve_root(root, force=force)
@@ -104,7 +111,8 @@ def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
         older_than=_older_than(older_than, real_root, window),
         include=_categories(include, exclude),
         archive_dir=_resolve_archive(archive_dir, real_root, real_store, real_codex),
-        codex=real_codex)
+        codex=real_codex, keep_usage=_resolve_keep_usage(keep_usage, real_root, real_store,
+                                                         real_codex))
     table = not as_json and is_terminal()
     with _locks(options):
         plan = plan_cleanup(options, progress=_progress)
@@ -130,7 +138,8 @@ def _progress(items: Iterable[T], total: int, desc: str) -> Iterator[T]:
 
 def _no_empty_paths(**paths: str | None) -> None:
     """``--root ''`` (an unset variable in a script) must not quietly mean the default."""
-    for option, value in paths.items():
+    for name, value in paths.items():
+        option = name.replace("_", "-")
         if value is not None and not value.strip():
             raise UsageError(f"--{option}: empty path",
                              hint=f"leave --{option} out for the default")
@@ -185,6 +194,21 @@ def _resolve_archive(folder: str | None, root: str | None, store: str | None,
         # a later run would take the archives for old sessions and remove them
         raise UsageError(f"--archive: {folder} is inside a folder cleanup sweeps",
                          hint="keep archives outside the swept folders, e.g. ~/claude-archive")
+    return real
+
+
+def _resolve_keep_usage(folder: str | None, root: str | None, store: str | None,
+                        codex: str | None) -> str | None:
+    if folder is None:
+        return None
+    real = os.path.realpath(os.path.expanduser(folder))
+    # DIR/projects or DIR/sessions must not be (inside) what is cleaned: the usage would be
+    # written into the very transcript about to go, or swept by the next run
+    mirrors = [real, *(os.path.join(real, name) for name in ("projects", *CODEX_FOLDERS))]
+    if any(_swept(path, root=root, store=store, codex=codex) for path in mirrors) or any(
+            path in (root, codex) for path in mirrors):
+        raise UsageError(f"--keep-usage: {folder} is (inside) a folder cleanup sweeps",
+                         hint="keep usage outside them, e.g. ~/.local/share/ctxtool/usage")
     return real
 
 
@@ -295,6 +319,8 @@ def summary_line(summary: Summary, options: CleanupOptions) -> str:
                      + ("would go" if summary.dry_run else "removed"))
     if summary.archives:
         parts.append(f"{len(summary.archives)} archives in {options.archive_dir}")
+    if summary.usage_kept:
+        parts.append(f"usage of {summary.usage_kept} sessions kept in {options.keep_usage}")
     if summary.errors:
         parts.append(f"{len(summary.errors)} errors")
     if summary.dry_run:

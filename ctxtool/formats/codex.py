@@ -240,6 +240,27 @@ def usage_counts(entry: Mapping[str, Any]) -> tuple[str, int, int, int] | None:
     return key, prompt - cached, cached, _count(last.get("output_tokens"))
 
 
+# payload fields of session_meta / turn_context that hold instructions (AGENTS.md, the system
+# prompt), not usage: left out of a usage-only rollout
+_INSTRUCTION_FIELDS = frozenset({"base_instructions", "instructions", "user_instructions",
+                                 "developer_instructions"})
+
+
+def usage_only(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The line as Codex usage tools (@ccusage/codex) read it, or None: ``session_meta`` and
+    ``turn_context`` (the model) without their instruction text, ``token_count`` events whole."""
+    payload = entry.get("payload")
+    if entry.get("type") == "event_msg" and isinstance(payload, Mapping) \
+            and payload.get("type") == "token_count":
+        return dict(entry)
+    if entry.get("type") not in ("session_meta", "turn_context"):
+        return None
+    if not isinstance(payload, Mapping):
+        return dict(entry)
+    return {**entry, "payload": {key: value for key, value in payload.items()
+                                 if key not in _INSTRUCTION_FIELDS}}
+
+
 def context_window_of(entry: Mapping[str, Any]) -> int | None:
     """``model_context_window`` of a ``token_count`` line (Codex's effective window), or None."""
     info = token_info(entry)

@@ -1,7 +1,8 @@
 """Running a cleanup plan: one record per action, and (with ``apply``) the actions themselves.
 
 For each removable unit, in order: check that nothing changed since the scan; with an archive
-folder, write and verify the unit's archive; remove its transcripts first and its side files only
+folder, write and verify the unit's archive; with a keep-usage folder, append the usage of its
+transcripts there (fsynced; if that fails, the unit stays whole); remove its transcripts first and its side files only
 if the transcripts went; leave referenced files in place. Then drop removed sessions from their
 project's ``sessions-index.json`` (atomically), and remove a project folder left empty (or holding
 only an index that lists no session any more). Every record carries the run's time. An error on one path is recorded and the sweep
@@ -15,7 +16,7 @@ import itertools
 import os
 import shlex
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +29,7 @@ from ctxtool.storage.atomic import sweep_beside, write_bytes_atomic
 from ctxtool.storage.cleanup_plan import CleanupOptions, CleanupPlan, UnitPlan, plan_cleanup
 from ctxtool.storage.cleanup_tree import STORE, Part, measure
 from ctxtool.storage.safe_fs import describe, open_nofollow, remove
+from ctxtool.storage.usage_keep import UsageKeeper
 
 __all__ = ["CleanupOptions", "CleanupPlan", "CleanupRun", "Summary", "plan_cleanup"]
 TRANSCRIPT_KINDS = ("transcript", "subagent-transcript", "codex-rollout")
@@ -46,6 +48,7 @@ class Summary:
     empty_folders: int = 0
     archives: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    usage_kept: int = 0  # sessions whose usage went to --keep-usage first
 
     def as_dict(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "removed_sessions": self.removed_sessions,
@@ -69,6 +72,7 @@ class CleanupRun:
         self._index_left: dict[str, int] = {}  # project rel -> sessions its index still lists
         self._stamp = self.options.now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         self.time = iso_time(self.options.now)
+        self._keeper = UsageKeeper(self.options.keep_usage) if self.options.keep_usage else None
 
     def records(self) -> Iterator[Record]:
         for part in self.plan.tree.skipped:
@@ -182,7 +186,8 @@ class CleanupRun:
                     yield from self._fail(plan, exc.format())
                 return
         for plan in fresh:
-            yield from self._remove_unit(plan, archives)
+            if self._keeper is None or (yield from self._keep_usage(plan, self._keeper)):
+                yield from self._remove_unit(plan, archives)
 
     def _archive(self, plans: list[UnitPlan]) -> dict[str, Archive]:
         """One archive per base folder (the root, the store) for this batch of units."""
@@ -209,10 +214,26 @@ class CleanupRun:
         category = self._acted(plan)[0].category
         return f"{category}-{self._stamp}" if category != STORE else f"store-{self._stamp}"
 
-    def _fail(self, plan: UnitPlan, message: str) -> Iterator[Record]:
+    def _keep_usage(self, plan: UnitPlan, keeper: UsageKeeper) -> Generator[Record, None, bool]:
+        """Write the usage of the transcripts about to go, right before they go; whether it
+        was (a session whose usage cannot be kept stays whole)."""
+        acted = [part.rel for part in self._acted(plan)]
+        transcripts = [part for part in plan.unit.transcripts
+                       if any(part.rel == rel or part.rel.startswith(f"{rel}/") for rel in acted)]
+        try:
+            if keeper.keep(transcripts):
+                self.summary.usage_kept += 1
+        except StoreError as exc:
+            self.summary.errors.append(exc.format())
+            yield from self._fail(plan, exc.format(), "not removed: its usage could not be kept")
+            return False
+        return True
+
+    def _fail(self, plan: UnitPlan, message: str,
+              reason: str = "not removed: archiving failed") -> Iterator[Record]:
         self.summary.kept["failed"] += 1
         for part in self._acted(plan):
-            yield self._record(plan, part, "keep", "not removed: archiving failed", error=message)
+            yield self._record(plan, part, "keep", reason, error=message)
 
     def _remove_unit(self, plan: UnitPlan, archives: dict[str, Archive]) -> Iterator[Record]:
         transcript_failed = False

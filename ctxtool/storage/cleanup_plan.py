@@ -42,6 +42,7 @@ class CleanupOptions:
     apply: bool = False
     live_window: timedelta = LIVE_WINDOW  # sessions active this recently are always kept
     codex: str | None = None  # real path of the Codex CLI folder ($CODEX_HOME), if any
+    keep_usage: str | None = None  # folder a removed session's usage is written to first
 
 
 @dataclass

@@ -266,7 +266,9 @@ def _fake_home(tmp_path: Path) -> Path:
     claude.mkdir()
     (claude / "settings.json").write_text("{}")
     clock = datetime.now(timezone.utc)  # these runs use the real clock: no --now in the units
-    add_session(claude, "ancient", clock - 400 * DAYS)
+    usage = {"type": "assistant", "timestamp": "2025-01-01T00:00:00Z", "requestId": "req_1",
+             "message": {"id": "msg_1", "usage": {"input_tokens": 1, "output_tokens": 2}}}
+    add_session(claude, "ancient", clock - 400 * DAYS, extra=[usage])
     add_session(claude, "fresh", clock - 2 * DAYS)
     return home
 
@@ -283,6 +285,8 @@ def test_the_crontab_line_runs_as_documented(tmp_path: Path) -> None:
     assert not (home / ".claude" / "projects" / PROJECT / "ancient.jsonl").exists()
     assert (home / "claude-archive" / "ancient.tar.gz").exists()
     assert (home / ".claude" / "projects" / PROJECT / "fresh.jsonl").exists()
+    usage = home / ".local" / "share" / "ctxtool" / "usage" / "projects" / PROJECT
+    assert b'"req_1"' in (usage / "ancient.jsonl").read_bytes()
     log = home / ".local" / "state" / "ctxtool" / "cleanup.jsonl"
     assert any(r["action"] == "archive" for r in records_of(log.read_bytes()))
 
