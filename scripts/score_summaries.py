@@ -82,7 +82,7 @@ WORK_VERBS = ("done", "fixed", "completed", "resolved", "implemented", "merged",
               "passed")
 _WORK_VERB = re.compile(r"\b(?:" + "|".join(WORK_VERBS) + r")\b|\u2705", re.IGNORECASE)
 WORK_LINE_CHARS = 400
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
+_TOKEN = re.compile(r"[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
 _NAME = re.compile(r"[_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
 COMMON = frozenset("""
 about above across actually after again against almost along already also although always among
