@@ -361,6 +361,9 @@ class FormatAdapter:
     #: ``search_tools``), added to ``snip``'s sets (which then match lower-case names too), and
     #: the summarizer reads its calls through :meth:`claude_code_tool`. None: Claude Code's names.
     own_tool_names: ClassVar[Mapping[str, frozenset[str]] | None] = None
+    #: True when the summarizer must read the agent's tool calls through
+    #: :meth:`claude_code_tool` (its tools, todo or plan tool and shell are not Claude Code's).
+    names_tools_its_way: ClassVar[bool] = False
     #: True when ``attachment`` lines record the texts the agent sent for them (``rendered``,
     #: Claude Code 2.1): the meter counts those texts.
     rendered_attachments: ClassVar[bool] = False
@@ -608,7 +611,9 @@ class FormatAdapter:
 
     def claude_code_tool(self, block: Block) -> Block:
         """A content block with a tool call under Claude Code's tool name and input keys (a
-        view), for agents with :attr:`own_tool_names`; other blocks as they are."""
+        view: its todo or plan tool as ``TodoWrite``, its shell as ``Bash``, its file edits as
+        ``Edit``/``Write``), for agents with :attr:`names_tools_its_way`; other blocks as they
+        are."""
         return block
 
     def summary_text(self, entry: Mapping[str, Any]) -> str | None:

@@ -650,6 +650,68 @@ def snip_view(block: Block) -> Block:
     return {**block, "name": seen[0], "input": seen[1]}
 
 
+# --- tool calls as the summarizer reads them ------------------------------------------------------
+#
+# The summary tracks files, tasks and commands by Claude Code's tool names: Codex's plan tool
+# (``update_plan {"plan": [{"step", "status"}]}``) is its todo list, its shell tools run
+# commands, and an ``apply_patch`` of one file is an edit of it (the lines the patch removes and
+# adds, context lines on both sides), or a write when it adds the file.
+
+_PATCH_LINE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$")
+
+
+def patch_as_edit(patch: str, workdir: str | None) -> tuple[str, dict[str, Any]] | None:
+    """(``Edit`` or ``Write``, its input) for a patch of one file; None for any other patch."""
+    kind, path, old, new = "", "", [], []
+    for line in patch.splitlines():
+        header = _PATCH_LINE.match(line)
+        if header:
+            if path:
+                return None  # a second file
+            kind, path = header.groups()
+        elif path and line[:1] in ("-", "+", " ") and not line.startswith("*** "):
+            if line[:1] != "+":
+                old.append(line[1:])
+            if line[:1] != "-":
+                new.append(line[1:])
+    if not path or kind == "Delete":
+        return None
+    if kind == "Add":
+        return "Write", {"file_path": _path(path, workdir), "content": "\n".join(new)}
+    return "Edit", {"file_path": _path(path, workdir), "old_string": "\n".join(old),
+                    "new_string": "\n".join(new)}
+
+
+_EXIT = re.compile(r"^Process exited with code (\d+)|\"exit_code\":\s*(\d+)", re.MULTILINE)
+
+
+def summary_view(block: Block) -> Block:
+    """A ``tool_use`` block of Codex under the Claude Code tool it amounts to (see above); a
+    ``tool_result`` of a command that exited non-zero marked as an error (Codex records the
+    exit code in the output's text)."""
+    if block.get("type") == "tool_result":
+        content = block.get("content")
+        code = _EXIT.search(content[:2000]) if isinstance(content, str) else None
+        failed = code is not None and (code.group(1) or code.group(2)) != "0"
+        return {**block, "is_error": True} if failed and not block.get("is_error") else block
+    if block.get("type") != "tool_use":
+        return block
+    name, value = str(block.get("name") or ""), block.get("input")
+    if name == "update_plan" and isinstance(value, dict) and isinstance(value.get("plan"), list):
+        todos = [{"content": str(step.get("step") or ""), "status": str(step.get("status") or
+                                                                         "pending")}
+                 for step in value["plan"] if isinstance(step, dict)]
+        return {**block, "name": "TodoWrite", "input": {"todos": todos}}
+    command = shell_command(name, value)
+    if command is None:
+        return block
+    workdir = value.get("workdir") if isinstance(value, dict) else None
+    if command.startswith("apply_patch"):
+        edit = patch_as_edit(command, workdir if isinstance(workdir, str) else None)
+        return block if edit is None else {**block, "name": edit[0], "input": edit[1]}
+    return {**block, "name": "Bash", "input": {"command": command}}
+
+
 class CodexAdapter(FormatAdapter):
     """Codex CLI rollouts (module docstring). A tool output is its own line, as OpenAI chat's
     ``role: "tool"`` messages are; the context is what follows the last ``compacted`` record."""
@@ -659,6 +721,7 @@ class CodexAdapter(FormatAdapter):
     schema: ClassVar[str | None] = SCHEMA
     reads_whole_session: ClassVar[bool] = True  # a compacted record decides what is sent
     compactable_tools: ClassVar[frozenset[str]] = COMPACTABLE_TOOLS
+    names_tools_its_way: ClassVar[bool] = True
     summary_keeps_lines: ClassVar[bool] = True
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
@@ -757,6 +820,9 @@ class CodexAdapter(FormatAdapter):
     def snip_view(self, block: Block) -> Block:
         return snip_view(block)
 
+    def claude_code_tool(self, block: Block) -> Block:
+        return summary_view(block)
+
     def compaction_writer(self) -> _Writer:
         return _Writer()
 
@@ -797,4 +863,4 @@ class CodexAdapter(FormatAdapter):
 __all__ = ["CodexAdapter", "CodexLimits", "codex_limits", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
            "context_window_of", "is_compacted", "is_instruction", "item_role_and_blocks",
            "role_and_blocks", "session_id_of", "session_roots", "shell_command", "shell_tool",
-           "snip_view", "tool_output", "usage_counts", "with_tool_output"]
+           "snip_view", "summary_view", "tool_output", "usage_counts", "with_tool_output"]

@@ -143,8 +143,8 @@ def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
         return None  # an OpenCode compaction request is OpenCode's, not the user's
     blocks = tuple(b for b in (_cut_block(b) for b in raw_blocks) if b is not None)
     where = _Where(location=location_of(entry), timestamp=_str(entry.get("timestamp")))
-    if adapter.own_tool_names is not None:  # Claude Code's tool names, so that files and todos
-        blocks = tuple(map(adapter.claude_code_tool, blocks))  # are tracked the same way
+    if adapter.names_tools_its_way:  # Claude Code's tool names, so that files, todos and
+        blocks = tuple(map(adapter.claude_code_tool, blocks))  # commands are tracked one way
     typed = adapter.typed_text(entry) if role == "user" else None
     if typed is not None:  # the agent's own parts left out
         kind, text = classify_user_text(typed) if typed.strip() else (CONTEXT, "")

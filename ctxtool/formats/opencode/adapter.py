@@ -41,6 +41,7 @@ class OpenCodeAdapter(FormatAdapter):
     clears_by_marking: ClassVar[bool] = True
     clearing_strategy: ClassVar[str] = "opencode"
     own_tool_names: ClassVar[Mapping[str, frozenset[str]] | None] = SNIP_TOOLS
+    names_tools_its_way: ClassVar[bool] = True
     compactions: ClassVar[str] = AGENT_RULE
     converts_through_messages: ClassVar[bool] = True
     convert_targets: ClassVar[tuple[str, ...]] = ("opencode", "opencode-export", "opencode-storage")

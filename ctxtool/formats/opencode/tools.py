@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from ctxtool.formats.codex import patch_as_edit
+
 CLAUDE_CODE_NAMES = {
     "read": "Read", "edit": "Edit", "write": "Write", "multiedit": "MultiEdit", "bash": "Bash",
     "grep": "Grep", "glob": "Glob", "list": "LS", "webfetch": "WebFetch",
@@ -50,6 +52,11 @@ def as_claude_code_tool(block: dict[str, Any]) -> dict[str, Any]:
     """A ``tool_use`` block of an OpenCode tool with Claude Code's tool name and input keys;
     other blocks, and tools Claude Code has no name for, are returned as they are."""
     name = CLAUDE_CODE_NAMES.get(str(block.get("name") or ""))
+    value = block.get("input")
+    if block.get("type") == "tool_use" and block.get("name") == "apply_patch" \
+            and isinstance(value, dict) and isinstance(value.get("patchText"), str):
+        edit = patch_as_edit(value["patchText"], None)  # the patch format is Codex's
+        return block if edit is None else {**block, "name": edit[0], "input": edit[1]}
     if block.get("type") != "tool_use" or name is None:
         return block
     return {**block, "name": name, "input": snake_keys(block.get("input"))}
