@@ -99,8 +99,11 @@ def test_offline_summary_of_every_corpus_file(path: Path) -> None:
     summary = squash(done.summary)
     for prompt in expected_prompts(items):
         assert squash(prompt)[:60] in summary, prompt[:200]
-    for edited in edited_files(items):
-        assert edited in done.summary, edited
+    named = re.search(r"Working directory: (\S+)", done.summary)
+    cwd = named.group(1).rstrip("/") if named else ""
+    for edited in edited_files(items):  # shown relative to the working directory it names
+        shown = edited[len(cwd) + 1:] if cwd and edited.startswith(cwd + "/") else edited
+        assert shown in done.summary, edited
     assert errors(done.entries, fmt) <= errors(items, fmt)
     if fmt == CLAUDE_CODE:
         view = list(filter_compacted(done.entries, plan_cut(done.entries, fmt)))

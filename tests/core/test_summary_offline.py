@@ -40,8 +40,8 @@ def test_every_user_message_verbatim_and_the_latest_request_quoted() -> None:
 
 def test_files_with_counts_and_latest_edit() -> None:
     files = sections_of(summary_of(coding_session()))["Files and Code Sections"]
-    assert "/work/app/app/pager.py (read x1, edited x1)" in files
-    assert "/work/app/tests/test_pager.py (written x1)" in files
+    assert "- app/pager.py (read x1, edited x1)" in files  # relative to the working directory
+    assert "- tests/test_pager.py (new, written x1)\n     - added: test_pages" in files
     assert "return -(-n // size)" in files and "assert pages(11, 5) == 3" in files
 
 
@@ -49,7 +49,8 @@ def test_errors_and_what_followed() -> None:
     errors = sections_of(summary_of(coding_session()))["Errors and fixes"]
     assert "Bash `pytest -q tests/test_pager.py` failed: Exit code 4: ERROR: file or directory not found" in errors
     assert "The assistant then said: The test file does not exist yet; creating it." in errors
-    assert "Then: Bash `pytest -q tests/test_pager.py` succeeded." in errors  # the retry
+    # what resolved it: the change after it, then the retry
+    assert "Then: changed test_pager.py; Bash `pytest -q tests/test_pager.py` succeeded." in errors
 
 
 def test_error_gist_picks_the_telling_line() -> None:

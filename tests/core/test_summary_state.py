@@ -190,12 +190,16 @@ def test_tests_commits_and_pushes_after_the_last_edit() -> None:
     s.call("b0", "Bash", {"command": "pytest -q"}, "Exit code 1\nFAILED tests/test_a.py::test_one", error=True)
     s.call("e1", "Edit", {"file_path": "/work/app/a.py", "old_string": "1", "new_string": "2"}, "ok")
     s.call("b1", "Bash", {"command": "cd /work/app && uv run pytest -q"}, "3 passed")
-    s.call("b2", "Bash", {"command": "git commit -am 'fix: run pytest in CI'"}, "[main abc123] fix")
+    s.call("b2", "Bash", {"command": "git commit -am 'fix: run pytest in CI'"}, "[main abc1234] fix")
     s.call("b3", "Bash", {"command": "git push origin main"}, "ok")
     s.assistant(text_block("Fixed, tested, committed and pushed."))
     work = sections(s)["Current Work"]
-    assert "Last test run, after the last edit: Bash `cd /work/app && uv run pytest -q` passed." in work
+    assert "- `uv run pytest -q` passed after the last change (3 passed)." in work
     assert "Last commit: Bash `git commit -am 'fix: run pytest in CI'` done." in work
+    done = sections(s)["Problem Solving"]
+    assert "- `pytest -q` failed: Exit code 1: FAILED tests/test_a.py::test_one" in done
+    assert "- `uv run pytest -q` passed: 3 passed\n   - Committed abc1234 \"fix: run pytest in CI\" (a.py)" \
+        "\n   - Pushed to origin main" in done
     assert "Last push or pull request: Bash `git push origin main` done." in work
 
 
@@ -212,12 +216,12 @@ def test_names_and_files_from_every_tool_are_kept() -> None:
                           "new_string": "def compute_expand_groups(rows) do\n  rows\nend"}, "ok")
     s.assistant(text_block("`compute_expand_groups` now keeps every row; `SessionLive.mount` calls it."))
     found = sections(s)
-    names = found["Key Technical Concepts"]
+    names = found["Key Technical Concepts"] + found["Files and Code Sections"]  # each once
     for name in ("load_session_data", "TranscriptRenderer", "Otel.setup", "compute_expand_groups",
                  "SessionLive.mount"):
         assert name in names, name
     files = found["Files and Code Sections"]
-    assert "/work/app/lib/loader.ex (edited x1)" in files
+    assert "- lib/loader.ex (edited x1)\n     - added: compute_expand_groups" in files
     for path in ("renderer.ex", "session_live.ex", "lib/spotter/otel.ex"):
         assert path in files, path
 

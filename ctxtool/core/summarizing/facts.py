@@ -5,8 +5,10 @@ sections use: every user message (each capped, start and end kept), the last few
 what was done for them, the latest tool calls and failures, the files touched by any tool, the
 names the conversation is about (:mod:`ctxtool.core.summarizing.names`), the todo list, and the
 evidence of what is settled - the assistant's statements that something is done, tests run after
-the last edit, commits and pushes. Nothing grows with the length of the session but the list of
-user messages, so a very long session is summarized in the memory its messages take.
+the last edit, commits and pushes - and feeds the work log
+(:class:`ctxtool.core.summarizing.work.WorkLog`: what each piece of work did). Nothing grows with
+the length of the session but the list of user messages, so a very long session is summarized in
+the memory its messages take.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         WEIGHT_GLIMPSED, WEIGHT_SEEN, WEIGHT_USER, NameRanking, backticked,
                                         definitions_in, identifiers_in, paths_in, test_names_in,
                                         whole_words)
-from ctxtool.core.summarizing.tools import BOOKKEEPING, ToolCall, TodoList
+from ctxtool.core.summarizing.tools import BOOKKEEPING, ToolCall, TodoList, error_gist
+from ctxtool.core.summarizing.work import WorkLog
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
 SAID_CHARS = 4000  # an assistant text kept for the sections
+REPORT_CHARS = 12000  # an assistant text kept until it is known to end its turn (a report)
 GLIMPSE_CHARS = 600  # of any tool output, scanned for names in passing
 RECENT_CALLS = 8
+FILE_NAMES = 60  # names kept per file
 RECENT_FAILURES = 20
 RECENT_ROUNDS = 15
 DONE_STATEMENTS = 300
@@ -43,6 +48,10 @@ _ENV = r"(?:\w+=\S*\s+)*(?:(?:uv|poetry|pipenv|pdm|hatch)\s+run\s+|python3?\s+-m
 _TEST = re.compile(_ENV + r"(?:pytest|py\.test|tox|nox|go test|cargo test|mix test|jest|vitest|rspec|"
                    r"(?:npm|pnpm|yarn|bun)(?: run)? test\w*|make (?:test|check)\w*|mise run test\w*|"
                    r"unittest|phpunit|ctest|gradle\w* test|mvn test)\b")
+_BUILD = re.compile(_ENV + r"(?:go (?:build|vet)|golangci-lint|cargo (?:build|check|clippy)|"
+                    r"mix (?:compile|credo|dialyzer|format --check\w*)|tsc|eslint|ruff|mypy|"
+                    r"(?:npm|pnpm|yarn|bun) run (?:build|lint|typecheck|check)\w*|make\b|"
+                    r"pre-commit run|gradle\w* build|mvn (?:package|compile|verify))\b")
 _COMMIT = re.compile(_ENV + r"git\s+(?:-C\s+\S+\s+)?commit\b")
 _PUSH = re.compile(_ENV + r"(?:git\s+(?:-C\s+\S+\s+)?push\b|gh\s+pr\s+(?:create|merge)\b)")
 
@@ -77,6 +86,14 @@ class FileTouch:
     mentions: float = 0.0  # searches, shell commands, subagents, the conversation
     last: int = 0
     last_edit: dict[str, Any] | None = None
+    names: dict[str, None] = field(default_factory=dict)  # defined or edited in it, newest last
+
+    def saw(self, names: list[str]) -> None:
+        for name in names:
+            self.names.pop(name, None)
+            self.names[name] = None
+        while len(self.names) > FILE_NAMES:
+            del self.names[next(iter(self.names))]
 
     @property
     def worked_on(self) -> bool:
@@ -88,6 +105,7 @@ class Failure:
     call: ToolCall
     said_after: str = ""  # the first assistant text after the failed result
     same: ToolCall | None = None  # the next call on the same target
+    changes: list[str] = field(default_factory=list)  # files changed after it, until ``same``
     next: ToolCall | None = None  # the next call at all
 
 
@@ -116,6 +134,9 @@ class Facts:
         self.todo_at = -1  # position of the last todo-list change
         self.done: deque[tuple[int, str]] = deque(maxlen=DONE_STATEMENTS)
         self.last_said = ""
+        self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
+        self.reported = -1  # position of the last end-of-turn text given to the work log
+        self.work = WorkLog()
         self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
         self.last_user = -1  # position of the latest user message
         self.answered_at = -1  # position of the assistant text that last ended a turn
@@ -143,6 +164,8 @@ class Facts:
     def _user(self, turn: Turn) -> None:
         text = truncate_text(turn.text.replace("\r\n", "\n").replace("\r", "\n"), MESSAGE_CHARS)
         self.chars += len(text)
+        self.end_turn()
+        self.work.user(text)
         self.messages.append(Message(turn.kind, text, self.position))
         self.names.add(identifiers_in(text), WEIGHT_USER, self.position)
         self._touch_paths(paths_in(text), WEIGHT_USER)
@@ -160,6 +183,7 @@ class Facts:
                 return
             self.chars += len(text)
             self.last_said = text[:SAID_CHARS]
+            self.said_full = text[:REPORT_CHARS]
             if self.rounds:
                 self.rounds[-1].said = self.last_said
             self.last_event = "text"
@@ -203,7 +227,8 @@ class Facts:
             if call.name in BOOKKEEPING:
                 break
             failure.next = failure.next or call
-            if failure.same is None and call.target and call.target == failure.call.target:
+            if failure.same is None and call.target and (
+                    call.target == failure.call.target or _same_command(call, failure.call)):
                 failure.same = call
         self._call_facts(call, data)
 
@@ -220,11 +245,10 @@ class Facts:
                 touch.last_edit = dict(data, tool=name)
                 self.glimpsed.discard(path)
                 for key in ("new_string", "content", "new_source"):
-                    self.names.add(definitions_in(str(data.get(key) or "")), WEIGHT_DEFINED, position)
+                    self._defined(touch, str(data.get(key) or ""), position)
                 for edit in data.get("edits") or () if name == "MultiEdit" else ():
                     if isinstance(edit, dict):
-                        self.names.add(definitions_in(str(edit.get("new_string") or "")),
-                                       WEIGHT_DEFINED, position)
+                        self._defined(touch, str(edit.get("new_string") or ""), position)
         elif name in SEARCH_TOOLS or name == "Bash":
             words = " ".join(str(data.get(k) or "") for k in ("pattern", "path", "command", "glob"))
             self.names.add(identifiers_in(words), WEIGHT_DISCUSSED, position)
@@ -235,6 +259,12 @@ class Facts:
             self._mentions(str(data.get("prompt") or ""), WEIGHT_MENTIONED)
         if self.todos.apply_call(call):
             self.todo_at = position
+            self.work.task_list(self.todos.items, position)
+
+    def _defined(self, touch: FileTouch, code: str, position: int) -> None:
+        defined = definitions_in(code)
+        self.names.add(defined, WEIGHT_DEFINED, position)
+        touch.saw(defined + identifiers_in(code))
 
     def _shell(self, call: ToolCall, command: str) -> None:
         word = command_word(command)
@@ -273,17 +303,69 @@ class Facts:
         elif call.name in SUBAGENT_TOOLS:
             self._mentions(text, WEIGHT_MENTIONED)
         elif call.name == "Read":
-            self.names.add(definitions_in(text), WEIGHT_SEEN, self.position)
+            defined = definitions_in(text)
+            self.names.add(defined, WEIGHT_SEEN, self.position)
+            if isinstance(target, str) and target in self.files:
+                self.files[target].saw(defined)
         if call.name != "Read" or self._fresh_read(call):
             self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:
             self.names.add(test_names_in(text), WEIGHT_DISCUSSED, self.position)
+        if call.name == "Bash":
+            self._check(call, text)
         if self.todos.apply_result(call):
             self.todo_at = self.position
+            self.work.task_list(self.todos.items, self.position)
+        if not call.is_error:
+            self._work_result(call, text)
         if not call.is_error and call.name not in ("Read",) + SEARCH_TOOLS:
             call.result = text[:600]  # the rest is never shown
         else:
             call.result = text[:3000]
+
+    def end_turn(self) -> None:
+        """The latest assistant text ended its turn: its report goes to the work log."""
+        if self.last_event == "text" and self.reported < self.answered_at:
+            self.reported = self.answered_at
+            self.work.report(self.said_full, self.answered_at)
+
+    def _work_result(self, call: ToolCall, text: str) -> None:
+        """A successful call's part in the work log: a change, a commit, a push."""
+        data = call.input if isinstance(call.input, dict) else {}
+        if call.name in EDIT_TOOLS + WRITE_TOOLS:
+            path = str(data.get("notebook_path") or data.get("file_path") or "")
+            touch = self.files.get(path)
+            read_before = touch is not None and touch.reads > 0
+            edits = data.get("edits") if call.name == "MultiEdit" else None
+            pairs = [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
+                     for e in edits if isinstance(e, dict)] if isinstance(edits, list) else [
+                (str(data.get("old_string") or ""),
+                 str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
+            for old, new in pairs:
+                self.work.changed(path, call.name, old, new, self.position, read_before)
+            for failure in self.failures:
+                if failure.same is None and path not in failure.changes:
+                    failure.changes.append(path)
+        elif call.name == "Bash":
+            command = str(data.get("command") or "")
+            runs = [part.strip() for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+            self.work.tracker(command, text, self.position)
+            self.work.posted(command, self.position)
+            for part in runs:
+                if _COMMIT.match(part):
+                    self.work.commit(command, text, self.position)
+                elif _PUSH.match(part):
+                    self.work.push(part, text, self.position)
+
+    def _check(self, call: ToolCall, text: str) -> None:
+        """A test or build run, passed or failed, for the work log."""
+        command = str(call.input.get("command") or "") if isinstance(call.input, dict) else ""
+        for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0]):
+            part = re.sub(r"\s\d?>&?\d?\S*", "", part).strip()
+            if _TEST.match(part) or _BUILD.match(part):
+                self.work.check(part, not call.is_error, text, self.position,
+                                "" if not call.is_error else error_gist(text, 160))
+                return
 
     def _fresh_read(self, call: ToolCall) -> bool:
         """The first read of a file since it last changed (reading it again shows the same)."""
@@ -366,10 +448,27 @@ def _words(text: str) -> set[str]:
     return {_stem(w.lower().strip(".")) for w in _WORD.findall(text)} - _STOP
 
 
+def _same_command(call: ToolCall, other: ToolCall) -> bool:
+    """Two shell calls that run the same program and subcommand (a test run again with other
+    arguments)."""
+    if call.name != "Bash" or other.name != "Bash":
+        return False
+    return _program(call.target) == _program(other.target) != ""
+
+
+def _program(command: str) -> str:
+    """``go test`` of ``cd x && go test ./... -run Y``: the first part's first two words."""
+    for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0]):
+        words = [w for w in part.split() if "=" not in w]
+        if words and words[0] != "cd":
+            return " ".join(words[:2])
+    return ""
+
+
 def command_word(command: str) -> str:
     """The program a shell command runs: ``cd app && FOO=1 pytest -q`` gives ``pytest``."""
     for part in re.split(r"&&|\|\||;|\|", command):
         words = [w for w in part.split() if "=" not in w and w != "sudo"]
-        if words and words[0] != "cd":
+        if words and words[0] != "cd" and not words[0].startswith("#"):  # a comment line
             return words[0][:30]
     return ""

@@ -140,11 +140,18 @@ class NameRanking:
         """The ``count`` most central names; ``end`` is the position of the last turn. Names
         not seen since an earlier compaction at ``compacted_at`` count half: that summary
         already chose what to carry over from before it."""
-        span = max(1, end)
-
-        def rank(item: tuple[str, _Seen]) -> float:
-            lift = 1.0 + item[1].last / span
-            return item[1].score * lift * (0.5 if item[1].last < compacted_at else 1.0)
-
-        ordered = sorted(self.seen.items(), key=rank, reverse=True)
+        ordered = sorted(self.seen.items(), key=lambda kv: _rank(kv[1], end, compacted_at),
+                         reverse=True)
         return [name for name, _ in ordered[:max(0, count)]]
+
+    def best(self, names: Iterable[str], count: int, end: int, compacted_at: int = 0) -> list[str]:
+        """The ``count`` most central of ``names`` (those never ranked last)."""
+        empty = _Seen()
+        return sorted(dict.fromkeys(names), key=lambda n: _rank(self.seen.get(n, empty), end,
+                                                                 compacted_at),
+                      reverse=True)[:max(0, count)]
+
+
+def _rank(seen: _Seen, end: int, compacted_at: int) -> float:
+    lift = 1.0 + seen.last / max(1, end)
+    return seen.score * lift * (0.5 if seen.last < compacted_at else 1.0)

@@ -3,21 +3,27 @@
 No network and no model: the sections are built from what the transcript records
 (:class:`ctxtool.core.summarizing.facts.Facts`, gathered in one pass).
 
-1. Primary Request and Intent - the first user messages, the latest one, the focus asked for;
-2. Key Technical Concepts - working directory, branch, file types, tools and commands, and the
-   names the conversation is about (identifiers it defines, edits, searches for or discusses),
-   most central first;
-3. Files and Code Sections - every file read, edited or written, with counts and the latest edits,
-   then the files reached only through searches, shell commands, subagents or the conversation;
-4. Errors and fixes - the latest failed tool calls and what followed;
-5. Problem Solving - one line per recent request: the tools used and how it ended;
+1. Primary Request and Intent - the first user messages, the latest one, the constraints and
+   decisions the user stated, the focus asked for;
+2. Key Technical Concepts - working directory, branch, file types, the programs the shell ran,
+   and the names the conversation is about (identifiers it defines, edits, searches for or
+   discusses), most central first, those the files section shows left out;
+3. Files and Code Sections - every file changed, newest first, new or not, committed or not, and
+   what its changes did (:class:`ctxtool.core.summarizing.work.WorkLog`: names added, changed,
+   removed, the code they wrote); then the files only read, with their names, and those reached
+   only through searches, shell commands, subagents or the conversation;
+4. Errors and fixes - the latest failed tool calls, the files changed after them and whether the
+   command then succeeded;
+5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
+   its state at the cut: commits, pushes, tests and builds, issues closed, the assistant's own
+   end-of-turn reports;
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
    tool results, given as the reason for rejecting a tool call; a very long one keeps its start
    and end;
 7. Pending Tasks - what is open at the cut: todo items nothing later settles, the latest request
    when no reply ended it, queued messages not yet answered;
-8. Current Work - the assistant's last words, its latest tool calls, tests, commits and pushes
-   since the last edit;
+8. Current Work - the assistant's last words, the task in progress, its latest tool calls, each
+   test or build's last outcome, the files changed since the last commit, commits and pushes;
 9. Optional Next Step - what follows from the latest request and the work in progress (nothing
    new when the last request was answered).
 
@@ -40,9 +46,10 @@ from collections import Counter
 
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
-from ctxtool.core.summarizing.facts import Facts, Message
+from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
+from ctxtool.core.summarizing.work import Task, WorkLog
 from ctxtool.llm.base import QUEUED, Progress, SummaryRequest, SummaryResult, Turn, no_progress
 
 # detail factors for the sections other than the user messages, most detail first: the first
@@ -55,7 +62,7 @@ SQUEEZE = ((0.1, 1500), (0.05, 1000), (0.0, 600))
 BOUND_CAPS = (400, 250, 150, 80)
 BASE_TOKENS = 1200  # target size: this much...
 SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summarized)
-NAME_TOKENS = 16  # one name listed per this many tokens of the target (at full detail)
+NAME_TOKENS = 28  # one name listed per this many tokens of the target (at full detail)
 PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many
 PRIOR_MARK = "From the earlier summary"
 
@@ -128,13 +135,17 @@ def primary_request(v: View, f: float) -> str:
         latest = v.facts.latest_request
         if latest is not None and latest is not typed[0]:
             lines.append("Latest request: " + clip(latest.text, max(150, int(800 * f))))
+    stated = list(v.facts.work.constraints)[-max(2, int(8 * f)):] if f > 0 else []
+    if stated:
+        lines.append("Constraints and decisions the user stated:")
+        lines.extend(indent("- " + clip(c, 200)) for c in stated)
     if v.request.instructions:
         lines.append("Focus asked for this summary: " + clip(v.request.instructions, 1000))
     merged = v.merged(HEADINGS[0], int(1500 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "None recorded."
 
 
-def key_concepts(v: View, f: float) -> str:
+def key_concepts(v: View, f: float, shown: str = "") -> str:
     facts, lines = v.facts, []
     if v.request.cwd:
         branch = f" (git branch {v.request.git_branch})" if v.request.git_branch else ""
@@ -142,24 +153,24 @@ def key_concepts(v: View, f: float) -> str:
     kinds = Counter(_extension(p) for p, t in facts.files.items() if t.worked_on and _extension(p))
     if kinds:
         lines.append("- File types: " + ", ".join(f"{ext} ({n})" for ext, n in kinds.most_common(6)))
-    if facts.tools:
-        lines.append("- Tools used: " + ", ".join(f"{n} x{c}" for n, c in facts.tools.most_common(10)))
-    if facts.commands:
-        lines.append("- Commands run: " + ", ".join(f"{w} x{n}" for w, n in facts.commands.most_common(8)))
-    names = _names(facts, max(12, int(v.target / NAME_TOKENS * (0.6 + 0.4 * f))))
+    if facts.commands:  # the programs the work ran (tool counts say little: left out)
+        lines.append("- Commands run: " + ", ".join(f"{w} x{n}" for w, n in facts.commands.most_common(6)))
+    names = _names(facts, max(10, int(v.target / NAME_TOKENS * (0.6 + 0.4 * f))), shown)
     if names:
         lines.append("- Names in play (most central first): " + ", ".join(names))
     merged = v.merged(HEADINGS[1], int(1000 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "None recorded."
 
 
-def _names(facts: Facts, count: int) -> list[str]:
-    """The ``count`` most central names, leaving out one already inside a listed longer name
-    (``Otel`` when ``Otel.setup`` is there)."""
+def _names(facts: Facts, count: int, shown: str) -> list[str]:
+    """The ``count`` most central names not already in ``shown`` (the files section), leaving
+    out one already inside a listed longer name (``Otel`` when ``Otel.setup`` is there)."""
     chosen: list[str] = []
-    for name in facts.names.top(2 * count, facts.position, facts.compacted_at):
+    for name in facts.names.top(3 * count, facts.position, facts.compacted_at):
         if len(chosen) >= count:
             break
+        if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", shown):
+            continue
         if not any(name in longer for longer in chosen):
             chosen = [c for c in chosen if c not in name] + [name]
     return chosen
@@ -171,35 +182,71 @@ def _extension(path: str) -> str:
 
 
 def files_and_code(v: View, f: float) -> str:
-    touched = sorted(v.facts.files.values(), key=lambda t: t.last, reverse=True)
-    worked = [t for t in touched if t.worked_on]
+    facts, work = v.facts, v.facts.work
+    touched = sorted(facts.files.values(), key=lambda t: t.last, reverse=True)
+    changed = [t for t in touched if t.edits + t.writes]
+    read = [t for t in touched if t.worked_on and not t.edits + t.writes]
     lines: list[str] = []
-    shown = worked[:max(25, int(60 * f))]
-    snippets = int(4 * f)
+    shown = changed[:max(12, int(40 * f))]
+    snippets = int(2 * f)
     for touch in shown:
-        counts = [f"{label} x{n}" for label, n in (("read", touch.reads), ("edited", touch.edits),
-                                                    ("written", touch.writes)) if n]
-        failed = f", {touch.failed} failed" if touch.failed else ""
-        lines.append(f"- {touch.path} ({', '.join(counts)}{failed})")
+        lines.append(f"- {v.show(touch.path)} ({_file_state(touch, work)})")
+        details = work.file_lines(touch.path, max(1, int(4 * f)), lambda names, count: facts.names.best(
+            names, count, facts.position, facts.compacted_at))
+        lines.extend(indent("- " + d, "  ") for d in details)
+        names = _file_names(v, touch, max(3, int(12 * f)), " ".join(details))
+        if names:
+            lines.append(indent("- names: " + ", ".join(names), "  "))
         if touch.last_edit is not None and snippets > 0:
-            lines.append(indent(_edit_snippet(touch.last_edit, int(700 * f)), "     "))
+            lines.append(indent(_edit_snippet(touch.last_edit, int(500 * f)), "    "))
             snippets -= 1
-    if len(worked) > len(shown):
-        rest = worked[len(shown):]
-        names = ", ".join(v.show(t.path) for t in rest[:max(20, int(100 * f))])
-        more = len(rest) - max(20, int(100 * f))
-        lines.append(f"- Also read or changed earlier: {names}" + (f" and {more} more" if more > 0 else ""))
-    known = [t.path for t in worked]
+    if len(changed) > len(shown):
+        rest = [v.show(t.path) for t in changed[len(shown):]]  # every changed file is named
+        lines.append(_name_list("Also changed earlier", rest, len(rest)))
+    described = read[:max(2, int(10 * f))]
+    for touch in described:
+        names = _file_names(v, touch, max(3, int(10 * f)), "")
+        lines.append(f"- {v.show(touch.path)} (read x{touch.reads})"
+                     + (": " + ", ".join(names) if names else ""))
+    if len(read) > len(described):
+        lines.append(_name_list("Also read (newest first)",
+                                [v.show(t.path) for t in read[len(described):]],
+                                max(10, int(40 * f))))
+    known = [t.path for t in touched if t.worked_on]
     others = sorted((t for t in touched if not t.worked_on and not any(
                         k == t.path or k.endswith("/" + t.path) for k in known)),
-                    key=lambda t: t.mentions * (1 + t.last / max(1, v.facts.position)),
+                    key=lambda t: t.mentions * (1 + t.last / max(1, facts.position)),
                     reverse=True)
-    listed = others[:max(10, int(v.target / PATH_TOKENS * (0.4 + 0.6 * f)))]
-    if listed:
-        lines.append("- Also referenced (searches, shell, subagents, the conversation): "
-                     + ", ".join(v.show(t.path) for t in listed))
+    if others:
+        lines.append(_name_list("Also referenced (searches, shell, subagents, the conversation)",
+                                [v.show(t.path) for t in others],
+                                max(6, int(v.target / PATH_TOKENS * (0.2 + 0.4 * f)))))
     merged = v.merged(HEADINGS[2], int(1500 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "No files were read or changed."
+
+
+def _file_names(v: View, touch: FileTouch, count: int, shown: str) -> list[str]:
+    """The most central names defined or edited in a file, those in ``shown`` left out."""
+    facts = v.facts
+    return [n for n in facts.names.best(touch.names, count + 6, facts.position, facts.compacted_at)
+            if n not in shown][:count]
+
+
+def _file_state(touch: FileTouch, work: WorkLog) -> str:
+    done = work.files.get(touch.path)
+    counts = ["new" if done is not None and done.created else ""] + [
+        f"{label} x{n}" for label, n in (("read", touch.reads), ("edited", touch.edits),
+                                         ("written", touch.writes)) if n]
+    if touch.failed:
+        counts.append(f"{touch.failed} failed")
+    if done is not None and work.commits:
+        counts.append(f"committed in {done.commit}" if done.commit else "not committed")
+    return ", ".join(c for c in counts if c)
+
+
+def _name_list(label: str, names: list[str], limit: int) -> str:
+    more = len(names) - limit
+    return f"- {label}: " + ", ".join(names[:limit]) + (f" and {more} more" if more > 0 else "")
 
 
 def _edit_snippet(edit: dict[str, object], limit: int) -> str:
@@ -241,7 +288,12 @@ def errors_and_fixes(v: View, f: float) -> str:
         lines.append(f"- {describe_call(call, 100)} failed: {error_gist(call.result, max(80, int(240 * f)))}")
         if failure.said_after and f >= 0.35:
             lines.append(f"  The assistant then said: {first_sentence(failure.said_after, int(300 * f))}")
-        lines.append(f"  Then: {_what_followed(failure.same or failure.next)}")
+        fixed_by = ", ".join(v.show(p).rsplit("/", 1)[-1] for p in failure.changes[:4])
+        if fixed_by and failure.same is None:
+            lines.append(f"  Then: changed {fixed_by} (not run again).")
+        else:
+            lines.append("  Then: " + (f"changed {fixed_by}; " if fixed_by else "")
+                         + _what_followed(failure.same or failure.next))
     merged = v.merged(HEADINGS[3], int(1000 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "No tool call failed."
 
@@ -253,15 +305,42 @@ def _what_followed(nxt: ToolCall | None) -> str:
     return f"{describe_call(nxt, 100)} {outcome}."
 
 
+STATE = {"completed": "done", "in_progress": "in progress", "pending": "not started"}
+
+
+def _task_state(facts: Facts, task: Task) -> str:
+    """A task's state at the cut from the latest evidence: its last status, unless the
+    assistant said later that it is done."""
+    if task.status != "completed" and facts.settled(task.content, task.changed):
+        return "done at the cut: the assistant said so after its last update"
+    return f"{STATE.get(task.status, task.status)} at the cut"
+
+
 def problem_solving(v: View, f: float) -> str:
-    facts, lines = v.facts, []
-    shown = list(facts.rounds)[-max(3, int(10 * f)):]
-    if facts.round_count > len(shown):
-        lines.append(f"- {facts.round_count - len(shown)} {'earlier ' if shown else ''}requests handled.")
-    for r in shown:
-        used = ", ".join(f"{n} x{c}" for n, c in r.tools.most_common(4)) or "no tools"
-        ended = f" Ended with: {first_sentence(r.said, max(80, int(220 * f)))}" if r.said else ""
-        lines.append(f"- \"{first_line(r.prompt, max(60, int(120 * f)))}\": {used}.{ended}")
+    """The work done, in order, grouped by the task in progress at the time: commits, pushes,
+    tests and builds that changed outcome, the assistant's own reports."""
+    facts, work, lines = v.facts, v.facts.work, []
+    entries = list(work.lines)[-max(16, int(70 * f)):]
+    while entries and entries[0].detail:  # a commit's body without its commit: left out too
+        entries.pop(0)
+    earlier = len(work.lines) - len(entries)
+    if earlier > 0:
+        lines.append(f"- {earlier} earlier pieces of work are left out here.")
+    group = ""
+    for entry in entries:
+        if entry.task != group:
+            group = entry.task
+            task = work.tasks.get(group)
+            if task is not None:
+                lines.append(f"- Task \"{clip(group, 160)}\" ({_task_state(facts, task)}):")
+        lines.append(("  " if group else "") + ("  - " if entry.detail else "- ")
+                     + clip(entry.text, 300))
+    if not entries:
+        shown = list(facts.rounds)[-max(3, int(10 * f)):]
+        for r in shown:
+            used = ", ".join(f"{n} x{c}" for n, c in r.tools.most_common(4)) or "no tools"
+            ended = f" Ended with: {first_sentence(r.said, max(80, int(220 * f)))}" if r.said else ""
+            lines.append(f"- \"{first_line(r.prompt, max(60, int(120 * f)))}\": {used}.{ended}")
     merged = v.merged(HEADINGS[4], int(1000 * f))
     if merged:
         lines.append(merged)
@@ -361,8 +440,11 @@ def current_work(v: View, f: float) -> str:
     facts, lines = v.facts, []
     if facts.last_said:
         lines.append("Last thing the assistant said:\n"
-                     + indent(clip(facts.last_said, max(200, int(1200 * f)))))
-    recent = list(facts.recent)[-max(1, int(6 * f)):]
+                     + indent(clip(facts.last_said, max(200, int(600 * f)))))
+    task = facts.work.active
+    if task and not facts.settled(task, facts.todo_at):
+        lines.append(f"Task in progress: {clip(task, 300)}")
+    recent = list(facts.recent)[-max(1, int(4 * f)):]
     if recent:
         lines.append("Latest tool calls:")
         for call in recent:
@@ -373,14 +455,21 @@ def current_work(v: View, f: float) -> str:
 
 
 def _state_lines(facts: Facts) -> list[str]:
-    """Tests, commits and pushes: the evidence of where the work stands."""
+    """Tests, builds, commits and pushes: the evidence of where the work stands."""
     lines = []
     test = facts.last_test
-    if test is not None:
-        after = "after the last edit" if test.order > facts.last_edit_call else \
-            "before the last edit (not rerun since)"
-        outcome = "failed" if test.is_error else "passed" if test.has_result else "had no result yet"
-        lines.append(f"- Last test run, {after}: {describe_call(test, 120)} {outcome}.")
+    if test is not None and not test.has_result:
+        lines.append(f"- Last test run: {describe_call(test, 120)} had no result yet.")
+    checks = sorted(facts.work.checks.values(), key=lambda c: c.position)[-4:]
+    for check in checks:
+        after = "after the last change" if check.position > facts.work.last_change else \
+            "before the last change (not rerun since)"
+        outcome = "passed" if check.passed else "failed"
+        detail = f" ({clip(check.detail, 160)})" if check.detail else ""
+        lines.append(f"- `{clip(check.command, 100)}` {outcome} {after}{detail}.")
+    pending = [p for p in facts.work.since_commit if p in facts.work.files]
+    if pending and facts.work.commits:
+        lines.append(_name_list("Changed since the last commit", [p.rsplit("/", 1)[-1] for p in pending], 8))
     for label, call in (("commit", facts.last_commit), ("push or pull request", facts.last_push)):
         if call is not None:
             outcome = "failed" if call.is_error else "done" if call.has_result else "no result yet"
@@ -421,7 +510,8 @@ def next_step(v: View, f: float) -> str:
 # --- putting it together ---------------------------------------------------------------------------
 
 def render(v: View, f: float, messages: list[str]) -> str:
-    bodies = (primary_request(v, f), key_concepts(v, f), files_and_code(v, f),
+    files = files_and_code(v, f)
+    bodies = (primary_request(v, f), key_concepts(v, f, files), files,
               errors_and_fixes(v, f), problem_solving(v, f), all_user_messages(messages),
               pending_tasks(v, f), current_work(v, f), next_step(v, f))
     return "\n\n".join(f"{n}. {title}:\n{indent(body)}"
@@ -462,6 +552,7 @@ def offline_summary(request: SummaryRequest) -> str:
 
 
 def summary_of(request: SummaryRequest, facts: Facts) -> str:
+    facts.end_turn()
     view = View(request, facts)
     target = view.target
     messages = message_lines(view, MESSAGE_CAP)

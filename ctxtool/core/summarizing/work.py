@@ -1,0 +1,421 @@
+"""The work a session did, from its own record: the handover part of the offline summary.
+
+:class:`WorkLog` is fed by :class:`ctxtool.core.summarizing.facts.Facts` as the turns come and
+keeps, in order and in bounded memory:
+
+* the agent's task list over time (every agent's todo or plan tool, seen through its adapter as
+  Claude Code's TodoWrite/TaskCreate/TaskUpdate): each task's latest state and the work done
+  while it was the one in progress;
+* commits (the message, the hash the result names, the files changed since the commit before)
+  and pushes or pull requests;
+* what each change did, from the edit itself: the definitions, options, config keys, routes and
+  tests an edit or write added, changed or removed, per file;
+* tests and builds run, and whether each passed after the last change;
+* the assistant's own reports at the end of a turn (the lines that say what was done);
+* the constraints and decisions the user stated.
+
+Every line it writes is short and says one piece of work; lists of names are short and ranked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ctxtool.core.summarizing.names import definitions_in, identifiers_in
+
+WORK_LINES = 400  # pieces of work kept (the newest)
+REPORT_LINES = 12  # lines taken from one end-of-turn report
+BODY_LINES = 6  # paragraphs or list items of a commit message's body kept
+NAMES_PER_FILE = 24  # names tracked per file and kind (the newest)
+CONSTRAINTS = 12  # user statements kept (the newest)
+_REPORT_VERB = re.compile(
+    r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
+    r"wrote|written|updated|modified|refactored|removed|replaced|renamed|extracted|migrated|"
+    r"passing|passe[sd]|moved|deleted|converted|changed|introduced|closed|opened|verified|"
+    r"succeeded|works)\b|\u2705", re.IGNORECASE)
+_MARKUP = re.compile(r"\*\*|__|^\s*(?:[-*\u2022]|\d+[.)]|#+)\s*")
+_CONSTRAINT = re.compile(
+    r"\b(?:must(?:n't| not)?|never|always|do(?:n't| not)|should(?:n't| not)?|instead|only|"
+    r"make sure|prefer|no need|keep|avoid|without)\b", re.IGNORECASE)
+_OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]{1,40}")
+_CONFIG_KEY = re.compile(r"^\s*[\"']?([A-Za-z_][\w.-]{2,40})[\"']?\s*(?::(?!:)|=(?!=))",
+                         re.MULTILINE)
+_ROUTE = re.compile(r"[\"'](/(?:api|v\d)?[\w/{}:<>.-]{2,60})[\"']")
+_TEST_TITLE = re.compile(r"\b(?:test|it|describe)\s*\(?\s*[\"']([^\"'\n]{4,60})[\"']")
+_CONFIG_FILE = re.compile(r"\.(?:json|ya?ml|toml|ini|cfg|conf|env|exs)$|(?:^|/)\.?\w*rc$")
+_HASH = re.compile(r"\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]")
+_MESSAGE = re.compile(r"""-[a-zA-Z]*m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\s*\1", re.DOTALL)
+_TRAILER = re.compile(r"^[\w-]+: .*(?:<[^>]*@|https?://)|^(?:Co-Authored-By|Signed-off-by):|"
+                      r"^\U0001f916|^Generated with", re.IGNORECASE)
+_BODY = re.compile(r"""--body[= ]+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')|-f body=(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_PR_TITLE = re.compile(r"""--title\s+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_URL = re.compile(r"https?://\S+/pull/\d+")
+_COUNTS = re.compile(r"\b\d+ (?:passed|failed|tests?|examples?|failures?|errors?|specs?|"
+                     r"properties)\b|^(?:ok|PASS|FAIL)\s", re.IGNORECASE | re.MULTILINE)
+CHECK_WORDS = 2  # a test or build command is known by its first words (``mix test``)
+# issue trackers driven from the shell: beads (``bd``) and GitHub's ``gh issue``
+_TRACKER = re.compile(r"(?:^|&&|;|\|\|)\s*(?:bd|beads|gh issue)\s+(?P<verb>close|update|create|reopen)"
+                      r"\s+(?P<id>[\w.#-]+)")
+_FLAG_STATUS = re.compile(r"--status[= ]+([\w-]+)")
+_STATUS = {"in_progress": "in_progress", "in-progress": "in_progress", "open": "pending",
+           "closed": "completed", "done": "completed", "blocked": "pending"}
+_REASON = re.compile(r"""--(?:reason|comment)[= ]+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_TITLE = re.compile(r"""(?:--title|-t)[= ]+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_CREATED = re.compile(r"(?:Created issue|created)[: ]+([\w.#-]+)", re.IGNORECASE)
+
+
+@dataclass
+class FileWork:
+    """What the session's edits and writes did to one file."""
+
+    path: str
+    created: bool = False  # first written whole, never read before
+    edits: int = 0
+    first: int = 0  # position of the first change
+    last: int = 0  # position of the last change
+    added: dict[str, float] = field(default_factory=dict)  # new lines of code: their weight
+    new_names: dict[str, None] = field(default_factory=dict)  # names the changes brought in
+    new_defs: dict[str, None] = field(default_factory=dict)  # definitions among them
+    removed: dict[str, None] = field(default_factory=dict)  # names no longer there
+    changed: dict[str, None] = field(default_factory=dict)  # defined before and after
+    commit: str = ""  # the commit that last covered it ("" while not committed since)
+
+
+@dataclass
+class Check:
+    """A test or build command, as last run."""
+
+    command: str
+    passed: bool
+    detail: str  # the result's telling line
+    position: int
+
+
+@dataclass
+class WorkLine:
+    position: int
+    task: str  # the task in progress when it happened ("" for none)
+    text: str
+    detail: bool = False  # a detail of the line before it (a commit message's body)
+
+
+@dataclass
+class Task:
+    content: str
+    status: str
+    first: int
+    changed: int  # position of the latest status change
+
+
+def _rank(names: dict[str, None], limit: int) -> list[str]:
+    """The newest ``limit`` names, newest last, a name inside a longer one left out."""
+    kept = list(names)[-limit:]
+    return [n for n in kept if not any(n != o and n in o for o in kept)]
+
+
+_TRIVIAL = re.compile(r"^[\W\d_]*$|^(?:end|else|fi|done|esac|return|pass|break|continue)\W*$")
+_COMMENT = re.compile(r"^(?:#|//|--|/\*|\*|;|<!--)")
+_DEFINES = re.compile(r"\b(?:def|defp|defmacro|defmodule|class|func|function|fn|struct|interface|"
+                      r"enum|trait|impl|type|const|module)\s+[A-Za-z_]")
+
+
+def _weight(line: str, path: str) -> float:
+    """How much a new line of code says about the change: a definition most, then a config
+    entry, a line naming identifiers, a comment; 0 for a line that says nothing."""
+    if len(line) < 6 or _TRIVIAL.match(line):
+        return 0.0
+    if _DEFINES.search(line):
+        return 4.0
+    if _CONFIG_FILE.search(path) and _CONFIG_KEY.match(line):
+        return 3.0
+    if _COMMENT.match(line):
+        return 1.0 if len(line.split()) >= 3 else 0.0
+    return 2.0 if identifiers_in(line) or _OPTION.search(line) or _ROUTE.search(line) else 0.5
+
+
+def new_lines(old: str, new: str, path: str) -> list[tuple[str, float]]:
+    """The lines of ``new`` not in ``old`` that say something, spacing squeezed, weighed."""
+    before = {" ".join(ln.split()) for ln in old.splitlines()}
+    found: dict[str, float] = {}
+    for raw in new.splitlines():
+        line = " ".join(raw.split())
+        weight = _weight(line, path) if line not in before else 0.0
+        if weight > 0 and line not in found:
+            found[line] = weight
+    return list(found.items())
+
+
+def names_of(text: str, path: str) -> dict[str, None]:
+    """The names a piece of code holds, in order: definitions first, then identifiers,
+    command-line options, routes, test titles and (in config files) keys."""
+    found: dict[str, None] = dict.fromkeys(definitions_in(text))
+    found.update(dict.fromkeys(identifiers_in(text)))
+    found.update(dict.fromkeys(_OPTION.findall(text)))
+    found.update(dict.fromkeys(_ROUTE.findall(text)))
+    found.update(dict.fromkeys(f'"{t}"' for t in _TEST_TITLE.findall(text)))
+    if _CONFIG_FILE.search(path):
+        found.update(dict.fromkeys(_CONFIG_KEY.findall(text)))
+    return found
+
+
+def commit_message(command: str) -> list[str]:
+    """The lines of the message a ``git commit`` command gives (none when not given): the
+    subject, then the body's lines that say something (trailers left out)."""
+    heredoc = _HEREDOC.search(command)
+    if heredoc and "-m" in command[:heredoc.start()]:
+        text = heredoc.group(2)
+    else:
+        text = "\n".join((m.group(1) or m.group(2) or "").replace('\\"', '"')
+                         for m in _MESSAGE.finditer(command))
+    items: list[str] = []  # the body's paragraphs and list items, each on one line
+    joined = True
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            joined = False
+        elif joined and items and not _MARKUP.match(raw) and len(items) > 1:
+            items[-1] += " " + line
+        else:
+            items.append(_MARKUP.sub("", line).strip())
+            joined = len(items) > 1  # the subject stands alone; the body's lines wrap
+    return [ln for ln in items if len(ln.split()) >= 2 and not _TRAILER.match(ln)]
+
+
+def report_lines(text: str) -> list[str]:
+    """The lines of an end-of-turn report that say what was done (markup taken off)."""
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = _MARKUP.sub("", raw).strip().rstrip(":")
+        words = line.split()
+        if len(words) < 3 or line.endswith("?") or not _REPORT_VERB.search(line) \
+                or line.startswith(("```", "|")):
+            continue
+        lines.append(line if len(line) <= 240 else line[:237].rstrip() + "...")
+        if len(lines) >= REPORT_LINES:
+            break
+    return list(dict.fromkeys(lines))
+
+
+def constraints_in(text: str) -> list[str]:
+    """The sentences of a user message that state a constraint or a decision."""
+    found = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        sentence = sentence.strip(" -*")
+        if 4 <= len(sentence.split()) <= 40 and _CONSTRAINT.search(sentence) \
+                and not sentence.endswith("?"):
+            found.append(sentence)
+    return found
+
+
+class WorkLog:
+    """See the module docstring; fed by :class:`ctxtool.core.summarizing.facts.Facts`."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, Task] = {}  # content: task, in the order first seen
+        self.active = ""  # the task in progress
+        self.lines: deque[WorkLine] = deque(maxlen=WORK_LINES)
+        self.files: dict[str, FileWork] = {}
+        self.since_commit: dict[str, None] = {}  # files changed since the last commit
+        self.checks: dict[str, Check] = {}
+        self.last_change = -1  # position of the last successful edit or write
+        self.constraints: deque[str] = deque(maxlen=CONSTRAINTS)
+        self.commits = 0
+
+    def _line(self, position: int, text: str, detail: bool = False) -> None:
+        self.lines.append(WorkLine(position, self.active, text, detail))
+
+    # --- feeding ---------------------------------------------------------------------------------
+
+    def user(self, text: str) -> None:
+        for sentence in constraints_in(text):
+            if sentence not in self.constraints:
+                self.constraints.append(sentence)
+
+    def task_list(self, items: list[tuple[str, str]], position: int) -> None:
+        """The task list as it stands now ((status, content) in order)."""
+        for status, content in items:
+            task = self.tasks.get(content)
+            if task is None:
+                self.tasks[content] = Task(content, status, position, position)
+            elif task.status != status:
+                task.status, task.changed = status, position
+        active = [c for s, c in items if s == "in_progress"]
+        self.active = active[-1] if active else ""
+
+    def changed(self, path: str, tool: str, old: str, new: str, position: int,
+                read_before: bool) -> None:
+        """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file)."""
+        work = self.files.get(path)
+        if work is None:
+            work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
+                                               first=position)
+        work.edits += 1
+        work.last = position
+        work.commit = ""
+        before, after = names_of(old, path), names_of(new, path)
+        defined_before = set(definitions_in(old))
+        for name in after:
+            if name in work.removed:
+                del work.removed[name]
+                _push(work.changed, name)
+            elif name in before and name in defined_before and old != new:
+                _push(work.changed, name)
+            elif name not in before and (tool != "Write" or work.created):
+                _push(work.new_names, name)
+        for name in definitions_in(new):
+            if name not in defined_before and name in work.new_names:
+                _push(work.new_defs, name)
+        for name in before:
+            if name not in after:
+                work.new_names.pop(name, None)
+                work.new_defs.pop(name, None)
+                _push(work.removed, name)
+        for line, weight in reversed(new_lines(old, new, path)):  # the first line last: newest
+            if weight >= 2.0:
+                work.added.pop(line, None)
+                work.added[line] = weight
+        while len(work.added) > NAMES_PER_FILE * 4:
+            del work.added[next(iter(work.added))]
+        if old:  # a line no longer in the file is no longer what the change added
+            gone = {" ".join(ln.split()) for ln in old.splitlines()} - \
+                {" ".join(ln.split()) for ln in new.splitlines()}
+            for line in gone & work.added.keys():
+                del work.added[line]
+        self.since_commit[path] = None
+        self.last_change = position
+
+    def check(self, command: str, passed: bool, result: str, position: int,
+              detail: str) -> None:
+        """A test or build run (``detail``: the telling line of a failure)."""
+        if not passed:
+            shown = detail
+        else:
+            counts = [m.group(0).strip() for m in _COUNTS.finditer(result)]
+            shown = ", ".join(dict.fromkeys(counts[-3:]))
+        key = " ".join(command.split()[:CHECK_WORDS])
+        previous = self.checks.get(key)
+        check = Check(command, passed, shown, position)
+        self.checks[key] = check
+        if previous is None or previous.passed != passed:
+            outcome = "passed" if passed else "failed"
+            self._line(position, f"`{_short(command, 80)}` {outcome}"
+                       + (f": {_short(shown, 160)}" if shown else ""))
+
+    def commit(self, command: str, result: str, position: int) -> None:
+        """A successful ``git commit``."""
+        found = _HASH.search(result)
+        lines = commit_message(command)
+        message = lines[0] if lines else "(message not on the command line)"
+        files = list(self.since_commit)
+        label = found.group(2)[:7] if found else ""
+        for path in files:
+            if path in self.files:
+                self.files[path].commit = label or "a commit"
+        self.since_commit = {}
+        self.commits += 1
+        names = ", ".join(p.rsplit("/", 1)[-1] for p in files[-6:])
+        more = f" and {len(files) - 6} more" if len(files) > 6 else ""
+        self._line(position, f"Committed {label + ' ' if label else ''}\"{_short(message, 120)}\""
+                   + (f" ({names}{more})" if files else ""))
+        for line in lines[1:1 + BODY_LINES]:
+            self._line(position, _short(line, 200), detail=True)
+
+    def push(self, command: str, result: str, position: int) -> None:
+        """A successful push or pull request."""
+        title = _PR_TITLE.search(command)
+        url = _URL.search(result)
+        if "gh pr" in command:
+            what = "Opened pull request" if "create" in command else "Merged pull request"
+            text = what + (f" \"{_short(title.group(1) or title.group(2), 100)}\"" if title else "")
+            self._line(position, text + (f" {url.group(0)}" if url else ""))
+        else:
+            words = [w for w in command.split("&&")[-1].split() if not w.startswith("-")]
+            target = " ".join(words[2:4]) if len(words) > 2 else ""
+            self._line(position, "Pushed" + (f" to {target}" if target else ""))
+
+    def tracker(self, command: str, result: str, position: int) -> bool:
+        """An issue tracker's command (``bd close ID --reason ...``, ``gh issue close N``): the
+        issue as a task, its state, and the reason as a piece of work. True when it was one."""
+        match = _TRACKER.search(command)
+        if match is None:
+            return False
+        verb, ident = match.group("verb"), match.group("id")
+        status = "completed" if verb == "close" else _STATUS.get(
+            (_FLAG_STATUS.search(command) or [None, ""])[1], "")
+        if verb == "create":
+            title = _TITLE.search(command)
+            ident = (_CREATED.search(result) or [None, ident])[1]
+            name = f"{ident}: {title.group(1) or title.group(2)}" if title else ident
+            self.tasks.setdefault(ident, Task(name, "pending", position, position))
+            return True
+        task = self.tasks.get(ident)
+        if task is None:
+            task = self.tasks[ident] = Task(ident, status or "pending", position, position)
+        if status and status != task.status:
+            task.status, task.changed = status, position
+        if status == "in_progress":
+            self.active = ident
+        reason = _REASON.search(command)
+        if status == "completed":
+            self._line(position, f"Closed {ident}" + (
+                f": {_short(reason.group(1) or reason.group(2), 200)}" if reason else ""))
+            if self.active == ident:
+                self.active = ""
+        return True
+
+    def posted(self, command: str, position: int) -> None:
+        """A comment or reply posted with ``gh`` (``--body``): what it says was done."""
+        if not command.lstrip().startswith("gh "):
+            return
+        for match in _BODY.finditer(command):
+            text = next(g for g in match.groups() if g is not None).replace('\\"', '"')
+            for line in report_lines(text)[:3]:
+                self._line(position, line)
+
+    def report(self, text: str, position: int) -> None:
+        """The assistant's text at the end of a turn."""
+        for line in report_lines(text):
+            self._line(position, line)
+
+    # --- reading back ------------------------------------------------------------------------------
+
+    def file_lines(self, path: str, limit: int,
+                   rank: Callable[[Iterable[str], int], list[str]]) -> list[str]:
+        """What the changes to ``path`` did, in short lines: the names they added, changed and
+        removed (the ``2 * limit`` most central each, by ``rank``), then ``limit`` lines of code
+        they wrote (definitions not already named, config entries, then lines naming
+        identifiers; the newest first)."""
+        work = self.files.get(path)
+        if work is None or limit <= 0:
+            return []
+        lines = []
+        count = 2 * limit + 2
+        added = list(work.new_defs)[:count]  # definitions first, in the order written
+        added += rank((n for n in work.new_names if n not in work.new_defs), count - len(added))
+        for label, names in (("added", added), ("changed", rank(work.changed, count)),
+                             ("removed", rank(work.removed, count))):
+            kept = _rank(dict.fromkeys(names), count)
+            if kept:
+                lines.append(f"{label}: " + ", ".join(kept))
+        shown = " ".join(lines)
+        newest = list(reversed(work.added))  # the weightiest first, the newest first among equals
+        code = sorted((ln for ln in newest if not any(d in shown for d in definitions_in(ln))),
+                      key=lambda ln: -work.added[ln])
+        lines.extend(f"`{_short(line, 110)}`" for line in code[:limit])
+        return lines
+
+
+def _push(names: dict[str, None], name: str) -> None:
+    names.pop(name, None)
+    names[name] = None
+    if len(names) > NAMES_PER_FILE:
+        del names[next(iter(names))]
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."

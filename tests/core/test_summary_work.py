@@ -1,0 +1,175 @@
+"""The offline summary hands the work over from the session's own record (issue 28): tasks and
+their states, commits and pushes, what each change did, tests after the last change, errors and
+what resolved them, the assistant's reports, the user's constraints - for every agent, through
+its adapter."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.prompt import HEADINGS, split_sections
+from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.work import commit_message, report_lines
+from ctxtool.types import CLAUDE_CODE
+
+CODEX = "codex"
+from tests.summarize_builder import Session, text_block
+
+
+def sections(entries: list[dict[str, Any]], fmt: str = CLAUDE_CODE) -> dict[str, str]:
+    """Each section's body, without the indent the summary gives it."""
+    found = split_sections(offline_summary(build_request(entries, fmt)))
+    assert found is not None and list(found) == list(HEADINGS)
+    return {title: textwrap.dedent("   " + body) for title, body in found.items()}
+
+
+def todo(s: Session, tool_id: str, *items: tuple[str, str]) -> None:
+    s.call(tool_id, "TodoWrite", {"todos": [{"content": c, "status": st, "activeForm": c}
+                                            for c, st in items]}, "Todos have been modified")
+
+
+def shipped_session() -> Session:
+    """Two tasks: the first done, committed and pushed; the second started, its test failing,
+    then fixed."""
+    s = Session()
+    s.user("Add the export command, then a --format option. Don't touch the importer.")
+    todo(s, "t1", ("Add the export command", "in_progress"), ("Add a --format option", "pending"))
+    s.call("w1", "Write", {"file_path": "/work/app/cli/export.py",
+                           "content": "import click\n\n@click.command()\ndef export(path):\n"
+                                      "    return dump_rows(path)\n"}, "File created")
+    s.call("b1", "Bash", {"command": "pytest -q tests/test_export.py"}, "4 passed in 0.2s")
+    s.call("c1", "Bash", {"command": "git add -A && git commit -m \"$(cat <<'EOF'\n"
+                                     "feat: export command\n\n- Add export() writing the rows\n"
+                                     "  of a session as CSV\n\nCo-Authored-By: A <a@b.c>\nEOF\n)\""},
+           "[main 1a2b3c4] feat: export command\n 1 file changed")
+    s.call("p1", "Bash", {"command": "git push origin main"}, "To github.com:x/y.git")
+    todo(s, "t2", ("Add the export command", "completed"), ("Add a --format option", "in_progress"))
+    s.call("e1", "Edit", {"file_path": "/work/app/cli/export.py",
+                          "old_string": "def export(path):\n    return dump_rows(path)",
+                          "new_string": "@click.option(\"--format\", default=\"csv\")\n"
+                                        "def export(path, format):\n"
+                                        "    return dump_rows(path, format)"}, "updated")
+    s.call("b2", "Bash", {"command": "pytest -q tests/test_export.py"},
+           "Exit code 1\nFAILED tests/test_export.py::test_json - KeyError: 'json'", error=True)
+    s.call("e2", "Edit", {"file_path": "/work/app/cli/rows.py", "old_string": "WRITERS = {'csv': w}",
+                          "new_string": "WRITERS = {'csv': w, 'json': write_json}"}, "updated")
+    s.call("b3", "Bash", {"command": "pytest -q tests/test_export.py -k json"}, "5 passed in 0.3s")
+    s.assistant(text_block("Done:\n- Added the `--format` option to `export`\n"
+                           "- Fixed the JSON writer in rows.py; tests pass\n\nWant me to commit?"))
+    return s
+
+
+def test_work_is_listed_by_task_in_order_with_commits_pushes_tests_and_reports() -> None:
+    done = sections(shipped_session().entries)["Problem Solving"]
+    assert done.splitlines() == [
+        '- Task "Add the export command" (done at the cut):',
+        "  - `pytest -q tests/test_export.py` passed: 4 passed",
+        '  - Committed 1a2b3c4 "feat: export command" (export.py)',
+        "    - Add export() writing the rows of a session as CSV",  # the body, trailer left out
+        "  - Pushed to origin main",
+        # the assistant's report after the last update of the list settles it
+        '- Task "Add a --format option" (done at the cut: the assistant said so after its last '
+        'update):',
+        "  - `pytest -q tests/test_export.py` failed: Exit code 1: FAILED "
+        "tests/test_export.py::test_json - KeyError: 'json'",
+        "  - `pytest -q tests/test_export.py -k json` passed: 5 passed",
+        "  - Added the `--format` option to `export`",  # the end-of-turn report
+        "  - Fixed the JSON writer in rows.py; tests pass",
+    ]
+
+
+def test_each_file_says_what_its_changes_did_and_whether_it_is_committed() -> None:
+    files = sections(shipped_session().entries)["Files and Code Sections"]
+    assert "- cli/rows.py (edited x1, not committed)\n  - added: write_json" in files
+    assert "- cli/export.py (new, edited x1, written x1, not committed)" in files  # edited since
+    assert "--format" in files
+
+
+def test_errors_say_what_resolved_them_and_tests_their_state_after_the_last_change() -> None:
+    found = sections(shipped_session().entries)
+    errors = found["Errors and fixes"]
+    assert "failed: Exit code 1: FAILED tests/test_export.py::test_json - KeyError: 'json'" in errors
+    assert "Then: changed rows.py; Bash `pytest -q tests/test_export.py -k json` succeeded." in errors
+    work = found["Current Work"]
+    assert "Task in progress" not in work  # the report settled it
+    assert "- `pytest -q tests/test_export.py -k json` passed after the last change (5 passed)." in work
+    assert "Changed since the last commit: export.py, rows.py" in work
+
+
+def test_constraints_the_user_stated_are_kept() -> None:
+    intent = sections(shipped_session().entries)["Primary Request and Intent"]
+    assert "Constraints and decisions the user stated:\n   - Don't touch the importer." in intent
+
+
+def test_nothing_settled_later_is_pending() -> None:
+    pending = sections(shipped_session().entries)["Pending Tasks"]
+    assert "[in_progress] Add the export command" not in pending  # a later update: completed
+    assert "Completed (1): Add the export command" in pending
+    assert "[in_progress] Add a --format option" not in pending  # the report: done
+    assert "Done since the todo list was last updated (the session says so): Add a --format " \
+        "option" in pending
+
+
+def test_an_issue_tracker_closed_from_the_shell_is_a_task_done() -> None:
+    s = Session()
+    s.user("Work on the epic")
+    s.call("b1", "Bash", {"command": "bd update app-7.1 --status in_progress"}, "Updated")
+    s.call("b2", "Bash", {"command": "mix test"}, "12 tests, 0 failures")
+    s.call("b3", "Bash", {"command": "bd close app-7.1 --reason \"Added the OTEL bootstrap\""},
+           "Closed")
+    done = sections(s.entries)["Problem Solving"]
+    assert done.splitlines()[:3] == ['- Task "app-7.1" (done at the cut):',
+                                     "  - `mix test` passed: 12 tests, 0 failures",
+                                     "  - Closed app-7.1: Added the OTEL bootstrap"]
+
+
+def test_commit_messages_and_report_lines() -> None:
+    assert commit_message("git commit -m 'fix: a' -m 'Body line one\nwraps here'") == \
+        ["fix: a", "Body line one wraps here"]
+    assert commit_message("git commit -am \"feat: \\\"quoted\\\" name\"") == ['feat: "quoted" name']
+    assert commit_message("git commit") == []
+    assert report_lines("## Summary\n**Fixed** the parser in `p.py`\nShould I go on?\n| a | b |\n"
+                        "- All tests passing") == ["Fixed the parser in `p.py`", "All tests passing"]
+
+
+# --- other agents, through their adapters ---------------------------------------------------------
+
+def codex_line(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": "2026-11-24T01:25:30.000Z", "type": "response_item", "payload": payload}
+
+
+def test_codex_plan_shell_and_patch_are_read_as_todos_commands_and_edits() -> None:
+    patch = ("*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    run()\n"
+             "+    run(retries=3)\n+    report_status()\n*** End Patch")
+    entries = [
+        codex_line({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "Add retries to main"}]}),
+        codex_line({"type": "function_call", "name": "update_plan", "call_id": "c1", "arguments":
+                    json.dumps({"plan": [{"step": "Add retries", "status": "in_progress"},
+                                         {"step": "Run the tests", "status": "pending"}]})}),
+        codex_line({"type": "function_call_output", "call_id": "c1", "output": "Plan updated"}),
+        codex_line({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c2",
+                    "input": patch}),
+        codex_line({"type": "custom_tool_call_output", "call_id": "c2", "output": "Success"}),
+        codex_line({"type": "function_call", "name": "exec_command", "call_id": "c3",
+                    "arguments": json.dumps({"cmd": "pytest -q", "workdir": "/w"})}),
+        codex_line({"type": "function_call_output", "call_id": "c3",
+                    "output": "Process exited with code 1\nOutput:\nFAILED test_app.py::test_x"}),
+    ]
+    found = sections(entries, CODEX)
+    assert "- src/app.py (edited x1)\n  - added: report_status" in found["Files and Code Sections"]
+    assert '- Task "Add retries" (in progress at the cut):\n  - `pytest -q` failed' in \
+        found["Problem Solving"]
+    assert "[pending] Run the tests" in found["Pending Tasks"]
+
+
+def test_a_test_run_before_a_later_change_is_not_called_current() -> None:
+    s = shipped_session()
+    s.call("e9", "Edit", {"file_path": "/work/app/cli/rows.py", "old_string": "w}",
+                          "new_string": "w, 'xml': write_xml}"}, "updated")
+    work = sections(s.entries)["Current Work"]
+    assert "- `pytest -q tests/test_export.py -k json` passed before the last change (not rerun " \
+        "since) (5 passed)." in work
