@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from ctxtool.errors import StoreError
+from ctxtool.storage import durable
 from ctxtool.storage.archive import Archive, write_archive
 from ctxtool.storage.atomic import sweep_beside, write_bytes_atomic
 from ctxtool.storage.cleanup_plan import CleanupOptions, CleanupPlan, UnitPlan, plan_cleanup
@@ -227,6 +228,7 @@ class CleanupRun:
             self.summary.errors.append(exc.format())
             yield from self._fail(plan, exc.format(), "not removed: its usage could not be kept")
             return False
+        durable.crash_point("after-usage")  # tests: killed between the usage and the removal
         return True
 
     def _fail(self, plan: UnitPlan, message: str,

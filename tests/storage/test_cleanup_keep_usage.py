@@ -5,6 +5,7 @@ appended and never rewritten; a session whose usage cannot be written stays whol
 from __future__ import annotations
 
 import os
+import signal
 import shutil
 import stat
 from datetime import timedelta
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import orjson
 
+from ctxtool.storage.durable import CRASH_ENV
 from tests.cleanup_trees import NOW, NOW_ARG, PROJECT, add_session, iso, listing
 from tests.conftest import run_ctxtool
 from tests.storage.test_cleanup_codex import OLD_ID, codex_home
@@ -150,3 +152,22 @@ def test_keep_usage_inside_the_cleaned_folder_is_refused(tmp_path: Path) -> None
         code, _, err = cleanup(tmp_path, "--apply", "--keep-usage", str(folder))
         assert code == 2 and b"--keep-usage" in err, err
     assert cleanup(tmp_path, "--apply", "--keep-usage", "")[0] == 2
+
+
+def test_killed_after_keeping_usage_the_session_is_whole_and_the_next_run_adds_nothing(
+        tmp_path: Path) -> None:
+    root, usage = claude_root(tmp_path), tmp_path / "usage"
+    before = listing(root)
+    proc = run_ctxtool("cleanup", "--older-than", "30d", "--now", NOW_ARG, "--apply",
+                       "--keep-usage", str(usage),
+                       env={"HOME": str(tmp_path / "home"), CRASH_ENV: "after-usage"})
+    assert proc.returncode == -signal.SIGKILL
+    after = {path: what for path, what in listing(root).items() if path != ".ctxtool-cleanup.lock"}
+    assert after == before  # the usage is on disk, nothing of the session removed
+    kept = usage / "projects" / PROJECT / f"{OLD}.jsonl"
+    first = kept.read_bytes()
+    assert len(first.splitlines()) == 3
+    code, _, err = cleanup(tmp_path, "--apply", "--keep-usage", str(usage))
+    assert code == 0, err
+    assert not (root / "projects" / PROJECT / f"{OLD}.jsonl").exists()
+    assert kept.read_bytes() == first  # its lines were there already: none counted twice
