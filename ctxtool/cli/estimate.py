@@ -313,6 +313,9 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
     yield "context now", f"{_n(used)}  ({how})"
     yield "total", (f"{_n(report.total_tokens)}  (incl. {_n(report.total_tokens - used)} "
                     f"compacted away, {report.compact_boundaries} compaction(s))")
+    if report.agent_context is not None:  # the agent's own /context, beside ctxtool's figure
+        yield from ((label, visible(value)) for label, value in
+                    _agent_context_rows(report.agent_context, report.source))
     if report.agent_rule is not None:  # the agent compacts by its own rule
         yield from ((label, visible(value)) for label, value in report.agent_rule.rows(used))
         return
@@ -328,6 +331,19 @@ def _summary_rows(report: EstimateReport) -> Iterator[tuple[str, str]]:
         when = idle.fires_at.strftime("%Y-%m-%d %H:%M:%S UTC") if idle.fires_at else None
         yield "idle compaction", (f"at {when} ({idle.reason})" if when
                                   else f"no ({idle.reason})")
+
+
+def _agent_context_rows(found: dict[str, Any], source: str | None) -> Iterator[tuple[str, str]]:
+    """Claude Code's own /context figures, where the transcript holds them."""
+    window = f" / {_n(found['window'])}" if found.get("window") else ""
+    where = _where(found.get("location"), source) or "-"
+    stamp = f", {found['timestamp']}" if found.get("timestamp") else ""
+    rounded = "" if found.get("exact") else ", rounded"
+    yield "Claude Code said", (f"{_n(found['tokens'])}{window}  (its /context at {where}"
+                               f"{stamp}{rounded})")
+    parts = [f"{name} {_n(tokens)}" for name, tokens in found.get("categories", {}).items()]
+    if parts:
+        yield "", ", ".join(parts)
 
 
 # --- the grid -------------------------------------------------------------------------------------

@@ -652,6 +652,13 @@ class FormatAdapter:
         for every line: return early on the common ones."""
         return None
 
+    def own_context(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The agent's own count of its context when this line records one (Claude Code's
+        ``/context`` output): ``tokens``, ``window``, ``percent``, ``model``, ``categories``
+        (name -> tokens) and ``exact``; None (the default) for every other line. Called for
+        the lines that are no model message and for the agent's meta user lines."""
+        return None
+
     def is_bare_line(self, entry: Mapping[str, Any]) -> bool:
         """True for a line that holds nothing the context is sized by - no message, usage,
         model, context mark or compaction (Claude Code's progress and snapshot lines, a third

@@ -218,7 +218,10 @@ KNOWN: dict[str, list[tuple[int, str, str]]] = {
     "entireio__cli/12__cbfeaa512b__0__full.jsonl": [(1, "error", "not-a-transcript")],
     # `…}{"type":"file-history-snapshot"…}`: a missing newline glues two entries; Claude Code's
     # own loader (JSON.parse per line) drops that line
-    "entireio__cli/5a__c45bc32212__0__full.jsonl": [(115, "warning", "glued-line")],
+    # ...and the entry glued there is written again at 116 by 2.1.12 resuming 2.1.7's session:
+    # one uuid, one entry (read once, a warning)
+    "entireio__cli/5a__c45bc32212__0__full.jsonl": [(115, "warning", "glued-line"),
+                                                    (116, "warning", "entry-repeated")],
     # the assistant's reply (uuid e607cf0b…) that the Stop-hook progress entry points to was never
     # written: the chain is broken, before the compact boundary at line 576
     "entireio__cli/fc__99c919b212__0__full.jsonl": [(121, "warning", "parent-missing")],
@@ -226,7 +229,8 @@ KNOWN: dict[str, list[tuple[int, str, str]]] = {
     # uuid trimmed to the same placeholder (47), a boundary with no summary after it (51)
     "jazzyalex__agent-sessions/Resources__Fixtures__stage0__agents__claude__small.jsonl": [
         (8, "error", "schema"), (9, "error", "schema"), (10, "error", "schema"),
-        (47, "error", "duplicate-uuid"), (51, "error", "compact-summary-missing")],
+        (43, "warning", "entry-repeated"), (47, "error", "duplicate-uuid"),
+        (51, "error", "compact-summary-missing")],
     # ccusage fixture: usage records without `type`, not transcript entries
     "ryoppippi__ccusage/apps__ccusage__test__fixtures__claude__projects__project-alpha__"
     "session-alpha__chat.jsonl": [(1, "error", "not-a-transcript")],

@@ -102,12 +102,12 @@ def test_file_starting_mid_session_with_an_answer_to_an_earlier_call() -> None:
     assert problems(entries) == []
 
 
-def test_resumed_session_rewriting_an_entry_unchanged_is_not_a_duplicate() -> None:
+def test_an_entry_written_again_unchanged_is_a_warning_not_a_duplicate() -> None:
     first = assistant("a1", "u1", [tool_use("t1")], "msg_A", timestamp="T", version="2.1.7")
     again = assistant("a1", "u1", [tool_use("t1")], "msg_A", timestamp="T", version="2.1.12")
     again["message"] = {**again["message"], "context_management": None}
     entries = [user("u1", None), first, again, user("u2", "a1", result("t1"))]
-    assert problems(entries) == []
+    assert problems(entries) == [(3, WARNING, "entry-repeated")]
 
 
 def test_unknown_entry_and_block_types_pass() -> None:

@@ -12,7 +12,7 @@ Where the cut is, per format:
   boundary, its summary and every entry after it in file order (Claude Code restarts the chain at
   the boundary: ``parentUuid: null``). ``type: "summary"`` entries are session titles, not
   compactions. Newer versions keep messages across the boundary and say so in
-  ``compactMetadata``: ``preservedMessages.allUuids`` (or ``.uuids``), else the chain from
+  ``compactMetadata``: ``preservedMessages.uuids`` (or ``.allUuids``), else the chain from
   ``preservedSegment.tailUuid`` back to ``headUuid``. Those entries, which sit before the boundary
   in the file, are spliced in right after ``anchorUuid`` (the summary, or the boundary itself),
   the head re-pointed at the anchor and the anchor's other children at the tail, and their usage
@@ -93,11 +93,12 @@ class CutPlan:
     splice_uuid: str | None = None  # ...whose uuid the head is re-pointed at
     problem: str | None = None  # why a preserved segment was left out
     cleared_tool_ids: frozenset[str] = frozenset()
+    repeated: frozenset[int] = frozenset()  # indexes of later copies of an entry (same uuid)
 
     def as_dict(self) -> dict[str, Any]:
         return {"entries_in": self.entries, "compactions": self.compactions,
                 "cut": self.cut_location, "preserved": len(self.preserved),
-                "preserved_problem": self.problem}
+                "preserved_problem": self.problem, "repeated": len(self.repeated)}
 
 
 @dataclass
@@ -158,6 +159,7 @@ def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
     last: dict[bool, _Boundary] = {}  # per thread (isSidechain) the last boundary
     counts = {False: 0, True: 0}
     cleared: set[str] = set()
+    repeated: set[int] = set()
     main_seen = side_seen = False
     for index, entry in enumerate(entries):
         plan.entries += 1
@@ -165,6 +167,9 @@ def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
             continue
         uuid, parent = entry.get("uuid"), entry.get("parentUuid")
         if isinstance(uuid, str):
+            if uuid in nodes:  # one uuid, one entry (ctxtool.core.messages.repeats)
+                repeated.add(index)
+                continue
             nodes[uuid] = (parent if isinstance(parent, str) else None, index)
         side = entry.get("isSidechain") is True
         if entry.get("type") in ("user", "assistant"):
@@ -179,6 +184,7 @@ def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
             cleared.update(ids)
     plan.sidechain_thread = side_seen and not main_seen
     plan.cleared_tool_ids = frozenset(cleared)
+    plan.repeated = frozenset(repeated)
     boundary = last.get(plan.sidechain_thread)
     plan.compactions = counts[plan.sidechain_thread]
     if boundary is not None:
@@ -193,7 +199,7 @@ def _resolve_preserved(plan: CutPlan, boundary: _Boundary,
     listed = boundary.metadata.get("preservedMessages")
     segment = segment if isinstance(segment, dict) else {}
     listed = listed if isinstance(listed, dict) else {}
-    ids = listed.get("allUuids") or listed.get("uuids")
+    ids = listed.get("uuids") or listed.get("allUuids")  # what Claude Code 2.1.332 splices in
     if not segment and not isinstance(ids, list):
         return
     anchor = listed.get("anchorUuid") or segment.get("anchorUuid")
@@ -249,7 +255,7 @@ def filter_compacted(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
         session = adapter.entries_sent(entries)  # OpenCode does
         return iter(session) if view == "transcript" else (
             e for e in session if adapter.api_message(e) is not None)
-    if plan.cut is None and view == "transcript":
+    if plan.cut is None and view == "transcript" and not plan.repeated:
         return iter(entries)  # no compaction: the input itself, byte for byte
     if adapter.compactions == BOUNDARY:
         kept = _claude_view(entries, plan, sidechains=sidechains)
@@ -280,6 +286,8 @@ def _claude_view(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
     cut = plan.cut or 0
     held: list[dict[str, Any]] = []
     for index, entry in enumerate(entries):
+        if index in plan.repeated:
+            continue  # a later copy of an entry the view holds
         uuid = entry.get("uuid")
         uuid = uuid if isinstance(uuid, str) else None  # another type names no entry
         if index < cut:

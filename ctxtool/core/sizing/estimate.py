@@ -76,6 +76,10 @@ class EstimateReport:
     agent_rule: OverflowVerdict | None = None
     #: the agent's own compaction while idle (Claude Code's, for transcripts recording a version)
     idle: IdleCompaction | None = None
+    #: the agent's own count, the last one the transcript records (Claude Code's /context):
+    #: :meth:`ctxtool.formats.adapter.FormatAdapter.own_context` plus its ``location`` and
+    #: ``timestamp``
+    agent_context: dict[str, Any] | None = None
 
     @property
     def compact_at(self) -> int:
@@ -110,6 +114,7 @@ class EstimateReport:
             "tokens_until_auto_compact": max(0, self.compact_at - used),
             "status": self.status,
             "idle_compaction": None if self.idle is None else self.idle.as_dict(), **extra,
+            **({"agent_context": self.agent_context} if self.agent_context else {}),
         }
 
     def with_exact(self, message_tokens: int) -> EstimateReport:
@@ -271,13 +276,16 @@ class Estimator:
         self._is_compaction = self.adapter.is_compaction_record
         self._model_of = self.adapter.model_of
         self._is_bare = self.adapter.is_bare_line
+        self._own_context = self.adapter.own_context
+        self.agent_context: dict[str, Any] | None = None  # the last one recorded
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
 
     def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
         """Account for one entry (and add its tokens by category to ``parts`` when given)."""
         self.entries += 1
         meter = self.meter
-        if getattr(entry, "invalid", False) or not meter.in_context(entry):
+        if getattr(entry, "invalid", False) or not meter.in_context(entry) \
+                or meter.repeated(entry):
             return
         if self._is_bare(entry):  # progress, snapshots: no hook of the others would act on it
             meter.remember(entry, 0)
@@ -293,8 +301,19 @@ class Estimator:
             if role == "assistant":
                 self.note_model(entry)
                 self.note_reply(entry)
+            elif entry.get("isMeta") is True:  # output of the agent's own commands
+                self._note_own_context(entry)
         elif role is None:  # a line of the agent's own naming the model of what follows
             self.note_model(entry)  # (Codex CLI's turn_context)
+            self._note_own_context(entry)
+
+    def _note_own_context(self, entry: dict[str, Any]) -> None:
+        """The agent's own count of its context, when this line records one."""
+        found = self._own_context(entry)
+        if found is not None:
+            stamp = entry.get("timestamp")
+            self.agent_context = {**found, "location": location_of(entry),
+                                  "timestamp": stamp if isinstance(stamp, str) else None}
 
     def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
         """A session read whole (OpenCode, as OpenCode reads it): the messages its last
@@ -388,7 +407,7 @@ class Estimator:
             breakdown=breakdown,
             tool_results_by_tool=dict(sorted(segment.by_tool.items(), key=lambda kv: -kv[1])),
             top=segment.offenders(), limits=limits, window_source=window_source, agent_rule=rule,
-            idle=self.idle(env, settings))
+            idle=self.idle(env, settings), agent_context=self.agent_context)
 
 
 def estimate(entries: Iterable[dict[str, Any]], *, fmt: str, model: str | None = None,

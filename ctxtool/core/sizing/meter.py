@@ -20,8 +20,11 @@
   (``rendered``, :func:`attachment_tokens`): restored files and listings are reminders in the
   next call's messages;
 * a compact boundary starts over, with the messages it keeps by reference
-  (``compactMetadata.preservedMessages`` / ``preservedSegment``, which sit before it in the
-  file; Claude Code splices them in after the summary) counted again;
+  (``compactMetadata.preservedMessages.uuids``, else the ``preservedSegment`` chain from its
+  tail back to its head, which sit before it in the file; Claude Code splices them in after
+  the summary) counted again;
+* one uuid is one entry: a later copy of an entry (a repeated ``/compact`` in one Claude Code
+  process writes the history again, :mod:`ctxtool.core.messages.repeats`) is skipped;
 * a ``microcompact_boundary`` subtracts the ``microcompactMetadata.tokensSaved`` it records
   from the anchor taken before it (that API call still saw the full tool results; Claude Code
   keeps them in the file and clears them in memory).
@@ -171,14 +174,22 @@ class ContextMeter:
         """Account for one entry; returns its estimated tokens (0 when it is not in context).
 
         ``tokens`` passes the entry's estimate when the caller computed it already."""
-        if getattr(entry, "invalid", False) or not self.in_context(entry):
+        if getattr(entry, "invalid", False) or not self.in_context(entry) or self.repeated(entry):
             return 0
         return self.account(entry, tokens)
+
+    def repeated(self, entry: dict[str, Any]) -> bool:
+        """True for a copy of an entry already counted: its uuid is among the newest entries'
+        (one uuid is one entry, :mod:`ctxtool.core.messages.repeats`; a copy further back
+        than :data:`_RECENT_ENTRIES` entries is not caught)."""
+        uuid = entry.get("uuid")
+        return uuid.__class__ is str and uuid in self._recent
 
     def account(self, entry: dict[str, Any], tokens: int | None = None) -> int:
         """:meth:`add` for an entry already known to be valid and in context."""
         mark = self._context_mark(entry)
         if mark is not None:  # a compaction or clearing record (Claude Code's boundaries)
+            self.remember(entry, 0)  # a copy of it is not applied again
             self.apply(mark)
             return 0
         if tokens is None:
@@ -265,12 +276,16 @@ class ContextMeter:
         uuids, segment = mark.kept_ids, mark.kept_segment
         if uuids is None and segment is not None:
             head, current = segment
-            uuids = []
-            while isinstance(current, str) and current in self._recent and current not in uuids:
-                uuids.append(current)
+            walked: list[str] = []
+            while isinstance(current, str) and current in self._recent and current not in walked:
+                walked.append(current)
                 if current == head:
+                    uuids = walked
                     break
                 current = self._recent[current][0]
+            # a walk that never reaches the head keeps nothing, as Claude Code (and
+            # filter-compacted) fall back then: a repeated /compact in one process points the
+            # tail at a copy of the whole history before its previous boundary
         if uuids is None:
             return 0
         recent = self._recent

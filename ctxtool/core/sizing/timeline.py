@@ -77,7 +77,8 @@ class TimelineBuilder:
         self._context_mark = adapter_for(fmt).context_mark
 
     def add(self, entry: dict[str, Any]) -> None:
-        if getattr(entry, "invalid", False) or not self.meter.in_context(entry):
+        if getattr(entry, "invalid", False) or not self.meter.in_context(entry) \
+                or self.meter.repeated(entry):
             return
         mark = self._context_mark(entry)
         if mark is not None:  # a compaction or a clearing: marked (and measured by the meter)

@@ -30,6 +30,7 @@ from typing import Any, TypedDict
 from ctxtool.core.clearing.persist import truncate_text  # head and tail around a visible marker
 from ctxtool.core.messages.blocks import block_text, content_blocks, role_of
 from ctxtool.core.messages.filter_compacted import SUMMARY_MARKER, is_summary_message
+from ctxtool.core.messages.repeats import FirstOfEach
 from ctxtool.core.summarizing.prompt import is_continuation_text
 from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY
 from ctxtool.formats.registry import adapter_for
@@ -59,8 +60,9 @@ _REJECTION_REPLY = re.compile(r"(?:To tell you how to proceed, the user said:|Th
 
 def main_chain(entries: Sequence[dict[str, Any]], fmt: str) -> list[int]:
     """Indices of the entries of the main conversation (side chains left out unless the file is
-    nothing but a side chain)."""
-    usable = [i for i, e in enumerate(entries) if not getattr(e, "invalid", False)]
+    nothing but a side chain; later copies of an entry, :mod:`ctxtool.core.messages.repeats`)."""
+    first = FirstOfEach()  # a copy of an earlier entry (same uuid) is read once
+    usable = [i for i, e in enumerate(entries) if not getattr(e, "invalid", False) and first(e)]
     if not adapter_for(fmt).side_chains:
         return usable
     main = [i for i in usable if entries[i].get("isSidechain") is not True]

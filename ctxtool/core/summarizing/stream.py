@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxtool.core.messages.repeats import FirstOfEach
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.summarizing.request import RequestBuilder
 from ctxtool.formats.jsonl import iter_lines_out
@@ -60,12 +61,14 @@ def scan(source: Iterable[dict[str, Any]], fmt: str, summarizer: StreamingSummar
     found = Scan(sink, builder, ContextMeter(fmt), adapter_for(fmt).compaction_writer(),
                  sidechains=sidechains)
     sha = hashlib.sha256()
+    first = FirstOfEach()  # later copies of an entry (same uuid) are read once
     for entry in source:
         found.count += 1
         found.meter.add(entry)
         for chunk in iter_lines_out((entry,)):
             sha.update(chunk)
-        if getattr(entry, "invalid", False) or (entry.get("isSidechain") is True and not sidechains):
+        if getattr(entry, "invalid", False) or (entry.get("isSidechain") is True and not sidechains) \
+                or not first(entry):
             continue
         found.messages = found.messages or entry.get("type") in ("user", "assistant")
         found.writer.add(entry)

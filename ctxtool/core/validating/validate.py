@@ -21,8 +21,12 @@ Code itself writes in normal operation, which the rules below spell out:
     the entry that triggered an auto-compaction). A warning when a later compact boundary means
     only compacted history is cut off; an error otherwise (resuming loses all before that line).
 ``duplicate-uuid``
-    Two entries with one uuid and different content. A resumed session re-writing an entry
-    unchanged (same type, parent, timestamp and message) is not reported.
+    Two entries with one uuid and different content (an error).
+``entry-repeated``
+    An entry written again unchanged (same uuid, type, parent, timestamp and message): a
+    warning, one per file. Claude Code keys entries by uuid, so it is one entry, and ctxtool
+    reads it once; a repeated ``/compact`` in one Claude Code process writes the history before
+    the boundary again this way (an open bug; the file grows quadratically).
 ``compact-boundary`` / ``compact-summary-missing``
     A ``system``/``compact_boundary`` entry has parentUuid null, a logicalParentUuid and
     compactMetadata {trigger, preTokens}, and an ``isCompactSummary`` user entry follows it before
@@ -114,6 +118,7 @@ class _Scan:
     by_uuid: dict[str, _Node] = field(default_factory=dict)
     fingerprints: dict[str, int] = field(default_factory=dict)
     duplicates: dict[str, list[int]] = field(default_factory=dict)  # uuid -> later lines
+    rewrites: list[int] = field(default_factory=list)  # lines repeating an earlier entry
     uses: dict[str, list[tuple[_Node, str]]] = field(default_factory=dict)
     results: dict[str, list[_Node]] = field(default_factory=dict)
     boundaries: list[_Node] = field(default_factory=list)
@@ -215,6 +220,7 @@ def _is_rewrite(scan: _Scan, entry: dict[str, Any], node: _Node) -> bool:
         scan.fingerprints[node.uuid] = fingerprint
         return False
     if scan.fingerprints[node.uuid] == fingerprint:
+        scan.rewrites.append(node.line)
         return True
     scan.duplicates.setdefault(node.uuid, []).append(node.line)
     return False
@@ -251,6 +257,13 @@ def _check_boundary_fields(scan: _Scan, entry: dict[str, Any], node: _Node) -> N
 # --- uuid chain ----------------------------------------------------------------------------------
 
 def _check_uuids(scan: _Scan) -> None:
+    if scan.rewrites:
+        count = len(scan.rewrites)
+        scan.report(scan.rewrites[0], "entry-repeated",
+                    f"{count} {'entry is' if count == 1 else 'entries are'} written again with "
+                    f"the uuid of an earlier one (lines {_lines(scan.rewrites)}): one uuid is one "
+                    "entry, ctxtool counts and summarizes them once (a repeated /compact in one "
+                    "Claude Code process writes the history again)", WARNING)
     for uuid, lines in scan.duplicates.items():
         first = scan.by_uuid[uuid].line
         scan.report(lines[0], "duplicate-uuid",

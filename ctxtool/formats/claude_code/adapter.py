@@ -237,6 +237,11 @@ class ClaudeCodeAdapter(FormatAdapter):
     is_summary_entry = staticmethod(is_compact_summary)  # type: ignore[assignment]
     is_compaction_record = staticmethod(is_compact_boundary)  # type: ignore[assignment]
 
+    def own_context(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        from ctxtool.formats.claude_code.context_usage import context_usage  # only on such lines
+
+        return context_usage(entry) if entry.get("type") in ("system", "user") else None
+
     def is_bare_line(self, entry: Mapping[str, Any]) -> bool:
         # a tuple, not a set: a "type" that cannot be hashed (a list...) is simply not one
         return entry.get("type") in BARE_TYPES and "message" not in entry
@@ -272,7 +277,8 @@ def compact_mark(meta: Any) -> ContextMark:
         return ContextMark(COMPACT_MARK)
     dropped = meta.get("cumulativeDroppedTokens")
     listed, segment = meta.get("preservedMessages"), meta.get("preservedSegment")
-    uuids = listed.get("allUuids") or listed.get("uuids") if isinstance(listed, dict) else None
+    # the ``uuids`` Claude Code 2.1.332 splices back in (``allUuids`` also lists lines it drops)
+    uuids = listed.get("uuids") or listed.get("allUuids") if isinstance(listed, dict) else None
     trigger, pre = meta.get("trigger"), meta.get("preTokens")
     return ContextMark(
         COMPACT_MARK, dropped_before=dropped if isinstance(dropped, int) and dropped > 0 else 0,
