@@ -43,10 +43,11 @@ class Session:
     def assistant(self, *blocks: dict[str, Any], message_id: str | None = None) -> list[dict[str, Any]]:
         mid = message_id or f"msg_{self.count + 1:04d}"
         # the prompt grows with what was sent (in the measure of ctxtool's estimate, as a
-        # tokenizer counts it), over a 20K-token system prompt and tools
+        # tokenizer counts it), over a 30K-token system prompt and tools (more than ctxtool's
+        # default figure, which counts after a compaction: the summary makes it smaller)
         sent = sum(estimate_entry_tokens(e, CLAUDE_CODE) for e in self.entries)
         usage = {"input_tokens": 5, "cache_creation_input_tokens": 100,
-                 "cache_read_input_tokens": 20000 + sent, "output_tokens": 20}
+                 "cache_read_input_tokens": 30000 + sent, "output_tokens": 20}
         return [self.add({**self._base(), "type": "assistant", "requestId": f"req_{mid}",
                           "message": {"id": mid, "type": "message", "role": "assistant",
                                       "model": "claude-sonnet-4-5", "content": [block],

@@ -169,6 +169,7 @@ def test_a_summary_that_saves_nothing_leaves_the_input_as_it_is() -> None:
     s = Session()
     s.user("hi")
     s.assistant(text_block("hello"))
+    s.entries[-1]["message"]["usage"]["cache_read_input_tokens"] = 500  # a small context
     done = compact(s.entries, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(), options=OPTIONS)
     assert done.entries == s.entries and not done.report.compacted
     assert "would not make the context smaller" in (done.report.reason or "")
