@@ -106,10 +106,10 @@ def test_estimate_cuts_where_opencode_cuts_and_reports_its_overflow_rule() -> No
     assert data["breakdown"]["compact_summaries"] == estimate_entry_tokens(entries[11], OPENCODE)
     # OpenCode's own check reads the last finished message of its view: the kept tail's 009
     assert data["opencode"] == {
-        "window": 200_000, "max_output": 32_000, "reserved": 20_000, "input_limit": None,
-        "usable": 148_000, "count": 156_500, "anchor": "msg_b5e0a1c2d009QrStUvWxYz0123",
-        "anchor_is_summary": False, "overflow": True, "context_overflow": False}
-    assert data["tokens_until_auto_compact"] == 148_000 - data["context_tokens"]
+        "window": 200_000, "max_output": 32_000, "reserved": 0, "input_limit": None,
+        "usable": 168_000, "count": 152_500, "anchor": "msg_b5e0a1c2d009QrStUvWxYz0123",
+        "anchor_is_summary": False, "overflow": False, "context_overflow": False}
+    assert data["tokens_until_auto_compact"] == 168_000 - data["context_tokens"]
     assert "opencode" not in estimate([], fmt="claude-code").as_dict()
 
 

@@ -122,12 +122,17 @@ def test_overflow_rule_and_its_boundary() -> None:
     # what the real 1.18.33 did with limit.output 8,000: no compaction at 191,014, one at 193,014
     assert overflow(191_014, 200_000, 8_000).overflow is False
     assert overflow(193_014, 200_000, 8_000).overflow is True
-    # older releases took the reserve off as well: 200K - 32K - 20K = 148K
-    older = overflow(148_000, 200_000, 32_000, older=True)
-    assert (older.usable, older.overflow) == (148_000, True)
-    assert overflow(147_999, 200_000, 32_000, older=True).overflow is False
-    small = overflow(0, 16_000, 8_000, older=True)  # reserved = min(20K, 8K)
-    assert (small.reserved, small.usable) == (8_000, 0) and small.overflow is True
+    # releases before 1.18: no reserve, strictly more than 200K - 32K = 168K
+    older = overflow(168_000, 200_000, 32_000, older=True)
+    assert (older.usable, older.reserved, older.overflow) == (168_000, 0, False)
+    assert overflow(168_001, 200_000, 32_000, older=True).overflow is True
+    assert overflow(170_001, 400_000, 32_000, input_limit=170_000, older=True).as_dict() == {
+        "count": 170_001, "usable": 170_000, "reserved": 0, "overflow": True}
+    # ...counting input + cache read + output (not cache write, not total)
+    tokens = {"input": 2_000, "output": 500, "total": 999_999,
+              "cache": {"read": 150_000, "write": 4_000}}
+    assert overflow(tokens, 200_000, 32_000, older=True).count == 152_500
+    assert overflow(10, 0, 32_000, older=True).overflow is False
     assert overflow(10, 0, 32_000).overflow is False  # context 0: never
     limited = overflow(150_000, 400_000, 32_000, input_limit=170_000)
     assert (limited.usable, limited.overflow) == (150_000, True)

@@ -1,11 +1,12 @@
 """OpenCode's overflow rule as ``estimate`` reports it for OpenCode sessions.
 
-OpenCode 1.18 (``SessionCompaction.isOverflow``) compacts when the last finished assistant
-message's token count (``tokens.total``, else input + output + cache read + cache write) reaches
-the usable part of the window: the model's input limit minus the reserve
-(``min(20,000, max output)``) when it has one, else the context window minus the maximum output.
-Sessions recorded by older releases (their ``version`` is below 1.18) keep the older rule, which
-also took the reserve off the window. The maximum output is the model's output limit (from the
+OpenCode 1.18 (``session/overflow.ts``) compacts when the last finished assistant message's token
+count (``tokens.total``, else input + output + cache read + cache write) reaches the usable part
+of the window: the model's input limit minus the reserve (``min(20,000, max output)``) when it has
+one, else the context window minus the maximum output. Sessions recorded by older releases
+(their ``version`` is below 1.18) follow the rule of their time (``SessionCompaction.isOverflow``,
+1.1-1.17): input + cache read + output, over the input limit or the window minus the maximum
+output, strictly more (168,000 on a 200K window where a reserve off it would say 148,000). The maximum output is the model's output limit (from the
 OpenCode config when given) capped at 32,000 (``OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`` moves the
 cap). A summary message is never checked.
 """
@@ -55,10 +56,11 @@ class OpenCodeLimits:
     def rows(self, context: int) -> list[tuple[str, str]]:
         """Where OpenCode compacts, and what its own check sees now."""
         if self.input_limit:
-            base = f"input limit {self.input_limit:,} - reserved {self.reserved:,}"
+            base = f"input limit {self.input_limit:,}" + (
+                ", before 1.18" if self.older else f" - reserved {self.reserved:,}")
         else:
             base = f"window {self.window:,} - max output {self.max_output:,}" + (
-                f" - reserved {self.reserved:,}, before 1.18" if self.older else "")
+                ", before 1.18" if self.older else "")
         if self.anchor is None:
             check = "no finished assistant message yet"
         elif self.summary:
@@ -82,9 +84,9 @@ def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: 
     ``context`` is ctxtool's size of the context now, compared with the same limit."""
     view = list(view)
     anchor = usage_anchor(view)
-    count = anchor.tokens if anchor is not None else 0
     max_output = max_output_tokens(output_limit, output_cap(env))
     older = is_older_session(session_version(view))
+    count = 0 if anchor is None else anchor.older_tokens if older else anchor.tokens
     rule = overflow(count, window, max_output, input_limit=input_limit, older=older)
     checked = anchor is not None and not anchor.summary
     return OpenCodeLimits(window=window, max_output=max_output, reserved=rule.reserved,

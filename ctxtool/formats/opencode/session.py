@@ -105,6 +105,14 @@ def _tail_after_summary(result: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # --- usage and overflow ----------------------------------------------------------------------------
 
+def older_token_count(tokens: Mapping[str, Any] | None) -> int:
+    """OpenCode's count before 1.18: input + cache read + output (no cache write, no total)."""
+    if not isinstance(tokens, Mapping):
+        return 0
+    values = (tokens.get("input"), obj(tokens.get("cache")).get("read"), tokens.get("output"))
+    return int(sum(v for v in values if isinstance(v, (int, float))))
+
+
 def token_count(tokens: Mapping[str, Any] | None) -> int:
     """OpenCode's count of an assistant message's tokens: ``total``, else input + output +
     cache read + cache write (reasoning is inside output where providers count it)."""
@@ -126,6 +134,7 @@ class UsageAnchor:
     message_id: str
     tokens: int
     summary: bool  # a compaction summary: OpenCode skips its overflow check after one
+    older_tokens: int = 0  # the count of OpenCode before 1.18 (older_token_count)
 
 
 def usage_anchor(entries: Iterable[Mapping[str, Any]]) -> UsageAnchor | None:
@@ -136,7 +145,7 @@ def usage_anchor(entries: Iterable[Mapping[str, Any]]) -> UsageAnchor | None:
             info = _info(entry)
             if info.get("role") == "assistant" and info.get("finish"):
                 found = UsageAnchor(index, str(info.get("id")), token_count(info.get("tokens")),
-                                    _is_summary(info))
+                                    _is_summary(info), older_token_count(info.get("tokens")))
     return found
 
 
@@ -160,10 +169,17 @@ class Overflow:
 def overflow(tokens: int | Mapping[str, Any], context: int, max_output: int, *,
              input_limit: int | None = None, reserved: int | None = None,
              older: bool = False) -> Overflow:
-    """OpenCode's overflow rule: reserved = min(20,000, max output) unless configured; usable =
-    input limit - reserved when the model has one, else context - max output (OpenCode 1.18;
-    ``older`` releases also took the reserve off: context - max output - reserved); overflow when
-    count >= usable. A context of 0 never overflows."""
+    """OpenCode's overflow rule (1.18, ``session/overflow.ts``): reserved = min(20,000, max
+    output) unless configured; usable = input limit - reserved when the model has one, else
+    context - max output; overflow when count (``total``, else input + output + cache read +
+    cache write) >= usable. ``older``: the rule of releases before 1.18
+    (``SessionCompaction.isOverflow``): count = input + cache read + output, usable = the input
+    limit, else context - max output, no reserve; overflow when count > usable. A context of 0
+    never overflows."""
+    if older:
+        count = tokens if isinstance(tokens, int) else older_token_count(tokens)
+        usable = input_limit or max(0, context - max_output)
+        return Overflow(count, usable, 0, context > 0 and count > usable)
     count = tokens if isinstance(tokens, int) else token_count(tokens)
     reserve = reserved if reserved is not None else min(COMPACTION_BUFFER, max_output)
     if context == 0:
@@ -171,13 +187,13 @@ def overflow(tokens: int | Mapping[str, Any], context: int, max_output: int, *,
     if input_limit:
         usable = max(0, input_limit - reserve)
     else:
-        usable = max(0, context - max_output - (reserve if older else 0))
+        usable = max(0, context - max_output)
     return Overflow(count, usable, reserve, count >= usable)
 
 
 def is_older_session(version: Any) -> bool:
     """A session recorded by an OpenCode release before 1.18 (its ``version``), whose overflow
-    rule still took the reserve off the window; unknown versions get 1.18's rule."""
+    rule counted and compared differently (:func:`overflow`); unknown versions get 1.18's."""
     if not isinstance(version, str):
         return False
     numbers = [int(n) for n in version.split("-")[0].split(".")[:2] if n.isdigit()]
