@@ -36,8 +36,9 @@ from ctxtool.core.clearing.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WR
 @click.option("--min-tokens", type=click.IntRange(min=0), default=MIN_TOKENS, show_default=True,
               help="Leave results smaller than this alone (the placeholder would be as long).")
 @click.option("--min-usage", type=click.FloatRange(0, 100), metavar="PCT",
-              help="Snip only when the context fills more than PCT% of the window "
-                   "(60 is a common choice). Default: always.")
+              help="Snip only when the context fills more than PCT% of the effective window "
+                   "(the window less 20,000 output tokens; 60 is a common choice). Default: "
+                   "always.")
 @now_option
 @clearing_options
 @report_options

@@ -194,9 +194,9 @@ def test_snip_cli(runner, tmp_path: Path, transcript: Path) -> None:
     assert run_ctxtool("restore", str(snipped)).stdout == transcript.read_bytes()
     again = run_ctxtool("snip", "--store", str(store), str(snipped))
     assert again.stdout == snipped.read_bytes()
-    gated = runner.invoke(cli, ["snip", "--min-usage", "60", str(transcript)])
+    gated = runner.invoke(cli, ["snip", "--min-usage", "90", str(transcript)])
     assert gated.exit_code == 0 and gated.stdout_bytes == transcript.read_bytes()
-    assert "is not above --min-usage 60%" in gated.stderr
+    assert "is not above --min-usage 90%" in gated.stderr
 
 
 def test_pipeline_of_both(tmp_path: Path, transcript: Path) -> None:

@@ -10,8 +10,8 @@ A result is snipped when it is superseded:
 The newest ``keep`` (3) results are never snipped, nor are results smaller than ``min_tokens``
 (the placeholder and its path would take as much room), nor results already cleared - which makes
 a second run change nothing. Only results after the last compaction are looked at. By default it
-runs whatever the context use; ``min_usage`` (percent of the window) reproduces seed 001's "only
-above 60%".
+runs whatever the context use; ``min_usage`` (percent of the effective window: the window less
+20,000 output tokens, as the seed measures it) reproduces seed 001's "only above 60%".
 
 What an agent does its own way comes from its adapter: its own tool names
 (:attr:`~ctxtool.formats.adapter.FormatAdapter.own_tool_names`; OpenCode's ``read``, ``edit``,
@@ -61,6 +61,8 @@ STALE = "file changed after the read"
 OLD_SEARCH = "older search"
 IDENTICAL = "identical to a newer result"
 
+
+EFFECTIVE_RESERVE = 20_000  # --min-usage: the window less this many output tokens (seed 001)
 
 @dataclass(frozen=True)
 class SnipOptions:
@@ -171,7 +173,8 @@ def select_snips(scan: ToolScan, options: SnipOptions, *, limits: Limits,
     """The results to snip, oldest first, from the first pass alone."""
     report = report if report is not None else SnipReport()
     if options.min_usage is not None:
-        window = limits(scan.model, scan.version).window
+        # of the effective window, as the source rule measures it (seed 001)
+        window = max(1, limits(scan.model, scan.version).window - EFFECTIVE_RESERVE)
         report.context_tokens = scan.context_tokens or 0
         report.usage_percent = round(100 * report.context_tokens / window, 1)
         if report.usage_percent <= options.min_usage:
