@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import content_blocks, iter_tool_results, with_tool_result_content
 from ctxtool.core.messages.convert import ConvertReport, is_model_message, merge_streamed
+from ctxtool.core.messages.repeats import copy_key
 from ctxtool.formats.jsonl import exact_entry
 from ctxtool.formats.adapter import AGENT_RULE, BOUNDARY, MARKER
 from ctxtool.formats.registry import adapter_for
@@ -98,7 +99,8 @@ class CutPlan:
     def as_dict(self) -> dict[str, Any]:
         return {"entries_in": self.entries, "compactions": self.compactions,
                 "cut": self.cut_location, "preserved": len(self.preserved),
-                "preserved_problem": self.problem, "repeated": len(self.repeated)}
+                "preserved_problem": self.problem,
+                **({"repeated": len(self.repeated)} if self.repeated else {})}
 
 
 @dataclass
@@ -160,6 +162,7 @@ def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
     counts = {False: 0, True: 0}
     cleared: set[str] = set()
     repeated: set[int] = set()
+    keys: dict[str, tuple[Any, ...]] = {}  # uuid -> copy_key of its first entry
     main_seen = side_seen = False
     for index, entry in enumerate(entries):
         plan.entries += 1
@@ -167,9 +170,10 @@ def _plan_claude(entries: Iterable[dict[str, Any]], fmt: str) -> CutPlan:
             continue
         uuid, parent = entry.get("uuid"), entry.get("parentUuid")
         if isinstance(uuid, str):
-            if uuid in nodes:  # one uuid, one entry (ctxtool.core.messages.repeats)
+            if keys.get(uuid) == copy_key(entry):  # a copy (ctxtool.core.messages.repeats)
                 repeated.add(index)
                 continue
+            keys.setdefault(uuid, copy_key(entry))
             nodes[uuid] = (parent if isinstance(parent, str) else None, index)
         side = entry.get("isSidechain") is True
         if entry.get("type") in ("user", "assistant"):

@@ -20,23 +20,31 @@ def uuid_of(entry: Mapping[str, Any]) -> str | None:
     return uuid if uuid.__class__ is str else None
 
 
+def copy_key(entry: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a copy shares with its original besides the uuid (its timestamp and kind): entries
+    that share only a uuid (a hand-trimmed fixture) are told apart, as validate's
+    duplicate-uuid does."""
+    return (entry.get("timestamp"), entry.get("type"), entry.get("subtype"))
+
+
 class FirstOfEach:
-    """``first(entry)`` is False for an entry whose uuid an earlier entry had (entries without
-    a uuid are always first)."""
+    """``first(entry)`` is False for a copy of an earlier entry: the same uuid and
+    :func:`copy_key` (entries without a uuid are always first)."""
 
     def __init__(self) -> None:
-        self.seen: set[str] = set()
+        self.seen: dict[str, tuple[Any, ...]] = {}
         self.repeated = 0
 
     def __call__(self, entry: Mapping[str, Any]) -> bool:
         uuid = uuid_of(entry)
         if uuid is None:
             return True
-        if uuid in self.seen:
+        key = copy_key(entry)
+        if self.seen.get(uuid) == key:
             self.repeated += 1
             return False
-        self.seen.add(uuid)
+        self.seen.setdefault(uuid, key)
         return True
 
 
-__all__ = ["FirstOfEach", "uuid_of"]
+__all__ = ["FirstOfEach", "copy_key", "uuid_of"]

@@ -56,6 +56,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+from ctxtool.core.messages.repeats import copy_key
 from ctxtool.core.sizing.tokens import (estimate_block_tokens, estimate_entry_tokens,
                                         estimate_text_tokens)
 from ctxtool.formats.adapter import COMPACT_MARK, ContextMark, Usage
@@ -114,7 +115,7 @@ class ContextMeter:
         # uuid -> (parentUuid, tokens), the newest _RECENT_ENTRIES. An OrderedDict: dropping
         # the oldest key of a plain dict (``del d[next(iter(d))]``) scans the holes the earlier
         # deletions left at its front, tens of microseconds a line once it is full
-        self._recent: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._recent: OrderedDict[str, tuple[Any, int, tuple[Any, ...]]] = OrderedDict()
         self.use_usage = use_usage  # False: estimate everything (content changed after the calls)
         self.anchor: Usage | None = None
         self.anchor_content = 0  # estimate of the anchor call's own output blocks
@@ -187,7 +188,10 @@ class ContextMeter:
         (one uuid is one entry, :mod:`ctxtool.core.messages.repeats`; a copy further back
         than :data:`_RECENT_ENTRIES` entries is not caught)."""
         uuid = entry.get("uuid")
-        return uuid.__class__ is str and uuid in self._recent
+        if uuid.__class__ is not str:
+            return False
+        first = self._recent.get(uuid)
+        return first is not None and first[2] == copy_key(entry)
 
     def account(self, entry: dict[str, Any], tokens: int | None = None) -> int:
         """:meth:`add` for an entry already known to be valid and in context."""
@@ -239,7 +243,7 @@ class ContextMeter:
         uuid = entry.get("uuid")
         if uuid.__class__ is str:
             recent = self._recent
-            recent[uuid] = (entry.get("parentUuid"), tokens)
+            recent[uuid] = (entry.get("parentUuid"), tokens, copy_key(entry))
             if len(recent) > _RECENT_ENTRIES:
                 recent.popitem(last=False)
 
