@@ -72,12 +72,16 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
             stats["files"].append({"input": source.name, "format": fmt, **plan.as_dict(),
                                    "entries_out": written, **_model_stats(file_report, view, to)})
             _warn_problem(plan.problem, plan.cut_location)
-            _tell(source.name, plan.cut_location, written)
+            _tell(source.name, plan.cut_location, written, len(plan.repeated))
     report.emit(stats)
 
 
-def _tell(name: str, cut: str | None, written: int) -> None:
-    if cut is None:
+def _tell(name: str, cut: str | None, written: int, repeated: int = 0) -> None:
+    if cut is None and repeated:
+        messages.summary("filter-compacted", f"{name}: no compaction; "
+                         f"{messages.count(repeated, 'entry', 'entries')} written again with an "
+                         "earlier one's uuid left out")
+    elif cut is None:
         messages.summary("filter-compacted", f"{name}: no compaction, passed through unchanged")
     else:
         line = cut.rsplit(":", 1)[-1]

@@ -85,7 +85,9 @@ def test_pipe_into_head_ends_quietly(tmp_path: Path) -> None:
     name = "filter-compacted" if "filter-compacted" in ALL else "restore"
     line = GOOD.replace(b"hello", b"x" * 2000)
     big = tmp_path / "big.jsonl"
-    big.write_bytes(line * 20000)  # ~40 MB: far more than a pipe buffer
+    # ~40 MB, far more than a pipe buffer; each entry its own (one uuid is one entry)
+    big.write_bytes(b"".join(line.replace(b'"uuid":"u1"', f'"uuid":"u{n}"'.encode())
+                             for n in range(20000)))
     exe = " ".join(ctxtool_executable())
     proc = subprocess.run(f"{exe} {name} {big} | head -c 100 > /dev/null", shell=True,
                           capture_output=True, timeout=120, check=False)

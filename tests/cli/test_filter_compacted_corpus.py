@@ -67,14 +67,17 @@ WITH_BOUNDARY = [p for p in corpus_files() if b'"compact_boundary"' in p.read_by
 @pytest.mark.parametrize("path", corpus_params())
 def test_view_starts_at_the_last_boundary_with_the_input_bytes(path: Path) -> None:
     fmt, entries = transcript(path)
-    view = list(filter_compacted(entries, plan_cut(entries, fmt)))
+    plan = plan_cut(entries, fmt)
+    view = list(filter_compacted(entries, plan))
     cut, side = last_boundary(entries)
-    if cut is None:
+    if cut is None and not plan.repeated:
         assert written(view) == path.read_bytes()
         return
+    cut = cut or 0
     assert view[0] is entries[cut]
-    expected = [e for e in entries[cut:]
-                if not isinstance(e.get("isSidechain"), bool) or e["isSidechain"] == side]
+    # an entry written again (same uuid, timestamp and kind) is in the view once
+    expected = [e for i, e in enumerate(entries[cut:], cut) if i not in plan.repeated and (
+        not isinstance(e.get("isSidechain"), bool) or e["isSidechain"] == side)]
     assert len(view) == len(expected) and all(a is b for a, b in zip(view, expected))
     assert all(e.raw is not None for e in view)  # untouched: written as the input's own bytes
 

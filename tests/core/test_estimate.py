@@ -132,12 +132,15 @@ def test_system_figure_is_the_last_calls_prompt_less_the_messages_it_was_sent() 
     figure = 20_600 - content_before_last_call(entries)
     meter = meter_over(entries)
     assert meter.system_tokens == figure
-    # what follows a compaction, until the next call, is counted on the default figure: the
-    # one the end of the file gives too (statusline, sessions), not the last call's residual,
-    # which held the estimate's error on the messages the compaction took away
+    # what follows a compaction, until the next call, is counted on that figure at most the
+    # default (what the end of the file gives too: statusline, sessions); a last call's
+    # residual above it held the estimate's error on the messages the compaction took away
     summary = compact_summary("Summary of the work so far. " * 50)
     after = meter_over([*entries, compact_boundary(), summary])
-    assert after.context_tokens == DEFAULT_SYSTEM_TOKENS + estimate_entry_tokens(summary, CC)
+    assert figure < DEFAULT_SYSTEM_TOKENS
+    assert after.context_tokens == figure + estimate_entry_tokens(summary, CC)
+    big = meter_over([*calls(140_000, 50_300, 60_600), compact_boundary(), summary])
+    assert big.context_tokens == DEFAULT_SYSTEM_TOKENS + estimate_entry_tokens(summary, CC)
     # the estimate less that figure is the conversation as ctxtool counts it
     assert meter.context_tokens - meter.system_tokens == sum(
         estimate_entry_tokens(e, CC) for e in entries)

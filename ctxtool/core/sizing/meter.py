@@ -12,10 +12,10 @@
   last call's prompt minus the estimate of the messages it was sent: the same call the
   estimate of the session is anchored on, so the estimate of a transform's output (snip,
   persist, microcompact) differs from it by what the transform took out and put in, nothing
-  else. A compaction forgets it: that residual also holds the estimate's error on the
-  messages it summarized away (58,011 "system" tokens on a corpus session whose system
-  prompt is about 20K), so until the next call the given or default figure counts, the one
-  the end of the file gives too (``statusline``, ``sessions``: one figure everywhere).
+  else. After a compaction it counts at most as the default: that residual also holds the
+  estimate's error on the messages summarized away (58,011 "system" tokens on a corpus
+  session whose system prompt is about 20K), and until the next call the default is what the
+  end of the file gives too (``statusline``, ``sessions``: one figure everywhere).
   The first call would be a worse figure: Claude Code 2.1 loads tools on demand (its first call
   of a session sends about 7K tokens fewer than its later ones), MCP servers and CLAUDE.md
   change during a session, and a continued session's first call carries earlier content the
@@ -257,9 +257,11 @@ class ContextMeter:
             self.since_anchor = self.content = kept
             # the last call's prompt less the estimate of its messages held the estimate's
             # error on the messages now summarized away, not only the system prompt: after a
-            # compaction the figure is the given or default one until the next call, which is
-            # also all the end of a file shows (statusline, sessions: one figure everywhere)
-            self.observed_system = None
+            # compaction, until the next call, it counts at most as the default figure, which
+            # is all the end of a file shows (statusline, sessions: one figure everywhere); a
+            # session whose calls show a smaller system prompt keeps its own
+            if self.observed_system is not None:
+                self.observed_system = min(self.observed_system, DEFAULT_SYSTEM_TOKENS)
         elif self.anchor is not None:
             saved = mark.saved
             self.saved += saved
