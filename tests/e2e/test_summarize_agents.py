@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sqlite3
 import subprocess
@@ -169,7 +170,7 @@ def test_claude_code_summaries_are_chunked_and_retried_like_the_apis(claude_setu
                        env=claude_env(cc, claude_bin, api.url), cwd=tmp_path, timeout=600)
     assert_summary(proc, "claude-code")
     requests = api.messages()
-    parts = int(proc.stderr.decode().split(" part(s)")[0].rsplit(", ", 1)[-1])
+    parts = int(re.search(r", ([0-9,]+) parts?\b", proc.stderr.decode()).group(1))  # type: ignore[union-attr]
     assert parts >= 2 and len(requests) == parts + 1  # one part asked twice
     assert "<previous_summary>" in requests[-1].prompt + str(requests[-1].body["messages"])
 
