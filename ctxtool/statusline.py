@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import datetime
 from typing import Any
 
+from ctxtool.clock import parse_now
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.core.sizing.session_tail import (HEAD_BYTES, TailOptions, first_chain,
                                               report_of_tail)
@@ -24,6 +26,7 @@ from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fi
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, StoreError, UsageError
 from ctxtool.printable import visible
+from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed
 from ctxtool.types import CLAUDE_CODE
 
@@ -62,9 +65,12 @@ def stdin_input() -> StatusInput:
     return read_status_input(value)
 
 
-def fields_of(given: StatusInput) -> dict[str, Any]:
+def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]:
     """The template's fields: from the transcript's tail when there is one; else (a session not
-    written yet) from what the JSON reports, or the assumed system prompt before any call."""
+    written yet) from what the JSON reports, or the assumed system prompt before any call.
+    Claude Code's settings files (the project's under the JSON's cwd) move the compaction
+    point; the transcript's version picks the rule."""
+    settings = read_settings(os.environ, project=given.cwd)
     path = given.transcript_path
     if path and os.path.isfile(path):
         try:
@@ -74,17 +80,19 @@ def fields_of(given: StatusInput) -> dict[str, Any]:
                 report, _ = report_of_tail(
                     iter_lines_reversed(handle), parse=parse_line, chain=chain, fmt=CLAUDE_CODE,
                     source=path, options=TailOptions(model=given.model_id,
-                                                     context_window=given.window, env=os.environ))
+                                                     context_window=given.window, env=os.environ,
+                                                     settings=settings))
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from None
         return status_fields(used=report.context_tokens, limits=report.limits,
-                             model=report.model, given=given, method=report.method)
+                             model=report.model, given=given, method=report.method,
+                             idle=report.idle, now=now)
     limits = thresholds(model=given.model_id, context_window_override=given.window,
-                        env=os.environ)
+                        env=os.environ, fmt=CLAUDE_CODE, settings=settings)
     used = given.prompt_tokens if given.prompt_tokens is not None else DEFAULT_SYSTEM_TOKENS
     return status_fields(used=used, limits=limits, model=None, given=given,
                          method="claude-code" if given.prompt_tokens is not None
-                         else "heuristic")
+                         else "heuristic", now=now)
 
 
 def colored(choice: str) -> bool:
@@ -94,11 +102,14 @@ def colored(choice: str) -> bool:
 
 
 def status_line(transcript: str | None, template: str = DEFAULT_FORMAT,
-                color: str = "auto") -> bytes:
-    """The line (newline included) for ``transcript``, else for the JSON on stdin."""
+                color: str = "auto", now: str | None = None) -> bytes:
+    """The line (newline included) for ``transcript``, else for the JSON on stdin; ``now``
+    (``--now``: ISO-8601 or epoch seconds) is the time ``idle_in`` counts from."""
+    moment = parse_now(now)
     given = StatusInput(transcript_path=transcript) if transcript else stdin_input()
     # a cwd or model name (from the JSON or the transcript) must not steer the terminal
-    fields = {k: visible(v) if isinstance(v, str) else v for k, v in fields_of(given).items()}
+    fields = {k: visible(v) if isinstance(v, str) else v
+              for k, v in fields_of(given, moment).items()}
     if colored(color):
         code = COLORS[fields["status"]]
         fields.update({k: f"\x1b[{code}m{fields[k]}\x1b[0m" for k in COLORED if fields[k]})
@@ -110,11 +121,13 @@ def status_line(transcript: str | None, template: str = DEFAULT_FORMAT,
     return line.replace("\n", " ").encode() + b"\n"
 
 
-def parse_args(args: list[str]) -> tuple[str | None, str, str] | None:
-    """(FILE, --format, --color) from ``args`` as click would read them, or None for anything
-    else (--help, another option, a missing or wrong value): the click command handles those."""
+def parse_args(args: list[str]) -> tuple[str | None, str, str, str | None] | None:
+    """(FILE, --format, --color, --now) from ``args`` as click would read them, or None for
+    anything else (--help, another option, a missing or wrong value): the click command handles
+    those."""
     transcript: str | None = None
-    values = {"--format": DEFAULT_FORMAT, "--color": "auto"}
+    values: dict[str, str | None] = {"--format": DEFAULT_FORMAT, "--color": "auto",
+                                     "--now": None}
     at, only_files = 0, False
     while at < len(args):
         arg = args[at]
@@ -131,7 +144,7 @@ def parse_args(args: list[str]) -> tuple[str | None, str, str] | None:
         at += 1
     if values["--color"] not in COLOR_CHOICES:
         return None
-    return transcript, values["--format"], values["--color"]
+    return transcript, str(values["--format"]), str(values["--color"]), values["--now"]
 
 
 def main(args: list[str]) -> None:

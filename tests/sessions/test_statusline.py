@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson
@@ -203,3 +204,52 @@ def test_the_fast_path_reports_errors_in_one_line(tmp_path: Path) -> None:
     _, _, err, code = entry_point_run(tmp_path, "statusline", "--format", "{nope}",
                                       stdin=claude_json(tmp_path / "none.jsonl"))
     assert code == ExitCode.USAGE and b"fields:" in err and err.count(b"\n") == 1
+
+
+def versioned_at(tmp_path: Path, prompt: int, version: str) -> Path:
+    """A session written by ``version``: its last reply at 12:00, a tool result 30 s later."""
+    return write_session(tmp_path, APP, "s1", [
+        user("hi", version=version, timestamp="2026-11-27T11:59:00.000Z"),
+        assistant([tool_use("t1", "Bash", command="ls")], msg_id="m1",
+                  usage=usage(10, 500, prompt, 50), version=version,
+                  timestamp="2026-11-27T12:00:00.000Z"),
+        tool_result("t1", "x", version=version, timestamp="2026-11-27T12:00:30.000Z")])
+
+
+@pytest.mark.parametrize(("version", "point"), [("2.1.332", 117_000), ("2.1.20", 155_000)])
+def test_settings_move_the_compaction_point(runner, tmp_path: Path, version: str,
+                                            point: int) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({"autoCompactWindow": 150_000}))
+    path = versioned_at(tmp_path, 100_000, version)
+    env = {"CLAUDE_CONFIG_DIR": str(config), "CTXTOOL_CLAUDE_SETTINGS": "1"}
+    template = ("--format", "{compact_at_tokens} {to_compact_tokens} {context_tokens}")
+    shown = line(runner, claude_json(path), *template, env=env)
+    used = full_estimate(path).context_tokens
+    # 2.1.332 reads autoCompactWindow: 150,000 - 20,000 output - 13,000; 2.1.20 does not
+    assert shown == f"{point} {point - used} {used}"
+    fast = run_ctxtool("statusline", *template, input=claude_json(path), env=env)
+    assert fast.stdout.decode() == shown + "\n"
+    # without the settings the current rule's point is the model's
+    assert line(runner, claude_json(path), *template).split()[0] == \
+        ("167000" if version == "2.1.332" else "155000")
+
+
+def test_idle_compaction_time(runner, tmp_path: Path) -> None:
+    path = versioned_at(tmp_path, 120_000, "2.1.332")
+    env = {"CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS": "100000"}
+    args = ("--format", "{idle_at}|{idle_in}", "--now", "2026-11-27T12:10:00Z")
+    fires = datetime(2026, 11, 27, 12, 54, tzinfo=timezone.utc)  # 0.9 of the one-hour cache
+    assert line(runner, claude_json(path), *args, env=env) == \
+        f"{fires.astimezone():%H:%M}|44m"
+    fast = run_ctxtool("statusline", *args, input=claude_json(path), env={**env, "TZ": "UTC"})
+    assert fast.stdout == b"12:54|44m\n"
+    late = run_ctxtool("statusline", "--format", "{idle_in}", "--now", "2026-11-27T13:30:00Z",
+                       input=claude_json(path), env=env)
+    assert late.stdout == b"0m\n"
+    # under the minimum (200,000 by default) or turned off: it will not fire, the fields are empty
+    assert line(runner, claude_json(path), *args) == "|"
+    assert line(runner, claude_json(path), *args, env={**env, "DISABLE_AUTO_COMPACT": "1"}) == "|"
+    bad = run_ctxtool("statusline", "--now", "soon", input=claude_json(path))
+    assert bad.returncode == ExitCode.USAGE and b"--now: not a time" in bad.stderr

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, TypeVar
 from ctxtool.core.messages.blocks import role_and_blocks
 from ctxtool.core.sizing.estimate import EstimateReport, Estimator
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
+from ctxtool.formats.limits import AgentSettings
 from ctxtool.formats.adapter import SessionMarks
 from ctxtool.formats.registry import adapter_for
 
@@ -103,6 +104,7 @@ def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
                   model: str | None = None, context_window: int | None = None,
                   system_tokens: int = DEFAULT_SYSTEM_TOKENS,
                   env: Mapping[str, str] | None = None,
+                  settings: AgentSettings = None,
                   named: Callable[[T], bool] = _always) -> EstimateReport:
     """:func:`ctxtool.core.sizing.estimate.estimate` of a whole transcript from its ``tail`` (see
     :func:`split_tail`). ``before``: the items before the tail, last first, searched for the
@@ -123,7 +125,8 @@ def estimate_tail(tail: list[dict[str, Any]], *, before: Iterable[T],
                 if state.model is not None:
                     break
     state.boundaries = compactions
-    return state.report(source=source, model=model, context_window=context_window, env=env)
+    return state.report(source=source, model=model, context_window=context_window, env=env,
+                        settings=settings)
 
 
 def last_timestamp(entries: Iterable[Mapping[str, Any]]) -> str | None:
@@ -141,6 +144,7 @@ class TailOptions(NamedTuple):
     model: str | None = None
     context_window: int | None = None
     env: Mapping[str, str] | None = None
+    settings: AgentSettings = None  # the agent's settings files (Claude Code's settings.json)
 
 
 def marks_of(fmt: str) -> SessionMarks:
@@ -170,7 +174,8 @@ def report_of_tail(lines: Iterator[bytes], *, parse: Callable[[bytes], dict[str,
     report = estimate_tail(tail, before=lines if marks.model else (), parse=parse,
                            named=may_name_model, chain=chain, compactions=compactions, fmt=fmt,
                            source=source, model=options.model,
-                           context_window=options.context_window, env=options.env)
+                           context_window=options.context_window, env=options.env,
+                           settings=options.settings)
     return report, last_timestamp(tail)
 
 

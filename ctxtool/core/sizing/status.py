@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from ctxtool.core.sizing.tokens import Thresholds
+from ctxtool.formats.limits import IdleCompaction
 
 BAR_CELLS = 10
 FULL, EMPTY = "█", "░"
@@ -93,9 +95,20 @@ def status_of(used: int, limits: Thresholds, compact_at: int) -> str:
     return "warning" if used >= limits.warning - limits.auto_compact + compact_at else "ok"
 
 
+def idle_fields(idle: IdleCompaction | None, now: datetime) -> dict[str, str]:
+    """``idle_at`` (local HH:MM) and ``idle_in`` (minutes from ``now``, 0 once past) of the
+    agent's idle compaction; empty when it will not fire."""
+    fires = idle.fires_at if idle is not None else None
+    if fires is None:
+        return {"idle_at": "", "idle_in": ""}
+    left = max(0, int((fires - now).total_seconds() // 60))
+    return {"idle_at": fires.astimezone().strftime("%H:%M"), "idle_in": f"{left}m"}
+
+
 def status_fields(*, used: int, limits: Thresholds, model: str | None,
-                  given: StatusInput, method: str) -> dict[str, Any]:
-    """The template fields (see ``ctxtool statusline --help``)."""
+                  given: StatusInput, method: str, idle: IdleCompaction | None = None,
+                  now: datetime | None = None) -> dict[str, Any]:
+    """The template fields (see ``ctxtool statusline --help``); ``now`` counts ``idle_in``."""
     compact_at = limits.auto_compact
     status = status_of(used, limits, compact_at)
     to_compact = max(0, compact_at - used)
@@ -112,7 +125,9 @@ def status_fields(*, used: int, limits: Thresholds, model: str | None,
         "marker": f" {WARNING_MARK}" if status != "ok" else "",
         "method": method, "cwd": cwd, "dir": os.path.basename(cwd.rstrip("/")) or cwd,
         "session": (given.session_id or "")[:8],
+        **idle_fields(idle, now or datetime.now().astimezone()),
     }
 
 
-__all__ = ["StatusInput", "bar", "human", "read_status_input", "status_fields", "status_of"]
+__all__ = ["StatusInput", "bar", "human", "idle_fields", "read_status_input", "status_fields",
+           "status_of"]
