@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -88,7 +89,8 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     trigger, --target, --clear-at-least and the boundary's tokensSaved, and the tool calls
     Claude Code's own microcompact_boundary lines list are neither cleared nor counted again.
     DISABLE_COMPACT=1 or DISABLE_MICROCOMPACT=1 (in the environment or settings.json's env)
-    passes the input through unchanged. On OpenCode sessions
+    passes the input through unchanged, as does OpenCode's `compaction.prune: false` (or
+    OPENCODE_DISABLE_PRUNE) for OpenCode sessions. On OpenCode sessions
     the chosen tool parts are marked compacted (state.time.compacted), as OpenCode's own prune
     does: their output stays in the file and OpenCode shows the placeholder.
 
@@ -116,6 +118,10 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
 
     def transform(fmt: str, source: FileSource,
                   run: MicrocompactReport) -> Iterator[dict[str, Any]]:
+        off = adapter_for(fmt).compaction_switched_off("prune", source, env=os.environ)
+        if off:  # the agent prunes nothing: neither does its microcompact
+            run.selection.skipped = f"{off}: input passed through unchanged"
+            return source
         chosen = options if strategy else replace(options, strategy=default_strategy(fmt))
         chosen = chosen if tools else replace(chosen, tools=adapter_for(fmt).compactable_tools)
         # an agent that hides cleared results by a mark (OpenCode) keeps them: nothing to save

@@ -21,7 +21,8 @@ from ctxtool.clock import parse_now
 from ctxtool.core.sizing.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.core.summarizing.backend import make_summarizer
 from ctxtool.core.summarizing.model import call_max_tokens
-from ctxtool.core.summarizing.summarize import Compaction, SummarizeOptions, compact, reads_twice
+from ctxtool.core.summarizing.summarize import (Compaction, SummarizeOptions, SummarizeReport,
+                                                compact, reads_twice)
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.registry import adapter_for
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend
@@ -74,6 +75,13 @@ def _transcript_path(source: FileSource, output: str | None) -> str | None:
 
 def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -> Compaction:
     """Summarize one source (read twice; core.compact holds it only when it must)."""
+    if settings.options.auto:
+        off = adapter_for(fmt).compaction_switched_off("auto", source, env=os.environ)
+        if off:  # the agent would not compact this session by itself
+            done = Compaction(source, None, SummarizeReport(backend=settings.summarizer.name,
+                                                            reason=off))
+            _tell(done, source.name)
+            return done
     first_read = iter(source)
     store, _ = store_for_entries(settings.store_dir, first_read, fmt=fmt, env=os.environ,
                                  notice=messages.info)

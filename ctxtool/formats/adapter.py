@@ -741,6 +741,15 @@ class FormatAdapter:
         by the agent's own rule (Claude Code's, by ``version``); None: ctxtool's 60 minutes."""
         return None
 
+    def compaction_switched_off(self, kind: str, entries: Iterable[Mapping[str, Any]], *,
+                                env: Mapping[str, str]) -> str | None:
+        """The agent's own setting that turns off ``kind`` ("auto": its automatic compaction,
+        which ``summarize --auto`` follows; "prune": its clearing of old tool output, which
+        ``microcompact`` follows) for the session ``entries``, named for the notice; None when
+        it is on (the default: Claude Code's switches are environment variables the commands
+        read themselves)."""
+        return None
+
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
                              env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         """The context size at which the agent compacts by its own rule for a ``window``-token

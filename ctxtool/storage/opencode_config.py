@@ -4,8 +4,9 @@ OpenCode merges its config files, later ones winning: the global one
 (``$XDG_CONFIG_HOME/opencode/`` ``config.json``, ``opencode.json``, ``opencode.jsonc``), the file
 ``$OPENCODE_CONFIG`` names, the project's ``opencode.json``/``opencode.jsonc`` (from the session's
 folder up to its git root), then the JSON in ``$OPENCODE_CONFIG_CONTENT``. ctxtool reads the same
-places for one thing only: the ``context``, ``input`` and ``output`` limits of the session's
-model, which OpenCode's overflow rule uses. Models that come from models.dev (no config entry)
+places for two things only: the ``context``, ``input`` and ``output`` limits of the session's
+model, which OpenCode's overflow rule uses, and the ``compaction.auto``/``compaction.prune``
+switches. Models that come from models.dev (no config entry)
 are not known offline; their limits stay unknown. A config file that cannot be read or parsed is
 skipped: it changes only the verdict's numbers, which then fall back to the defaults.
 """
@@ -106,6 +107,17 @@ def model_limits(provider: str | None, model: str | None, *, env: Mapping[str, s
     return limits
 
 
+def compaction_setting(key: str, *, env: Mapping[str, str],
+                       directory: str | None = None) -> bool | None:
+    """The merged config's ``compaction.<key>`` ("auto", "prune") when a boolean, else None."""
+    found: bool | None = None
+    for config in _configs(env, directory):
+        value = _dig(config, "compaction", key)
+        if isinstance(value, bool):
+            found = value
+    return found
+
+
 def _dig(value: Any, *keys: str) -> Any:
     for key in keys:
         if not isinstance(value, dict):
@@ -114,4 +126,4 @@ def _dig(value: Any, *keys: str) -> Any:
     return value
 
 
-__all__ = ["model_limits", "strip_jsonc"]
+__all__ = ["compaction_setting", "model_limits", "strip_jsonc"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ctxtool.storage.opencode_config import model_limits, strip_jsonc
+from ctxtool.storage.opencode_config import compaction_setting, model_limits, strip_jsonc
 
 
 def config(context: int | None = None, output: int | None = None) -> dict:
@@ -43,3 +43,20 @@ def test_unreadable_configs_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{ not json")
     env = {"XDG_CONFIG_HOME": str(tmp_path / "none"), "OPENCODE_CONFIG": str(tmp_path / "bad.json")}
     assert model_limits("fake", "m", env=env) == {}
+
+
+def test_compaction_switches_merge_like_the_limits(tmp_path: Path) -> None:
+    home = tmp_path / "xdg" / "opencode"
+    home.mkdir(parents=True)
+    (home / "opencode.json").write_text(json.dumps({"compaction": {"auto": False, "prune": False}}))
+    project = tmp_path / "repo" / "sub"
+    project.mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    (tmp_path / "repo" / "opencode.jsonc").write_text('{"compaction": {"prune": true,}}')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert compaction_setting("auto", env=env, directory=str(project)) is False
+    assert compaction_setting("prune", env=env, directory=str(project)) is True  # project wins
+    assert compaction_setting("prune", env=env) is False
+    content = {**env, "OPENCODE_CONFIG_CONTENT": '{"compaction": {"auto": true}}'}
+    assert compaction_setting("auto", env=content) is True
+    assert compaction_setting("auto", env={"XDG_CONFIG_HOME": str(tmp_path / "none")}) is None

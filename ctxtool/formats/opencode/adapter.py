@@ -237,6 +237,19 @@ class OpenCodeAdapter(FormatAdapter):
                              env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
         return usable_tokens(window=window, env=env, older=is_older_session(session_version(entries)))
 
+    def compaction_switched_off(self, kind: str, entries: Iterable[Mapping[str, Any]], *,
+                                env: Mapping[str, str]) -> str | None:
+        # OpenCode's config sets these (the project's too: the session's folder), and its
+        # OPENCODE_DISABLE_AUTOCOMPACT / OPENCODE_DISABLE_PRUNE flags force them off
+        from ctxtool.storage.opencode_config import compaction_setting  # see test_architecture
+        flag = {"auto": "OPENCODE_DISABLE_AUTOCOMPACT", "prune": "OPENCODE_DISABLE_PRUNE"}[kind]
+        if env.get(flag, "").strip().lower() in ("1", "true"):
+            return f"{flag} is set"
+        folder = _session_folder(entries)
+        if compaction_setting(kind, env=env, directory=folder) is False:
+            return f"OpenCode's config sets compaction.{kind}: false"
+        return None
+
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_summary(view.obj(entry.get("info")))
 
@@ -252,6 +265,21 @@ class OpenCodeAdapter(FormatAdapter):
     def compaction_writer(self) -> OpenCodeWriter:
         from ctxtool.formats.opencode.compaction import OpenCodeWriter
         return OpenCodeWriter()
+
+
+def _session_folder(entries: Iterable[Mapping[str, Any]]) -> str | None:
+    """The session record's folder (the session line comes first: the read stops there)."""
+    lines = iter(entries)
+    try:
+        for entry in lines:
+            if view.is_session_line(entry):
+                folder = view.obj(entry["session"]).get("directory")
+                return folder if isinstance(folder, str) else None
+        return None
+    finally:
+        close = getattr(lines, "close", None)
+        if close is not None:
+            close()
 
 
 def _unmark_compacted(entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
