@@ -710,12 +710,10 @@ class FormatAdapter:
 
     def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
                       input_limit: int | None, output_limit: int | None,
-                      env: Mapping[str, str] | None,
-                      session: list[dict[str, Any]] | None = None) -> OverflowVerdict | None:
+                      env: Mapping[str, str] | None) -> OverflowVerdict | None:
         """The agent's own overflow verdict for the context now (reported beside ctxtool's
         thresholds, under its ``report_key``), or None when ctxtool's thresholds are the
-        agent's (Claude Code). ``view``: :meth:`entries_sent`; ``context``: ctxtool's size;
-        ``session``: the whole session when it was read whole (what its compactions cut too)."""
+        agent's (Claude Code). ``view``: :meth:`entries_sent`; ``context``: ctxtool's size."""
         return None
 
     def context_limits(self, *, model: str | None, window: int | None, max_output: int | None,

@@ -835,8 +835,7 @@ class CodexAdapter(FormatAdapter):
 
     def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
                       input_limit: int | None, output_limit: int | None,
-                      env: Mapping[str, str] | None,
-                      session: list[dict[str, Any]] | None = None) -> CodexLimits | None:
+                      env: Mapping[str, str] | None) -> CodexLimits | None:
         """Codex's own rule, measured against the window its token counts record (none
         recorded, e.g. ``--context-window`` on a rollout that has none: ctxtool's thresholds)."""
         recorded = self.configured_limits(view).get("context")

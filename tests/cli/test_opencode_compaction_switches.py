@@ -79,37 +79,3 @@ def test_opencodes_disable_flags(tmp_path: Path) -> None:
                       str(session), env=env)
     assert off.stdout == session.read_bytes()
     assert "OPENCODE_DISABLE_AUTOCOMPACT is set" in off.stderr.decode()
-
-
-def _stalled(tmp_path: Path, after: int) -> Path:
-    """A 1.18 session whose automatic compaction at 180,000 tokens came back to ``after``."""
-    from tests.opencode_builders import ZERO, assistant, compaction, user
-    big = " and some context" * 2000
-    entries = [{"session": {"id": "ses_test", "version": "1.18.33", "directory": str(tmp_path)}},
-               user(1, {"type": "text", "text": "start" + big}),
-               assistant(2, 1, {"type": "text", "text": "ok"}, tokens={**ZERO, "total": 180_000}),
-               user(3, compaction(auto=True)),
-               assistant(4, 3, {"type": "text", "text": "the summary"}, summary=True,
-                         tokens={**ZERO, "total": 9_000}),
-               user(5, {"type": "text", "text": "go on" + big}),
-               assistant(6, 5, {"type": "text", "text": "done"}, tokens={**ZERO, "total": after})]
-    return write(tmp_path / f"stalled-{after}.jsonl", entries)
-
-
-def test_a_stalled_session_is_shown_and_passed_through(tmp_path: Path) -> None:
-    env = _env(tmp_path, None)
-    stalled, moving = _stalled(tmp_path, 175_000), _stalled(tmp_path, 150_000)
-    report = json.loads(run_ctxtool("estimate", "--json", "--context-window", "200000",
-                                    str(stalled), env=env).stdout)
-    assert report["opencode"]["auto_compact_stalled"] is True
-    assert report["opencode"]["previous_compaction_count"] == 180_000
-    table = run_ctxtool("estimate", "--context-window", "200000", str(stalled), env=env)
-    assert "OpenCode stalled" in table.stdout.decode()
-    args = ("summarize", "--llm", "offline", "--auto", "--context-window", "160000", "--now", NOW)
-    off = run_ctxtool(*args, str(stalled), env=env)
-    assert off.returncode == 0, off.stderr
-    assert off.stdout == stalled.read_bytes()
-    notice = off.stderr.decode()
-    assert "autoCompactStalled" in notice and notice.count("\n") == 1
-    on = run_ctxtool(*args, str(moving), env=env)  # saved more than 5%: not stalled
-    assert on.returncode == 0 and b"autoCompactStalled" not in on.stderr

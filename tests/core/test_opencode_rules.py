@@ -277,31 +277,3 @@ def test_new_ids_follow_the_clock_and_the_counter() -> None:
     a, b = new_id("msg", 1_000, 1, "s"), new_id("msg", 1_000, 2, "s")
     assert a[:16] < b[:16] and a[4:16] == f"{1_000 * 4096 + 1:012x}"
     assert new_id("msg", 1_000, 1, "other") != a
-
-
-# --- autoCompactStalled (1.18+) --------------------------------------------------------------------
-
-def _stall_session(after: int, *, auto: bool = True, version: str = "1.18.33") -> list[dict]:
-    """An automatic compaction triggered at 180,000 tokens, then a step of ``after``."""
-    return [{"session": {"id": "ses_test", "version": version}}, user(1),
-            assistant(2, 1, tokens={**ZERO, "total": 180_000}), user(3, compaction(auto=auto)),
-            assistant(4, 3, summary=True, tokens={**ZERO, "total": 9_000}), user(5),
-            assistant(6, 5, tokens={**ZERO, "total": after})]
-
-
-def test_a_compaction_that_saved_under_five_percent_stalls() -> None:
-    from ctxtool.formats.opencode.rule import opencode_limits, previous_compaction_count, stalled_session
-    assert previous_compaction_count(_stall_session(175_000)) == 180_000
-    assert previous_compaction_count(_stall_session(175_000, auto=False)) is None  # /compact
-    # 0.95 x 180,000 = 171,000: above stalls, exactly that is progress (as OpenCode's comment says)
-    assert "180,000 that triggered" in (stalled_session(_stall_session(171_001)) or "")
-    assert stalled_session(_stall_session(171_000)) is None
-    assert stalled_session(_stall_session(175_000, auto=False)) is None
-    assert stalled_session(_stall_session(175_000, version="1.17.9")) is None  # before 1.18
-    session = _stall_session(175_000)
-    rule = opencode_limits(filter_compacted_opencode(session), window=200_000, context=175_000,
-                           session=session).as_dict()
-    assert (rule["previous_compaction_count"], rule["auto_compact_stalled"]) == (180_000, True)
-    assert rule["overflow"] is True  # over 168,000, yet OpenCode would not compact
-    unseen = opencode_limits(filter_compacted_opencode(session), window=200_000, context=175_000)
-    assert unseen.as_dict()["auto_compact_stalled"] is False  # the trigger is out of view

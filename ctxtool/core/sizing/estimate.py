@@ -279,7 +279,6 @@ class Estimator:
         self._own_context = self.adapter.own_context
         self.agent_context: dict[str, Any] | None = None  # the last one recorded
         self.view: list[dict[str, Any]] = []  # OpenCode: the messages in context (add_session)
-        self.session: list[dict[str, Any]] | None = None  # the whole session (add_session)
 
     def add(self, entry: dict[str, Any], parts: dict[str, int] | None = None) -> None:
         """Account for one entry (and add its tokens by category to ``parts`` when given)."""
@@ -319,7 +318,7 @@ class Estimator:
     def add_session(self, entries: Iterable[dict[str, Any]]) -> None:
         """A session read whole (OpenCode, as OpenCode reads it): the messages its last
         compaction took out of view count as compacted, the others as with :meth:`add`."""
-        entries = self.session = list(entries)
+        entries = list(entries)
         self.view = self.adapter.entries_sent(entries)  # the agent's order, for its own rule
         self._observe_system(entries)
         kept = {id(e) for e in self.view}
@@ -395,8 +394,7 @@ class Estimator:
         rule = self.adapter.overflow_rule(self.view, window=limits.window,
                                           context=meter.context_tokens,
                                           input_limit=input_limit or found.get("input"),
-                                          output_limit=found.get("output"), env=env,
-                                          session=self.session)
+                                          output_limit=found.get("output"), env=env)
         context = meter.context_tokens
         breakdown = {c: segment.breakdown.get(c, 0) for c in CATEGORIES}
         breakdown["system_and_tools"] = max(0, context - sum(breakdown.values()))

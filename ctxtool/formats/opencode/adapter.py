@@ -19,7 +19,6 @@ from ctxtool.formats.opencode.context import (CompactionTracker, compaction_requ
                                               is_finished_summary, is_summary, last_step_split,
                                               opencode_usage)
 from ctxtool.formats.opencode.rule import (OpenCodeLimits, opencode_limits, session_model,
-                                           stalled_session,
                                            session_version, usable_tokens)
 from ctxtool.formats.opencode.session import (PruneResult, filter_compacted_opencode,
                                               is_older_session, mark_compacted, prune_marks)
@@ -227,10 +226,9 @@ class OpenCodeAdapter(FormatAdapter):
 
     def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
                       input_limit: int | None, output_limit: int | None,
-                      env: Mapping[str, str] | None,
-                      session: list[dict[str, Any]] | None = None) -> OpenCodeLimits:
+                      env: Mapping[str, str] | None) -> OpenCodeLimits:
         return opencode_limits(view, window=window, context=context, input_limit=input_limit,
-                               output_limit=output_limit, env=env, session=session)
+                               output_limit=output_limit, env=env)
 
     def own_checks(self) -> OpenCodeChecks:
         return OpenCodeChecks()
@@ -250,7 +248,7 @@ class OpenCodeAdapter(FormatAdapter):
         folder = _session_folder(entries)
         if compaction_setting(kind, env=env, directory=folder) is False:
             return f"OpenCode's config sets compaction.{kind}: false"
-        return stalled_session(entries) if kind == "auto" else None
+        return None
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_summary(view.obj(entry.get("info")))

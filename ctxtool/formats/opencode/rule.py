@@ -8,9 +8,7 @@ one, else the context window minus the maximum output. Sessions recorded by olde
 1.1-1.17): input + cache read + output, over the input limit or the window minus the maximum
 output, strictly more (168,000 on a 200K window where a reserve off it would say 148,000). The maximum output is the model's output limit (from the
 OpenCode config when given) capped at 32,000 (``OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`` moves the
-cap). A summary message is never checked. From 1.18 OpenCode also stops compacting a session
-whose last automatic compaction saved under 5% (``autoCompactStalled``): stalled when the count
-is above 0.95 x the count that triggered that compaction.
+cap). A summary message is never checked.
 """
 
 from __future__ import annotations
@@ -20,18 +18,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ctxtool.formats.adapter import verdict_rows
-from ctxtool.formats.opencode.context import compaction_request, is_finished_summary
 from ctxtool.formats.opencode.session import (
-    OUTPUT_TOKEN_MAX, filter_compacted_opencode, is_older_session, max_output_tokens, overflow,
-    token_count, usage_anchor,
+    OUTPUT_TOKEN_MAX, is_older_session, max_output_tokens, overflow, usage_anchor,
 )
-from ctxtool.formats.opencode.view import is_message, is_session_line, obj, string
+from ctxtool.formats.opencode.view import is_message, is_session_line, obj
 
 # (provider id, model id, session folder) -> the model's limits from OpenCode's config
 ModelLimits = Callable[[str | None, str | None, str | None], Mapping[str, int]]
 
 OUTPUT_CAP_ENV = "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"
-STALL_THRESHOLD = 0.95  # autoCompactStalled's default: a compaction that saved under 5% stalls
 
 
 @dataclass(frozen=True)
@@ -51,16 +46,12 @@ class OpenCodeLimits:
     overflow: bool  # OpenCode would compact before its next call
     context_overflow: bool  # ctxtool's context now (count + what came after) is past usable
     older: bool = False  # the rule of OpenCode before 1.18 (the reserve came off the window too)
-    previous_trigger: int | None = None  # the count that triggered the last auto compaction
-    stalled: bool = False  # OpenCode 1.18+ would not compact again (autoCompactStalled)
 
     def as_dict(self) -> dict[str, Any]:
         return {"window": self.window, "max_output": self.max_output, "reserved": self.reserved,
                 "input_limit": self.input_limit, "usable": self.usable, "count": self.count,
                 "anchor": self.anchor, "anchor_is_summary": self.summary,
-                "overflow": self.overflow, "context_overflow": self.context_overflow,
-                "previous_compaction_count": self.previous_trigger,
-                "auto_compact_stalled": self.stalled}
+                "overflow": self.overflow, "context_overflow": self.context_overflow}
 
     def rows(self, context: int) -> list[tuple[str, str]]:
         """Where OpenCode compacts, and what its own check sees now."""
@@ -77,16 +68,7 @@ class OpenCodeLimits:
         else:
             verdict = "compacts before its next call" if self.overflow else "no overflow"
             check = f"last finished message {self.anchor}: {self.count:,} tokens, {verdict}"
-        rows = verdict_rows("OpenCode", self.usable, context, base, check)
-        if self.stalled:
-            rows.append(("OpenCode stalled", stall_notice(self.count, self.previous_trigger or 0)))
-        return rows
-
-
-def stall_notice(count: int, previous: int) -> str:
-    """Why OpenCode would not compact again, in one line."""
-    return (f"{count:,} tokens is above 95% of the {previous:,} that triggered the last "
-            "compaction: OpenCode does not compact again (autoCompactStalled)")
+        return verdict_rows("OpenCode", self.usable, context, base, check)
 
 
 def output_cap(env: Mapping[str, str] | None) -> int:
@@ -97,13 +79,10 @@ def output_cap(env: Mapping[str, str] | None) -> int:
 
 def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: int,
                     input_limit: int | None = None, output_limit: int | None = None,
-                    env: Mapping[str, str] | None = None,
-                    session: Iterable[Mapping[str, Any]] | None = None) -> OpenCodeLimits:
+                    env: Mapping[str, str] | None = None) -> OpenCodeLimits:
     """OpenCode's rule for the messages in context (``view``) and a window of ``window`` tokens;
-    ``context`` is ctxtool's size of the context now, compared with the same limit; ``session``,
-    the whole session (what its compactions took out of view too), for the stall check."""
+    ``context`` is ctxtool's size of the context now, compared with the same limit."""
     view = list(view)
-    previous = previous_compaction_count(view if session is None else session)
     anchor = usage_anchor(view)
     max_output = max_output_tokens(output_limit, output_cap(env))
     older = is_older_session(session_version(view))
@@ -115,47 +94,7 @@ def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: 
                           anchor=anchor.message_id if anchor is not None else None,
                           summary=anchor is not None and anchor.summary,
                           overflow=checked and rule.overflow,
-                          context_overflow=window > 0 and context >= rule.usable, older=older,
-                          previous_trigger=previous,
-                          stalled=checked and not older and auto_compact_stalled(previous, count))
-
-
-def previous_compaction_count(entries: Iterable[Mapping[str, Any]]) -> int | None:
-    """The count that triggered the session's last automatic compaction (one a finished
-    summary answered): the tokens of the last finished assistant message before its request;
-    None when it has none. ``entries``: the whole session, in file order."""
-    count: int | None = None  # none seen (a view that starts at the request)
-    asked: dict[str | None, int] = {}
-    trigger = None
-    for entry in entries:
-        if not is_message(entry):
-            continue
-        info, part = obj(entry.get("info")), compaction_request(entry)
-        if part is not None:
-            if part.get("auto") is True and count is not None:
-                asked[string(info.get("id"))] = count
-        elif is_finished_summary(info):
-            trigger = asked.get(string(info.get("parentID")), trigger)
-        elif info.get("role") == "assistant" and info.get("finish") and not info.get("summary"):
-            count = token_count(info.get("tokens"))
-    return trigger
-
-
-def auto_compact_stalled(previous: int | None, count: int) -> bool:
-    """OpenCode 1.18's ``autoCompactStalled``: the last compaction saved under 5%."""
-    return previous is not None and count > previous * STALL_THRESHOLD
-
-
-def stalled_session(entries: Iterable[Mapping[str, Any]]) -> str | None:
-    """The notice when OpenCode (1.18+) would not compact ``entries`` again, else None."""
-    entries = list(entries)
-    anchor = usage_anchor(filter_compacted_opencode(entries))
-    if anchor is None or anchor.summary or is_older_session(session_version(entries)):
-        return None
-    previous = previous_compaction_count(entries)
-    if not auto_compact_stalled(previous, anchor.tokens):
-        return None
-    return stall_notice(anchor.tokens, previous or 0)
+                          context_overflow=window > 0 and context >= rule.usable, older=older)
 
 
 def session_version(entries: Iterable[Mapping[str, Any]]) -> Any:
@@ -190,6 +129,5 @@ def usable_tokens(*, window: int, input_limit: int | None = None,
                     input_limit=input_limit, older=older).usable
 
 
-__all__ = ["ModelLimits", "OUTPUT_CAP_ENV", "OpenCodeLimits", "STALL_THRESHOLD",
-           "auto_compact_stalled", "opencode_limits", "output_cap", "previous_compaction_count",
-           "session_model", "session_version", "stalled_session", "usable_tokens"]
+__all__ = ["ModelLimits", "OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "session_model", "session_version",
+           "usable_tokens"]
