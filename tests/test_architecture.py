@@ -305,7 +305,8 @@ FORMAT_VARIABLES = {"fmt", "format", "in_fmt", "target", "to", "agent"}
 FORMAT_HOME = PACKAGE / "formats"
 LOWER = ("formats", "llm", "storage")  # import nothing from core/ or cli/
 # core's floors, lowest first: a module imports its own folder or a lower floor only
-CORE_FLOORS = {"messages": 0, "sizing": 1, "validating": 1, "clearing": 2, "summarizing": 3}
+CORE_FLOORS = {"messages": 0, "sizing": 1, "validating": 1, "vacuuming": 1, "clearing": 2,
+               "summarizing": 3}
 
 
 def format_names() -> set[str]:

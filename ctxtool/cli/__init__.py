@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "restore": "ctxtool.cli.restore:restore_cmd",
     "convert": "ctxtool.cli.convert:convert_cmd",
     "cleanup": "ctxtool.cli.cleanup:cleanup_cmd",
+    "vacuum": "ctxtool.cli.vacuum:vacuum_cmd",
 }
 
 # One line each for `ctxtool --help` (which then imports no command module). A command missing
@@ -55,6 +56,7 @@ SUMMARIES: dict[str, str] = {
     "restore": "Put saved tool results back, byte for byte.",
     "convert": "Convert OpenCode sessions and API message lists.",
     "cleanup": "Remove old sessions safely (a plan unless --apply).",
+    "vacuum": "Take out what sessions hold twice (a plan with --all).",
 }
 
 

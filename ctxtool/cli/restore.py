@@ -37,6 +37,10 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     folder) or FILE's own folder (FILE.jsonl -> FILE/): a placeholder naming anything else is
     refused with a warning (exit 4 with --strict). With --store DIR (or $CTXTOOL_STORE) a
     missing file is also looked for in DIR/<session>/tool-results/.
+    A FILE `ctxtool vacuum` wrote gets back the original it was made from, byte for byte (with
+    what the agent appended since), and nothing else that run: a second restore brings back
+    tool results persisted before. Its recipe is looked for in the store vacuum used for it,
+    --store DIR / $CTXTOOL_STORE and ./ctxtool-store.
     OpenCode sessions get each tool part's output back, and parts marked compacted (by
     microcompact or OpenCode's own prune, which keep the output) lose the mark, so OpenCode
     sends their output again.
@@ -48,7 +52,12 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     """
     root = store_dir or os.environ.get(STORE_ENV)
     totals = RestoreReport()
+    undone = 0
     for unit, target in units(io):
+        with on_its_own(io, target):
+            if undid_vacuum(unit, target, store_dir):
+                undone += 1
+                continue
         run = RestoreReport()
         store = ToolResultStore(root or DEFAULT_ROOT, notice=messages.warn, relocate=bool(root),
                                 sessions=own_folders(unit.paths))
@@ -65,10 +74,32 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
                          "failed", "unrecognized", "exact_lines"):
                 setattr(totals, name, getattr(totals, name) + getattr(run, name))
     left = f"; {totals.not_restored} left in place" if totals.not_restored else ""
+    if undone and not totals.entries:
+        report.emit({**totals.as_dict(), "vacuums_undone": undone})
+        return
     messages.summary("restore", f"restored {totals.restored} of {totals.placeholders} saved "
                                 f"tool result(s){left}" if totals.placeholders
                      else "nothing to restore (no placeholder found)")
-    report.emit(totals.as_dict())
+    report.emit({**totals.as_dict(), "vacuums_undone": undone})
+
+
+def undid_vacuum(unit: IOOptions, target: str | None, store_dir: str | None) -> bool:
+    """Whether ``unit`` is one file ``vacuum`` wrote, now written back as its original."""
+    path = unit.paths[0]
+    if len(unit.paths) != 1 or path == "-":
+        return False
+    from ctxtool.cli.spool import spool
+    from ctxtool.cli.vacuum_files import read_head, recipe_for, undo_vacuum
+
+    with spool(path) as source:
+        found = recipe_for(source, read_head(source, unit.format), store_dir)
+        if found is None:
+            return False
+        recipe, vacuum = found
+        with output_for(target, hold=True, inputs=unit.paths) as out:
+            written = undo_vacuum(source, recipe, vacuum, out)
+    messages.summary("restore", f"{path}: the original before vacuum, {written:,} bytes")
+    return True
 
 
 def own_folders(paths: tuple[str, ...]) -> list[str]:

@@ -44,6 +44,8 @@ only what its agent does differently. The members, grouped by who uses them:
   :meth:`typed_text`, :meth:`claude_code_tool`, :attr:`restore_files_refusal`,
   :meth:`is_completed_summary`, :meth:`summary_prompt`;
 * validating - :meth:`own_checks` (and :attr:`schema`);
+* vacuuming (``vacuum``: :mod:`ctxtool.formats.vacuum` says the rules) - :meth:`vacuum_lines`,
+  :meth:`vacuum_database`;
 * converting - :attr:`converts_through_messages`, :meth:`iter_api_messages`,
   :attr:`streams_over_lines`, :attr:`convert_targets`, and as a target :attr:`blocks_kept`,
   :attr:`system_in_messages`;
@@ -73,6 +75,7 @@ if TYPE_CHECKING:  # for a type only: the llm package is not loaded with every a
 
     from ctxtool.formats.compaction import CompactionWriter
     from ctxtool.formats.limits import AgentSettings, IdleCompaction, Thresholds
+    from ctxtool.formats.vacuum import DatabaseVacuum, LineEdit
     from ctxtool.llm.base import AgentPrompt
 
 # What summarize hands an adapter's compaction writer and gets back (CompactionWrite, a frozen
@@ -795,6 +798,19 @@ class FormatAdapter:
         """Fresh checks for one transcript when the agent's lines follow rules of their own
         (OpenCode: a call and its result share one part), used instead of the generic tool
         pairing and uuid chain checks; None: the generic checks."""
+        return None
+
+    # --- vacuuming ----------------------------------------------------------------------------
+
+    def vacuum_lines(self, lines: Iterable[bytes]) -> Iterable[LineEdit]:
+        """The lines of a session file ``vacuum`` may take out or replace: those the agent
+        holds twice or provably never reads again (rules: :mod:`ctxtool.formats.vacuum`).
+        Default: none."""
+        return ()
+
+    def vacuum_database(self) -> DatabaseVacuum | None:
+        """The agent's database-level vacuum (:class:`ctxtool.formats.vacuum.DatabaseVacuum`),
+        or None when it keeps no sessions in a database."""
         return None
 
     # --- store location ---------------------------------------------------------------------

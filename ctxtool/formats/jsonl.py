@@ -213,6 +213,26 @@ def iter_entries(
         yield Entry({}, raw=pending, source=source, lineno=lineno, invalid=True)
 
 
+def checked_lines(lines: Iterable[bytes], source: str, *, on_invalid: OnInvalid,
+                  warn: Warn = _ignore) -> Iterator[bytes]:
+    """``lines`` as they are, each checked to be a JSON object as :func:`iter_entries` would
+    (a line that is not: an InputError with ``on_invalid`` "error", else a warning; a
+    truncated last line is always passed with a warning), for commands that work on the bytes
+    of lines and never drop one (``vacuum``)."""
+    for lineno, line in enumerate(lines, 1):
+        body = line[3:] if lineno == 1 and line.startswith(BOM) else line
+        if not is_blank(body):
+            try:
+                data = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                _unparsed(line, body, exc, source, lineno, on_invalid, warn)
+            else:
+                if not isinstance(data, dict):
+                    _invalid(line, source, lineno, f"expected a JSON object, got {_kind(data)}",
+                             on_invalid, warn)
+        yield line
+
+
 def _unparsed(raw: bytes, body: bytes, exc: orjson.JSONDecodeError, source: str, lineno: int,
               on_invalid: OnInvalid, warn: Warn, final: bool = True) -> list[Entry]:
     """The entries of a line orjson refused: several objects glued together, or an invalid

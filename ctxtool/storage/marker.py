@@ -33,6 +33,8 @@ KINDS = {  # folder -> the names ctxtool gives its files there
     "tool-results": re.compile(rf"{_NAME}(-[0-9a-f]{{12}})?\.(txt|json)|{_TEMP}"),
     "ctxtool-lines": re.compile(rf"[0-9a-f]{{40}}\.jsonl|{_TEMP}"),
     "transcripts": re.compile(rf"{_NAME}(-[0-9a-f]{{12}})?\.jsonl|{_TEMP}"),
+    # vacuum: what it took out (by SHA-256) and the recipes restore rebuilds originals from
+    "ctxtool-vacuum": re.compile(rf"[0-9a-f]{{64}}\.bin|recipe-[0-9a-f]{{64}}\.json|{_TEMP}"),
 }
 SESSION_NAME = re.compile(_NAME)
 

@@ -49,7 +49,8 @@ from ctxtool.storage.safe_fs import (TEMP_PREFIX, Folder, create_exclusive, open
                                      open_regular)
 
 # the kinds of folder of a session (cleanup --store sweeps what has these names: marker.KINDS)
-TOOL_RESULTS, LINES, TRANSCRIPTS = marker.KINDS  # TRANSCRIPTS: whole originals (summarize)
+# TRANSCRIPTS: whole originals (summarize); VACUUM: what vacuum took out, and its recipes
+TOOL_RESULTS, LINES, TRANSCRIPTS, VACUUM = marker.KINDS
 DEFAULT_ROOT = "ctxtool-store"
 DEFAULT_SESSION = "default"
 STORE_ENV = "CTXTOOL_STORE"
@@ -228,6 +229,30 @@ class ToolResultStore:
         return self._put(self._parts(session_id, TRANSCRIPTS),
                          safe_name(name, fallback="transcript"), ".jsonl", data,
                          what="original transcript")
+
+    # --- vacuum (storage/vacuum_store.py) -------------------------------------------------------
+
+    def save_named(self, data: bytes, *, kind: str, name: str, session_id: str | None) -> str:
+        """Keep ``data`` as ``<root>/<session>/<kind>/<name>`` (``name`` as ctxtool makes it:
+        a digest and a suffix); the same bytes there already are reused. The absolute path."""
+        stem, suffix = os.path.splitext(name)
+        return self._put(self._parts(session_id, kind), stem, suffix, data, what=name,
+                         alternate=False)
+
+    def read_named(self, *, kind: str, name: str, session_id: str | None) -> bytes | None:
+        """The bytes :meth:`save_named` kept (None: there are none)."""
+        return _read_file(self.session_dir(session_id) / kind / name)
+
+    def names(self, *, kind: str, session_id: str | None) -> list[str]:
+        """The files of ``<root>/<session>/<kind>`` (none when it does not exist)."""
+        try:
+            with open_folder(str(self.root), self._parts(session_id, kind)) as folder:
+                return sorted(os.listdir(folder.fd if folder.fd is not None else folder.path))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as exc:
+            raise _store_error("cannot list", exc,
+                               self.root.joinpath(*self._parts(session_id, kind))) from exc
 
     # --- writing ------------------------------------------------------------------------------
 

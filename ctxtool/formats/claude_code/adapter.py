@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from ctxtool.formats.claude_code.compaction import ClaudeCodeWriter
     from ctxtool.formats.limits import AgentSettings, IdleCompaction, Thresholds
+    from ctxtool.formats.vacuum import LineEdit
 
 MESSAGE_TYPES = ("user", "assistant")
 KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid", "messageId")
@@ -142,6 +143,12 @@ class ClaudeCodeAdapter(FormatAdapter):
     def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
         session = entry.get("sessionId")
         return session if isinstance(session, str) else None
+
+    def vacuum_lines(self, lines: Iterable[bytes]) -> Iterable[LineEdit]:
+        """Entries written more than once (formats/claude_code/vacuum.py)."""
+        from ctxtool.formats.claude_code.vacuum import repeated_entries
+
+        return repeated_entries(lines)
 
     def session_and_cwd(self, entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
         session, cwd = entry.get("sessionId"), entry.get("cwd")

@@ -1,0 +1,129 @@
+"""``ctxtool vacuum`` as a transform and as a sweep, and ``restore`` undoing it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_ctxtool
+from tests.vacuum.builders import SESSION, doubled_session, entry, write_session
+
+
+def test_stdout_drops_the_second_copies_and_restore_gives_the_original(tmp_path: Path) -> None:
+    data, twice = doubled_session()
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(data)
+    out = run_ctxtool("vacuum", str(source), "-o", str(tmp_path / "v.jsonl"))
+    assert out.returncode == 0, out.stderr
+    vacuumed = (tmp_path / "v.jsonl").read_bytes()
+    assert len(vacuumed) == len(data) - twice
+    assert vacuumed == b"".join(data.splitlines(keepends=True)[:10] + data.splitlines(
+        keepends=True)[-1:])
+    assert b"repeated entry: 5" in out.stderr
+    back = run_ctxtool("restore", str(tmp_path / "v.jsonl"))
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == data
+    # the recipe sits in the session's folder of the store beside the input
+    assert list((tmp_path / "ctxtool-store" / SESSION / "ctxtool-vacuum").glob("recipe-*.json"))
+
+
+def test_in_place_keeps_lines_appended_after_it_for_restore(tmp_path: Path) -> None:
+    data, _ = doubled_session()
+    path = write_session(tmp_path / "cfg", data)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    done = run_ctxtool("vacuum", "--in-place", "--json", str(path), env=env)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert records[0]["bytes_before"] == len(data) and records[-1]["record"] == "total"
+    # the store is the session's own folder, beside the transcript (as persist's)
+    assert list((path.parent / SESSION / "ctxtool-vacuum").glob("recipe-*.json"))
+    with path.open("ab") as handle:  # the agent goes on writing
+        handle.write(entry(99))
+    back = run_ctxtool("restore", str(path), env=env)
+    assert back.stdout == data + entry(99)
+
+
+def test_nothing_to_take_out_leaves_the_file_alone(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "cfg", b"".join(entry(i) for i in range(4)))
+    before = path.stat()
+    done = run_ctxtool("vacuum", "--in-place", str(path))
+    assert done.returncode == 0, done.stderr
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert b"nothing to take out" in done.stderr
+
+
+def test_a_line_written_twice_but_not_byte_for_byte_stays(tmp_path: Path) -> None:
+    first = entry(1)
+    data = entry(0) + first + first.replace(b'"cwd"', b'"cwd" ', 1)
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(data)
+    out = run_ctxtool("vacuum", str(source))
+    assert out.stdout == data
+
+
+def test_the_sweep_plans_then_applies(tmp_path: Path) -> None:
+    data, twice = doubled_session()
+    path = write_session(tmp_path / "cfg", data)
+    write_session(tmp_path / "cfg", entry(0), name="other")
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "CODEX_HOME": str(tmp_path / "codex")}
+    plan = run_ctxtool("vacuum", "--all", "--json", env=env)
+    assert plan.returncode == 0, plan.stderr
+    records = [json.loads(line) for line in plan.stdout.splitlines()]
+    assert [r["record"] for r in records] == ["session", "total"]
+    assert records[0]["path"] == str(path) and records[0]["bytes_saved"] == twice
+    assert records[1]["sessions"] == 2 and records[1]["bytes_saved"] == twice
+    assert path.read_bytes() == data  # a plan changes nothing
+    done = run_ctxtool("vacuum", "--all", "--apply", env=env)
+    assert done.returncode == 0, done.stderr
+    assert len(path.read_bytes()) == len(data) - twice
+    assert b"reclaimed" in done.stderr
+
+
+def test_the_sweep_skips_live_sessions(tmp_path: Path) -> None:
+    data, _ = doubled_session()
+    path = write_session(tmp_path / "cfg", data, age=10)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "CODEX_HOME": str(tmp_path / "codex")}
+    done = run_ctxtool("vacuum", "--all", "--apply", env=env)
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes() == data
+    assert b"1 skipped (live)" in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--apply", "x.jsonl"), b"--apply goes with --all"),
+    (("--all", "x.jsonl"), b"give no FILE"),
+    (("--json", "x.jsonl"), b"--json goes with --in-place or --all"),
+    (("--all", "--agent", "anthropic"), b"--agent anthropic"),
+    (("a.jsonl", "b.jsonl"), b"give one FILE"),
+])
+def test_usage_errors(tmp_path: Path, args: tuple[str, ...], message: bytes) -> None:
+    done = run_ctxtool("vacuum", *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_a_line_that_is_not_json_stops_it_unless_kept(tmp_path: Path) -> None:
+    data, twice = doubled_session()
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(b"{oops\n" + data)
+    bad = run_ctxtool("vacuum", str(source))
+    assert bad.returncode == 3 and bad.stdout == b""
+    assert f"ctxtool: error: {source}:1: invalid JSON".encode() in bad.stderr
+    kept = run_ctxtool("vacuum", "--on-invalid", "keep", str(source))
+    assert kept.returncode == 0, kept.stderr
+    assert kept.stdout.startswith(b"{oops\n") and len(kept.stdout) == len(data) + 6 - twice
+    skip = run_ctxtool("vacuum", "--on-invalid", "skip", str(source))
+    assert skip.returncode == 2 and b"never drops a line" in skip.stderr
+
+
+def test_in_place_keeps_the_modification_time(tmp_path: Path) -> None:
+    data, twice = doubled_session()
+    path = write_session(tmp_path / "cfg", data)
+    before = path.stat().st_mtime_ns
+    done = run_ctxtool("vacuum", "--in-place", str(path))
+    assert done.returncode == 0, done.stderr
+    assert len(path.read_bytes()) == len(data) - twice
+    assert path.stat().st_mtime_ns == before  # still listed, aged and judged live as before
