@@ -45,12 +45,53 @@ CREATE INDEX `part_session_idx` ON `part` (`session_id`);
 CREATE TABLE "migration" (id TEXT PRIMARY KEY, time_completed INTEGER NOT NULL);
 """
 
+# The tables of OpenCode 1.18.33's database that are keyed by a session too (same source), and
+# its event log (``event_sequence``/``event``, keyed by ``aggregate_id``: a session's id).
+RECORD_SCHEMA = """
+CREATE TABLE `event_sequence` (`aggregate_id` text PRIMARY KEY, `seq` integer NOT NULL,
+  `owner_id` text);
+CREATE TABLE `event` (
+  `id` text PRIMARY KEY, `aggregate_id` text NOT NULL, `seq` integer NOT NULL,
+  `type` text NOT NULL, `data` text NOT NULL,
+  CONSTRAINT `fk_event_aggregate_id_event_sequence_aggregate_id_fk` FOREIGN KEY (`aggregate_id`)
+    REFERENCES `event_sequence`(`aggregate_id`) ON DELETE CASCADE);
+CREATE UNIQUE INDEX `event_aggregate_seq_idx` ON `event` (`aggregate_id`,`seq`);
+CREATE TABLE `todo` (
+  `session_id` text NOT NULL, `content` text NOT NULL, `status` text NOT NULL,
+  `priority` text NOT NULL, `position` integer NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, CONSTRAINT `todo_pk` PRIMARY KEY(`session_id`, `position`),
+  CONSTRAINT `fk_todo_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+    REFERENCES `session`(`id`) ON DELETE CASCADE);
+CREATE TABLE `session_share` (
+  `session_id` text PRIMARY KEY, `id` text NOT NULL, `secret` text NOT NULL, `url` text NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL,
+  CONSTRAINT `fk_session_share_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+    REFERENCES `session`(`id`) ON DELETE CASCADE);
+CREATE TABLE `session_context_epoch` (
+  `session_id` text PRIMARY KEY, `baseline` text NOT NULL, `snapshot` text NOT NULL,
+  `baseline_seq` integer NOT NULL,
+  CONSTRAINT `fk_session_context_epoch_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+    REFERENCES `session`(`id`) ON DELETE CASCADE);
+CREATE TABLE `session_input` (
+  `id` text PRIMARY KEY, `session_id` text NOT NULL, `prompt` text NOT NULL,
+  `delivery` text NOT NULL, `admitted_seq` integer NOT NULL, `promoted_seq` integer,
+  `time_created` integer NOT NULL,
+  CONSTRAINT `fk_session_input_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+    REFERENCES `session`(`id`) ON DELETE CASCADE);
+CREATE TABLE `session_message` (
+  `id` text PRIMARY KEY, `session_id` text NOT NULL, `type` text NOT NULL, `seq` integer NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL,
+  CONSTRAINT `fk_session_message_session_id_session_id_fk` FOREIGN KEY (`session_id`)
+    REFERENCES `session`(`id`) ON DELETE CASCADE);
+"""
 
-def make_db(path: Path, *, wal: bool = True) -> Path:
+
+def make_db(path: Path, *, wal: bool = True, records: bool = False) -> Path:
+    """An empty database; ``records``: with every table keyed by a session (RECORD_SCHEMA)."""
     conn = sqlite3.connect(path)
     if wal:
         conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
+    conn.executescript(SCHEMA + (RECORD_SCHEMA if records else ""))
     conn.executemany("INSERT INTO migration VALUES (?, ?)",
                      [(name, T0) for name in sorted(KNOWN_MIGRATIONS)])
     conn.commit()
@@ -79,6 +120,26 @@ def add_session(path: Path, messages: Iterable[dict[str, Any]], *, session: str 
             body = {k: v for k, v in part.items() if k not in ("id", "sessionID", "messageID")}
             conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
                          (part["id"], info["id"], session, created, created, json.dumps(body)))
+    conn.commit()
+    conn.close()
+
+
+def add_records(path: Path, session: str, *, events: int = 3, updated: int = T0) -> None:
+    """One row of each table keyed by ``session`` (RECORD_SCHEMA), ``events`` events."""
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO event_sequence VALUES (?, ?, NULL)", (session, events - 1))
+    conn.executemany("INSERT INTO event VALUES (?, ?, ?, ?, ?)",
+                     [(f"evt_{session}_{n}", session, n, "session.updated.1",
+                       json.dumps({"sessionID": session})) for n in range(events)])
+    conn.execute("INSERT INTO todo VALUES (?, 'a todo', 'pending', 'high', 0, ?, ?)",
+                 (session, updated, updated))
+    conn.execute("INSERT INTO session_share VALUES (?, ?, 'secret', 'https://x', ?, ?)",
+                 (session, f"shr_{session}", updated, updated))
+    conn.execute("INSERT INTO session_context_epoch VALUES (?, '{}', '{}', 0)", (session,))
+    conn.execute("INSERT INTO session_input VALUES (?, ?, 'hi', 'queued', 0, NULL, ?)",
+                 (f"inp_{session}", session, updated))
+    conn.execute("INSERT INTO session_message VALUES (?, ?, 'user', 0, ?, ?, '{}')",
+                 (f"smg_{session}", session, updated, updated))
     conn.commit()
     conn.close()
 

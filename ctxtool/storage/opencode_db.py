@@ -82,7 +82,7 @@ COLUMNS = {
 # --- opening ---------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
+def connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
     uri = f"file:{quote(str(path.resolve()))}" + ("?mode=rw" if write else "?mode=ro")
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
@@ -147,7 +147,7 @@ class SessionSummary:
 def list_sessions(path: str | os.PathLike[str]) -> list[SessionSummary]:
     """The sessions of a database, most recently updated first."""
     db = _need_database(path)
-    with _connect(db, write=False) as conn:
+    with connect(db, write=False) as conn:
         check_schema(conn, db, writing=False)
         rows = conn.execute("SELECT id, title, directory, time_updated, parent_id FROM session "
                             "ORDER BY time_updated DESC, id DESC").fetchall()
@@ -159,7 +159,7 @@ def session_stamps(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
     latest update time of its messages and of its parts), from the indexes and the rows'
     leading columns only: a listing keeps a session's figures while its stamp is the same."""
     db = _need_database(path)
-    with _connect(db, write=False) as conn:
+    with connect(db, write=False) as conn:
         check_schema(conn, db, writing=False)
         conn.execute("BEGIN")
         stamps = {row[0]: [row[1]] for row in conn.execute("SELECT id, time_updated FROM session")}
@@ -200,14 +200,15 @@ def read_session(path: str | os.PathLike[str], session_id: str | None = None) ->
     """One session as ctxtool's OpenCode entries: the ``{"session": ...}`` line, then each
     message with its parts, in OpenCode's order (``--session``'s default: the newest)."""
     db = _need_database(path)
-    with _connect(db, write=False) as conn:
+    with connect(db, write=False) as conn:
         check_schema(conn, db, writing=False)
         conn.execute("BEGIN")  # one snapshot for all three tables
         chosen = pick_session(conn, session_id, str(db))
-        return _read(conn, chosen, str(db))
+        return read_entries(conn, chosen, str(db))
 
 
-def _read(conn: sqlite3.Connection, session_id: str, source: str) -> list[dict[str, Any]]:
+def read_entries(conn: sqlite3.Connection, session_id: str, source: str) -> list[dict[str, Any]]:
+    """One session's entries through an open connection (the caller's transaction)."""
     conn.row_factory = sqlite3.Row
     row = conn.execute("SELECT * FROM session WHERE id = ?", (session_id,)).fetchone()
     parts: dict[str, list[dict[str, Any]]] = {}
@@ -361,7 +362,7 @@ def write_session(path: str | os.PathLike[str], entries: Iterable[Mapping[str, A
     session_id, rows = _rows(entries, source)
     before = {(r.table, r.id): r.data for r in _rows(expected, source)[1]} if expected else None
     report = DatabaseWrite(session_id=session_id)
-    with _connect(db, write=True) as conn:
+    with connect(db, write=True) as conn:
         check_schema(conn, db, writing=True)
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -461,7 +462,7 @@ def _checkpointed(db: Path, *, attempts: int = 8) -> bool:
     """Whether the database file holds every committed change: not in WAL mode, or a passive
     checkpoint (from a connection of its own) moved every WAL frame into it. Retried a little
     while a reader's old snapshot holds frames back."""
-    with _connect(db, write=True) as conn:
+    with connect(db, write=True) as conn:
         for attempt in range(attempts):
             _, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             if frames == -1 or done == frames:  # -1: not in WAL mode
@@ -473,7 +474,7 @@ def _checkpointed(db: Path, *, attempts: int = 8) -> bool:
 def _backup_by_api(db: Path, partial: Path) -> None:
     """SQLite's backup API through a read-only connection (a reader still sees the state
     before our first change)."""
-    with _connect(db, write=False) as source:
+    with connect(db, write=False) as source:
         copy = sqlite3.connect(str(partial))
         try:
             source.backup(copy)
@@ -499,6 +500,6 @@ def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, 
 
 
 __all__ = ["BUSY_TIMEOUT", "DB_NAME", "DatabaseWrite", "KNOWN_MIGRATIONS", "SessionSummary",
-           "check_schema", "find_database", "is_database", "list_sessions", "looks_like_database",
-           "not_sqlite", "pick_session", "read_session", "session_info", "session_stamps",
-           "write_session"]
+           "check_schema", "connect", "find_database", "is_database", "list_sessions",
+           "looks_like_database", "not_sqlite", "pick_session", "read_entries", "read_session",
+           "session_info", "session_stamps", "write_session"]

@@ -14,12 +14,9 @@ Messages server (:mod:`tests.e2e.fake_messages`) through a provider in its confi
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sqlite3
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,7 @@ import pytest
 
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_messages import FakeMessages, say, tool
+from tests.e2e.opencode_cli import OpenCode, opencode_in
 from tests.opencode_db_builder import as_one_file, snapshot
 
 CLEARED = "[Old tool result content cleared]"
@@ -35,82 +33,15 @@ TEMPLATE = ["## Objective", "## Important Details", "## Work State", "### Comple
 FILE_TEXT = "the secret word is pelican"
 
 
-@dataclass
-class OpenCode:
-    """One OpenCode installation in a temp folder: run it, export sessions, find its database."""
-
-    binary: str
-    home: Path
-    project: Path
-    api: FakeMessages
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def db(self) -> Path:
-        return self.home / "data" / "opencode" / "opencode.db"
-
-    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        # stdin an empty pipe: `opencode run` appends all its stdin holds to the prompt and
-        # waits for it to end (an inherited stdin, even a /dev/null that is a regular file on
-        # a broken machine, puts anything into the prompt or hangs the run)
-        proc = subprocess.run([self.binary, *args], cwd=self.project, env=self.env, input="",
-                              capture_output=True, text=True, timeout=timeout, check=False)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return proc
-
-    def prompt(self, text: str, session: str | None = None) -> list[dict[str, Any]]:
-        """``opencode run [--session ID] TEXT``; the agent's requests it made."""
-        before = len(self.api.requests)
-        self.run("run", *(["--session", session] if session else []), text)
-        return [r.body for r in self.api.requests[before:] if r.body.get("messages")]
-
-    def export(self, session: str) -> bytes:
-        """``opencode export`` into a file: into a pipe, its output can be cut short when the
-        process exits before the pipe drained."""
-        target = self.home / "export.json"
-        with open(target, "wb") as out:
-            proc = subprocess.run([self.binary, "export", session], cwd=self.project,
-                                  env=self.env, input=b"", stdout=out, stderr=subprocess.PIPE,
-                                  timeout=120, check=False)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return target.read_bytes()
-
-    def newest_session(self) -> str:
-        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
-        try:
-            return str(conn.execute("SELECT id FROM session ORDER BY time_updated DESC"
-                                    " LIMIT 1").fetchone()[0])
-        finally:
-            conn.close()
-
-
-def _config(api_url: str) -> dict[str, Any]:
-    return {"$schema": "https://opencode.ai/config.json", "model": "fake/claude-test",
-            "autoupdate": False, "share": "disabled",
-            "provider": {"fake": {"npm": "@ai-sdk/anthropic", "name": "Fake",
-                                  "options": {"baseURL": f"{api_url}/v1", "apiKey": "sk-test"},
-                                  "models": {"claude-test": {
-                                      "name": "claude-test", "tool_call": True,
-                                      "limit": {"context": 200_000, "output": 8_000}}}}}}
-
-
 @pytest.fixture(scope="module")
 def opencode(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenCode]:
     root = tmp_path_factory.mktemp("opencode")
-    home, project = root / "home", root / "project"
-    (home / "config" / "opencode").mkdir(parents=True)
-    project.mkdir()
-    # long enough that a summary of the session is smaller than it (summarize never grows one)
-    (project / "notes.txt").write_text(FILE_TEXT + "\n" + "".join(
-        f"filler line {n} of the notes\n" for n in range(1, 400)))
     with FakeMessages() as api:
-        (home / "config" / "opencode" / "opencode.json").write_text(json.dumps(_config(api.url)))
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
-               "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
-               "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"),
-               "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-               "OPENCODE_DISABLE_SHARE": "1"}
-        yield OpenCode(opencode_bin, home, project, api, env)
+        found = opencode_in(opencode_bin, root, api)
+        # long enough that a summary of the session is smaller than it (summarize never grows one)
+        (found.project / "notes.txt").write_text(FILE_TEXT + "\n" + "".join(
+            f"filler line {n} of the notes\n" for n in range(1, 400)))
+        yield found
 
 
 @dataclass
