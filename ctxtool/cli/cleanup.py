@@ -1,4 +1,4 @@
-"""``ctxtool cleanup``: age-based retention of Claude Code sessions and ctxtool's store."""
+"""``ctxtool cleanup``: age-based retention of every agent's sessions and ctxtool's store."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from ctxtool.clock import parse_duration, parse_now
 from ctxtool.errors import UsageError
 from ctxtool.storage import marker
 from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
-from ctxtool.storage.cleanup_tree import CATEGORIES, CLAUDE_CATEGORIES, CODEX_FOLDERS, check_folder
+from ctxtool.storage.cleanup_plan import sources_of
+from ctxtool.storage.cleanup_source import CleanupSource, agent_folder, agent_title, agents
+from ctxtool.storage.cleanup_tree import CATEGORIES, CODEX_FOLDERS, check_folder
 from ctxtool.storage.lock import folder_lock
-from ctxtool.formats.codex import codex_home as default_codex_home
-from ctxtool.storage.paths import claude_config_dir
 from ctxtool.storage.retention import format_age, period_from_settings
 from ctxtool.storage.store import STORE_ENV
 
@@ -33,6 +33,10 @@ T = TypeVar("T")
 
 
 @click.command("cleanup")
+@click.option("--agent", "chosen", multiple=True, type=click.Choice(agents()), metavar="NAME",
+              help=f"Only clean this agent's sessions (repeatable): {', '.join(agents())}.  "
+                   "[default: every agent whose folder exists; only --root's and --codex-home's "
+                   "when --root is given]")
 @click.option("--root", metavar="DIR",
               help="Claude Code config folder.  [default: $CLAUDE_CONFIG_DIR or ~/.claude]")
 @click.option("--store", metavar="DIR",
@@ -69,50 +73,55 @@ T = TypeVar("T")
                    "the default into a pipe or file.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary, warnings or progress on stderr.")
 @report_options
-def cleanup_cmd(root: str | None, store: str | None, codex_home: str | None,
-                older_than: str | None,
+def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
+                codex_home: str | None, older_than: str | None,
                 include: tuple[str, ...], exclude: tuple[str, ...], apply: bool,
                 archive_dir: str | None, keep_usage: str | None, live_window: str, force: bool, now: str | None,
                 as_json: bool, quiet: bool, report: ReportOptions) -> None:
-    """Remove old sessions and their side files, safely: a plan by default, --apply to act.
+    """Remove old sessions of every agent, safely: a plan by default, --apply to act.
 
-    A session goes as a whole (transcript, tool-results/, subagents/, file-history, todos,
-    plans, debug log, session-env, image-cache, its folder in ctxtool's store; a Codex CLI
-    session: its rollout-*.jsonl under $CODEX_HOME/sessions) once its last
-    activity - the newest timestamp inside or the newest file time, whichever is later - is
-    older than --older-than. Never touched: sessions active within --live-window (1h), tool
+    Each agent's folder is found as the agent finds it: Claude Code's from $CLAUDE_CONFIG_DIR
+    (~/.claude), Codex CLI's from $CODEX_HOME (~/.codex); --agent limits the run to some.
+    A session goes as a whole (Claude Code: transcript, tool-results/, subagents/,
+    file-history, todos, plans, debug log, session-env, image-cache; Codex CLI: its
+    rollout-*.jsonl under sessions/ or archived_sessions/; its folder in ctxtool's store) once
+    its last activity - the newest timestamp inside or the newest file time, whichever is
+    later - is older than --older-than. Never touched: sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
     root.
-    On a terminal: a table, one row per session. With --json or into a pipe: JSONL, one
-    record per path (with --apply, only what changed or failed), then one summary record; every
-    record carries the run's time. A one-line summary goes to stderr, except for an --apply run
+    On a terminal: a table, one row per session, naming its agent. With --json or into a
+    pipe: JSONL, one record per path (each with its "agent") (with --apply, only what changed or failed), then one summary record; every
+    record carries the run's time. A one-line summary (counts and bytes per agent) goes to
+    stderr, except for an --apply run
     that found nothing to do (cron stays quiet). Exit 1 if anything failed.
 
     \b
         ctxtool cleanup                                  # the plan: what would go, and why
         ctxtool cleanup --older-than 60d --apply
+        ctxtool cleanup --agent codex --older-than 14d   # Codex CLI's sessions only
         ctxtool cleanup --apply --archive ~/claude-archive --exclude plans
         ctxtool cleanup --apply --keep-usage ~/.local/share/ctxtool/usage
         ctxtool cleanup --json | jq -r 'select(.action == "delete") | .path'
 
-    Restore an archived session with: tar -xzf ARCHIVE -C ~/.claude
+    Restore an archived session with the command its record gives (Claude Code:
+    tar -xzf ARCHIVE -C ~/.claude). See docs/cleanup.md.
     """
     messages.set_quiet(quiet)
     _no_empty_paths(root=root, store=store, archive=archive_dir, codex_home=codex_home,
                     keep_usage=keep_usage)
     when = parse_now(now)
-    real_codex = _resolve_codex(codex_home, default=root is None, force=force)
-    real_root = _resolve_root(root, force=force)
+    folders = _agent_folders(chosen, {"claude-code": root, "codex": codex_home}, force=force)
+    real_root = folders.get("claude-code")
     from_env = os.environ.get(STORE_ENV) or None
-    real_store = _resolve_store(store, from_env, root=real_root, force=force)
+    real_store = _resolve_store(store, from_env, folders=folders, force=force)
+    sources = sources_of(folders, real_store)
     window = parse_duration(live_window, option="--live-window")
     options = CleanupOptions(
-        root=real_root, store=real_store, now=when, apply=apply, live_window=window,
+        folders=folders, store=real_store, now=when, apply=apply, live_window=window,
         older_than=_older_than(older_than, real_root, window),
         include=_categories(include, exclude),
-        archive_dir=_resolve_archive(archive_dir, real_root, real_store, real_codex),
-        codex=real_codex, keep_usage=_resolve_keep_usage(keep_usage, real_root, real_store,
-                                                         real_codex))
+        archive_dir=_resolve_archive(archive_dir, sources),
+        keep_usage=_resolve_keep_usage(keep_usage, sources))
     table = not as_json and is_terminal()
     with _locks(options):
         plan = plan_cleanup(options, progress=_progress)
@@ -145,27 +154,40 @@ def _no_empty_paths(**paths: str | None) -> None:
                              hint=f"leave --{option} out for the default")
 
 
-def _resolve_root(root: str | None, *, force: bool) -> str | None:
-    path = root or str(claude_config_dir(os.environ))
-    if root is None and not os.path.lexists(path):
-        # a machine without Claude Code (yet): nothing to clean, not an error for cron
-        messages.info(f"no Claude Code folder at {path}; nothing to clean there")
-        return None
-    return check_folder(path, what="root", force=force)
+def _agent_folders(chosen: tuple[str, ...], given: dict[str, str | None], *,
+                   force: bool) -> dict[str, str]:
+    """agent -> the real path of its folder, for the agents this run cleans: those named by
+    --agent, else every agent (only those given a folder when --root narrows the run to one
+    Claude Code folder). A default folder that does not exist is nothing to clean (cron on a
+    machine without that agent), not an error."""
+    if chosen:
+        wanted = list(dict.fromkeys(chosen))
+        for agent, option in given.items():
+            if option is not None and agent not in wanted:
+                raise UsageError(f"a folder is given for {agent_title(agent)}, but --agent "
+                                 f"leaves {agent} out", hint=f"add --agent {agent}")
+    elif given.get("claude-code") is not None:
+        wanted = [agent for agent in agents() if given.get(agent) is not None]
+    else:
+        wanted = list(agents())
+    folders: dict[str, str] = {}
+    missing: list[str] = []
+    for agent in wanted:
+        option = given.get(agent)
+        if option is not None:
+            folders[agent] = check_folder(option, what=agent, force=force)
+            continue
+        path = agent_folder(agent, os.environ)
+        if os.path.isdir(path):  # the agent's own folder, found as it finds it
+            folders[agent] = check_folder(path, what=agent, force=True)
+        else:
+            missing.append(f"no {agent_title(agent)} folder at {path}")
+    if missing and (chosen or not folders):  # cron on a machine without that agent (yet)
+        messages.info(f"{'; '.join(missing)}: nothing to clean there")
+    return folders
 
 
-def _resolve_codex(option: str | None, *, default: bool, force: bool) -> str | None:
-    """The Codex CLI folder: ``--codex-home``, else (when no ``--root`` narrows the run to one
-    Claude Code folder) ``$CODEX_HOME`` or ``~/.codex`` if it exists."""
-    if option is None:
-        path = str(default_codex_home(os.environ))
-        if not default or not os.path.isdir(path):
-            return None
-        return check_folder(path, what="codex", force=True)  # Codex's own folder by definition
-    return check_folder(option, what="codex", force=force)
-
-
-def _resolve_store(option: str | None, from_env: str | None, *, root: str | None,
+def _resolve_store(option: str | None, from_env: str | None, *, folders: dict[str, str],
                    force: bool) -> str | None:
     store = option or from_env
     if store is None:
@@ -179,45 +201,42 @@ def _resolve_store(option: str | None, from_env: str | None, *, root: str | None
                       "file in it); nothing is cleaned there")
         return None
     real = check_folder(store, what="store", force=force)
-    if real == root or _swept(real, root=root, store=None):
-        raise UsageError(f"the store {store} is inside a Claude Code folder cleanup sweeps",
-                         hint="keep the store elsewhere")
+    for source in sources_of(folders, None):
+        if real == source.folder or _swept(real, [source]):
+            raise UsageError(f"the store {store} is inside a {agent_title(source.agent)} folder "
+                             "cleanup sweeps", hint="keep the store elsewhere")
     return real
 
 
-def _resolve_archive(folder: str | None, root: str | None, store: str | None,
-                     codex: str | None = None) -> str | None:
+def _resolve_archive(folder: str | None, sources: list[CleanupSource]) -> str | None:
     if folder is None:
         return None
     real = os.path.realpath(os.path.expanduser(folder))
-    if _swept(real, root=root, store=store, codex=codex):
+    if _swept(real, sources):
         # a later run would take the archives for old sessions and remove them
         raise UsageError(f"--archive: {folder} is inside a folder cleanup sweeps",
                          hint="keep archives outside the swept folders, e.g. ~/claude-archive")
     return real
 
 
-def _resolve_keep_usage(folder: str | None, root: str | None, store: str | None,
-                        codex: str | None) -> str | None:
+def _resolve_keep_usage(folder: str | None, sources: list[CleanupSource]) -> str | None:
     if folder is None:
         return None
     real = os.path.realpath(os.path.expanduser(folder))
     # DIR/projects or DIR/sessions must not be (inside) what is cleaned: the usage would be
     # written into the very transcript about to go, or swept by the next run
     mirrors = [real, *(os.path.join(real, name) for name in ("projects", *CODEX_FOLDERS))]
-    if any(_swept(path, root=root, store=store, codex=codex) for path in mirrors) or any(
-            path in (root, codex) for path in mirrors):
+    folders = {source.folder for source in sources}
+    if any(_swept(path, sources) or path in folders for path in mirrors):
         raise UsageError(f"--keep-usage: {folder} is (inside) a folder cleanup sweeps",
                          hint="keep usage outside them, e.g. ~/.local/share/ctxtool/usage")
     return real
 
 
-def _swept(real: str, *, root: str | None, store: str | None, codex: str | None = None) -> bool:
+def _swept(real: str, sources: list[CleanupSource]) -> bool:
     """Whether ``real`` is (inside) a folder cleanup removes things from."""
-    folders = [os.path.join(root, name) for name in CLAUDE_CATEGORIES] if root else []
-    folders += [store] if store else []
-    folders += [os.path.join(codex, name) for name in CODEX_FOLDERS] if codex else []
-    return any(real == folder or real.startswith(folder + os.sep) for folder in folders)
+    return any(real == folder or real.startswith(folder + os.sep)
+               for source in sources for folder in source.swept())
 
 
 def _older_than(value: str | None, root: str | None, live_window: timedelta) -> timedelta:
@@ -263,8 +282,8 @@ def _locks(options: CleanupOptions) -> Iterator[None]:
     """Only a run that changes things takes the locks (a dry run writes nothing, not even those)."""
     with contextlib.ExitStack() as stack:
         if options.apply:
-            for folder in dict.fromkeys(filter(None, (options.root, options.store,
-                                                      options.codex))):
+            for folder in dict.fromkeys([*options.folders.values(),
+                                         *filter(None, [options.store])]):
                 stack.enter_context(folder_lock(folder))
         yield
 
@@ -303,6 +322,11 @@ def _finish(summary: Summary, options: CleanupOptions, report: ReportOptions, *,
     report.emit(summary.as_dict())
 
 
+def _agent_counts(sessions: int, items: int) -> str:
+    counted = messages.count(sessions, "session")
+    return f"{counted} and {messages.count(items, 'other item')}" if items else counted
+
+
 def summary_line(summary: Summary, options: CleanupOptions) -> str:
     verb = "would remove" if summary.dry_run else "removed"
     removed = (f"{messages.count(summary.removed_sessions, 'session')} and "
@@ -310,8 +334,12 @@ def summary_line(summary: Summary, options: CleanupOptions) -> str:
     kept = sum(summary.kept.values())
     detail = ", ".join(f"{count} {status}" for status, count in sorted(summary.kept.items()))
     parts = [f"cleanup{' (dry run)' if summary.dry_run else ''}: {verb} {removed}"
-             f" ({size(summary.bytes)}) inactive for {format_age(options.older_than)}+",
-             f"kept {kept}" + (f" ({detail})" if detail else "")]
+             f" ({size(summary.bytes)}) inactive for {format_age(options.older_than)}+"]
+    if summary.agents:
+        parts.append(", ".join(f"{name} {_agent_counts(counts.sessions, counts.items)} "
+                               f"({size(counts.bytes)})"
+                               for name, counts in summary.agents.items()))
+    parts.append(f"kept {kept}" + (f" ({detail})" if detail else ""))
     if summary.referenced_files:
         parts.append(f"{summary.referenced_files} referenced files left in place")
     if summary.empty_folders:

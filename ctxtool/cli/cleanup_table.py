@@ -1,5 +1,5 @@
 """``ctxtool cleanup`` on a terminal: one row per session (or loose item), what goes, what stays
-and why, sizes, and the run's summary as the last line. Programs get the JSONL records instead."""
+and why, sizes, whose (the agent), and the run's summary as the last line. Programs get the JSONL records instead."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ class Row:
     reason: str
     error: str | None = None
     session: bool = False  # the label is ``<project folder>/<session id>``, not a path
+    agent: str = ""
 
     @property
     def order(self) -> tuple[int, int]:
@@ -42,7 +43,8 @@ def rows(records: Iterable[dict[str, Any]]) -> list[Row]:
             sessions.setdefault(record["session"], []).append(record)
         else:
             out.append(Row(record["action"], record["age_seconds"], record["bytes"],
-                           record["path"], record["reason"], record.get("error")))
+                           record["path"], record["reason"], record.get("error"),
+                           agent=record.get("agent", "")))
     out.extend(_session_row(session, group) for session, group in sessions.items())
     return sorted(out, key=lambda row: row.order)
 
@@ -54,7 +56,7 @@ def _session_row(session: str, group: list[dict[str, Any]]) -> Row:
     size = sum(r["bytes"] for r in (removing or group))
     return Row(main["action"] if not (removing and errors) else "failed",
                main["age_seconds"], size, _label(session, group), main["reason"],
-               errors[0] if errors else None, session=True)
+               errors[0] if errors else None, session=True, agent=main.get("agent", ""))
 
 
 def _label(session: str, group: list[dict[str, Any]]) -> str:
@@ -87,20 +89,25 @@ def _fit_label(row: Row, room: int) -> str:
     return shorten_middle(project, max(1, room - len(session) - 1)) + "/" + session
 
 
+def _short_agent(agent: str) -> str:
+    """``claude-code`` -> ``claude``: the table's narrowest unambiguous name (JSONL has it whole)."""
+    return agent.split("-", 1)[0]
+
+
 def _clip(text: str, room: int) -> str:
     return text if len(text) <= room else text[:room - 1] + "…"
 
 
 def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
     """The table as text, columns fitted to ``width``."""
-    head = ("ACTION", "AGE", "SIZE")
+    head = ("ACTION", "AGE", "SIZE", "AGENT")
     cells = [(row.action, format_age(timedelta(seconds=row.age)) if row.age is not None else "-",
-              size(row.size)) for row in table]
+              size(row.size), _short_agent(row.agent)) for row in table]
     widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(head)]
     fixed = sum(widths) + 2 * len(widths)
     room = max(20, width - fixed)
     label_room = min(max([len("SESSION OR PATH"), *(len(visible(r.label)) for r in table)]),
-                     max(12, room * 3 // 5))
+                     max(12, room * 2 // 3))
     reason_room = max(8, room - label_room - 2)
     lines = ["  ".join([*(h.ljust(w) for h, w in zip(head, widths)),
                         "SESSION OR PATH".ljust(label_room), "WHY"])]
@@ -110,6 +117,7 @@ def render(table: list[Row], footer: str, *, width: int, colour: bool) -> str:
                        fg=COLOURS.get(row.action, "red"), bold=row.action in REMOVING)
         why = visible(row.error or _short_reason(row.reason))
         lines.append("  ".join([action, cell[1].rjust(widths[1]), cell[2].rjust(widths[2]),
+                                cell[3].ljust(widths[3]),
                                 _fit_label(row, label_room).ljust(label_room),
                                 _clip(why, reason_room)])
                      .rstrip())

@@ -51,6 +51,7 @@ only what its agent does differently. The members, grouped by who uses them:
   :attr:`system_in_messages`;
 * store location (``storage``; ``ctxtool sessions`` and the session selectors) -
   :attr:`results_beside_session`, :meth:`session_and_cwd`, :meth:`session_roots`,
+  :meth:`home_folder`,
   :meth:`session_files`, :attr:`session_marks`, :meth:`session_prompt`, :meth:`session_title`.
 
 Adding an agent = writing a subclass in ``ctxtool/formats/<agent>.py`` (or a package), adding
@@ -824,6 +825,12 @@ class FormatAdapter:
         """The folders where the agent keeps its sessions (``cleanup`` and ``sessions`` look
         there); empty when it keeps none on disk."""
         return []
+
+    def home_folder(self, env: Mapping[str, str]) -> Path | None:
+        """The folder the agent keeps its sessions and records in, found as the agent itself
+        finds it (the variables it reads, its default): ``cleanup`` cleans there. None: the
+        agent keeps none (an API's message list)."""
+        return None
 
     # How a session kept in a file of its own is listed (``ctxtool sessions``) and named (the
     # session selectors); None: the agent keeps none so (OpenCode reads its database apart).

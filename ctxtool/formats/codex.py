@@ -431,7 +431,7 @@ def summary_lines(items: list[dict[str, Any]], head: list[dict[str, Any]],
 # --- store ----------------------------------------------------------------------------------------
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``."""
+    """``$CODEX_HOME``, else ``~/.codex`` (codex-rs ``find_codex_home``)."""
     env = os.environ if env is None else env
     home = env.get("CODEX_HOME")
     if home:
@@ -816,6 +816,9 @@ class CodexAdapter(FormatAdapter):
 
     def session_roots(self, env: Mapping[str, str]) -> list[Path]:
         return session_roots(env)
+
+    def home_folder(self, env: Mapping[str, str]) -> Path | None:
+        return codex_home(env)
 
     def snip_view(self, block: Block) -> Block:
         return snip_view(block)

@@ -1,12 +1,14 @@
 """Running a cleanup plan: one record per action, and (with ``apply``) the actions themselves.
 
 For each removable unit, in order: check that nothing changed since the scan; with an archive
-folder, write and verify the unit's archive; with a keep-usage folder, append the usage of its
-transcripts there (fsynced; if that fails, the unit stays whole); remove its transcripts first and its side files only
-if the transcripts went; leave referenced files in place. Then drop removed sessions from their
-project's ``sessions-index.json`` (atomically), and remove a project folder left empty (or holding
-only an index that lists no session any more). Every record carries the run's time. An error on one path is recorded and the sweep
-goes on; :attr:`CleanupRun.summary` counts what happened.
+folder, have its agent's source write and verify the unit's archive; with a keep-usage folder,
+append the usage of its transcripts there (fsynced; if that fails, the unit stays whole); have
+the source forget the session (the agent's own records of it: if it cannot, the unit stays
+whole); remove its transcripts first and its side files only if the transcripts went; leave
+referenced files in place. Then each source finishes (Claude Code: project indexes, empty
+project folders). Every record names its agent and carries the run's time. An error on one
+path is recorded and the sweep goes on; :attr:`CleanupRun.summary` counts what happened, in all
+and per agent.
 """
 
 from __future__ import annotations
@@ -14,27 +16,35 @@ from __future__ import annotations
 import copy
 import itertools
 import os
-import shlex
 from collections import Counter, defaultdict
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import orjson
-
-from ctxtool.errors import StoreError
+from ctxtool.errors import InputError, StoreError
 from ctxtool.storage import durable
-from ctxtool.storage.archive import Archive, write_archive
-from ctxtool.storage.atomic import sweep_beside, write_bytes_atomic
+from ctxtool.storage.archive import Archive
+from ctxtool.storage.atomic import sweep_beside
 from ctxtool.storage.cleanup_plan import CleanupOptions, CleanupPlan, UnitPlan, plan_cleanup
+from ctxtool.storage.cleanup_source import STORE_AGENT, Record
 from ctxtool.storage.cleanup_tree import STORE, Part, measure
-from ctxtool.storage.safe_fs import describe, open_nofollow, remove
+from ctxtool.storage.safe_fs import describe
 from ctxtool.storage.usage_keep import UsageKeeper
 
 __all__ = ["CleanupOptions", "CleanupPlan", "CleanupRun", "Summary", "plan_cleanup"]
-TRANSCRIPT_KINDS = ("transcript", "subagent-transcript", "codex-rollout")
-Record = dict[str, Any]
+
+
+@dataclass
+class AgentCounts:
+    """What went (or would go) of one agent's sessions."""
+
+    sessions: int = 0
+    items: int = 0  # units of no session
+    bytes: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"sessions": self.sessions, "items": self.items, "bytes": self.bytes}
 
 
 @dataclass
@@ -50,6 +60,10 @@ class Summary:
     archives: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     usage_kept: int = 0  # sessions whose usage went to --keep-usage first
+    agents: dict[str, AgentCounts] = field(default_factory=dict)  # agent -> what went of it
+
+    def agent(self, name: str) -> AgentCounts:
+        return self.agents.setdefault(name, AgentCounts())
 
     def as_dict(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "removed_sessions": self.removed_sessions,
@@ -57,7 +71,8 @@ class Summary:
                 "kept": dict(sorted(self.kept.items())), "referenced_files": self.referenced_files,
                 "indexes_updated": self.indexes, "empty_folders": self.empty_folders,
                 "archives": self.archives,
-                "errors": len(self.errors)}
+                "errors": len(self.errors),
+                "agents": {name: counts.as_dict() for name, counts in self.agents.items()}}
 
 
 class CleanupRun:
@@ -68,17 +83,18 @@ class CleanupRun:
         self.options = plan.options
         self.summary = Summary(dry_run=not plan.options.apply)
         self.summary.errors.extend(f"{rel}: {msg}" for rel, msg in plan.errors)
-        self._removed: dict[str, set[str]] = defaultdict(set)  # project rel -> session ids
-        self._gone: set[str] = set()  # rels removed (or that would be, in a dry run)
-        self._index_left: dict[str, int] = {}  # project rel -> sessions its index still lists
+        self.removed_parts: list[tuple[UnitPlan, Part]] = []  # gone (or would be, dry run)
+        self.gone: set[str] = set()  # rels removed (or that would be), folders keeping none
+        for source in plan.sources:  # every agent cleaned is named, even with nothing to go
+            self.summary.agent(source.agent)
         self._stamp = self.options.now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         self.time = iso_time(self.options.now)
         self._keeper = UsageKeeper(self.options.keep_usage) if self.options.keep_usage else None
 
     def records(self) -> Iterator[Record]:
-        for part in self.plan.tree.skipped:
+        for part, agent in self.plan.tree.skipped:
             if part.category in self.options.include:
-                yield self._record(None, part, "keep", "symlink, not followed")
+                yield self.record(None, part, "keep", "symlink, not followed", agent=agent)
         for _, group in itertools.groupby(self.plan.units, key=_batch_key):
             batch = list(group)
             for plan in batch:
@@ -90,18 +106,21 @@ class CleanupRun:
             elif removable:
                 for plan in removable:
                     yield from self._describe(plan)
-        yield from self._update_indexes()
-        yield from self._empty_projects()
+        for source in self.plan.sources:
+            yield from source.finish(self)
 
     # --- building records -------------------------------------------------------------------
 
     def _acted(self, plan: UnitPlan) -> list[Part]:
         return plan.acted_parts(self.options.include)
 
-    def _record(self, plan: UnitPlan | None, part: Part, action: str, reason: str, *,
-                size: int | None = None, **extra: Any) -> Record:
+    def record(self, plan: UnitPlan | None, part: Part, action: str, reason: str, *,
+               size: int | None = None, agent: str | None = None, **extra: Any) -> Record:
+        """One record of ``part`` (of the unit ``plan``, or of none: then ``agent`` names whose
+        folder it is in)."""
         last = plan.last_activity if plan else None
         record: Record = {
+            "agent": agent or (plan.unit.agent if plan else STORE_AGENT),
             "path": part.rel, "root": part.base, "kind": part.kind, "category": part.category,
             "session": plan.unit.session if plan else None,
             "bytes": part.bytes if size is None else size,
@@ -125,13 +144,13 @@ class CleanupRun:
             who = [name for item in plan.protected.get(part.rel, []) if item.rel == part.rel
                    for name in item.referenced_by]
             self.summary.referenced_files += bool(who)
-            yield self._record(plan, part, "keep", reason or plan.reason, error=part.error,
+            yield self.record(plan, part, "keep", reason or plan.reason, error=part.error,
                                referenced_by=who or None)
 
     def _protected_records(self, plan: UnitPlan, part: Part) -> Iterator[Record]:
         for item in plan.protected.get(part.rel, []):
             self.summary.referenced_files += 1
-            yield self._record(plan, part, "keep", f"referenced by {', '.join(item.referenced_by)}",
+            yield self.record(plan, part, "keep", f"referenced by {', '.join(item.referenced_by)}",
                                size=item.bytes, path=item.rel,
                                referenced_by=list(item.referenced_by))
 
@@ -139,13 +158,25 @@ class CleanupRun:
         return "archive" if self.options.archive_dir else "delete"
 
     def _count_removed(self, plan: UnitPlan) -> None:
+        counts = self.summary.agent(plan.unit.agent)
         if plan.unit.session is not None:
             self.summary.removed_sessions += 1
+            counts.sessions += 1
         else:
             self.summary.removed_items += 1
+            counts.items += 1
+
+    def _count_bytes(self, plan: UnitPlan, size: int) -> None:
+        self.summary.bytes += size
+        self.summary.agent(plan.unit.agent).bytes += size
 
     def _describe(self, plan: UnitPlan) -> Iterator[Record]:
         """The dry run: what --apply would do."""
+        problem = self.plan.agent_source(plan.unit.agent)
+        problem = problem.forget(plan, apply=False) if problem else None
+        if problem:
+            yield from self._keep(plan, status="failed", reason=f"not removed: {problem}")
+            return
         self._count_removed(plan)
         for part in self._acted(plan):
             protected = plan.protected.get(part.rel, [])
@@ -153,16 +184,15 @@ class CleanupRun:
                 yield from self._protected_records(plan, part)
                 continue
             size = part.bytes - sum(item.bytes for item in protected)
-            self.summary.bytes += size
-            yield self._record(plan, part, self._action(), plan.reason, size=size)
+            self._count_bytes(plan, size)
+            yield self.record(plan, part, self._action(), plan.reason, size=size)
             yield from self._protected_records(plan, part)
             self._note_removed(plan, part)
 
     def _note_removed(self, plan: UnitPlan, part: Part) -> None:
         if not plan.protected.get(part.rel):  # a folder keeping referenced files stays
-            self._gone.add(part.rel)
-        if part.kind == "transcript" and plan.unit.session is not None:
-            self._removed[part.rel.rsplit("/", 1)[0]].add(plan.unit.session)
+            self.gone.add(part.rel)
+        self.removed_parts.append((plan, part))
 
     # --- applying ---------------------------------------------------------------------------
 
@@ -187,11 +217,24 @@ class CleanupRun:
                     yield from self._fail(plan, exc.format())
                 return
         for plan in fresh:
-            if self._keeper is None or (yield from self._keep_usage(plan, self._keeper)):
+            if self._keeper is not None and not (yield from self._keep_usage(plan, self._keeper)):
+                continue
+            if (yield from self._forget(plan)):
                 yield from self._remove_unit(plan, archives)
 
+    def _forget(self, plan: UnitPlan) -> Generator[Record, None, bool]:
+        """Have the agent remove its own records of the session (database rows) before the
+        session's files go; whether it did (a session it cannot forget stays whole)."""
+        source = self.plan.agent_source(plan.unit.agent)
+        problem = source.forget(plan, apply=True) if source else None
+        if problem:
+            self.summary.errors.append(f"{plan.unit.session or plan.unit.key}: {problem}")
+            yield from self._fail(plan, problem, f"not removed: {problem}")
+            return False
+        return True
+
     def _archive(self, plans: list[UnitPlan]) -> dict[str, Archive]:
-        """One archive per base folder (the root, the store) for this batch of units."""
+        """One archive per source folder (an agent's, the store) for this batch of units."""
         assert self.options.archive_dir is not None
         by_base: dict[str, list[Part]] = defaultdict(list)
         skip: set[str] = set()
@@ -201,15 +244,14 @@ class CleanupRun:
                 skip.update(item.rel for item in plan.protected.get(part.rel, []))
         archives = {}
         for base, parts in by_base.items():
-            stem = self._archive_stem(plans[0], base)
-            archive = write_archive(self.options.archive_dir, stem, base,
-                                    [part.rel for part in parts], skip=frozenset(skip))
+            source = self.plan.source_of(parts[0])
+            stem = self._archive_stem(plans[0], source.agent == STORE_AGENT)
+            archive = source.archive(self.options.archive_dir, stem, parts, frozenset(skip))
             archives[base] = archive
             self.summary.archives.append(archive.path)
         return archives
 
-    def _archive_stem(self, plan: UnitPlan, base: str) -> str:
-        in_store = base == self.options.store and base != self.options.root
+    def _archive_stem(self, plan: UnitPlan, in_store: bool) -> str:
         if plan.unit.session is not None:
             return f"{plan.unit.session}.store" if in_store else plan.unit.session
         category = self._acted(plan)[0].category
@@ -222,7 +264,7 @@ class CleanupRun:
         transcripts = [part for part in plan.unit.transcripts
                        if any(part.rel == rel or part.rel.startswith(f"{rel}/") for rel in acted)]
         try:
-            if keeper.keep(transcripts):
+            if keeper.keep(self._usage(transcripts)):
                 self.summary.usage_kept += 1
         except StoreError as exc:
             self.summary.errors.append(exc.format())
@@ -231,11 +273,21 @@ class CleanupRun:
         durable.crash_point("after-usage")  # tests: killed between the usage and the removal
         return True
 
+    def _usage(self, transcripts: list[Part]) -> Iterator[tuple[str, list[bytes]]]:
+        for part in transcripts:
+            try:
+                found = self.plan.source_of(part).usage(part)
+            except (OSError, ValueError, InputError) as exc:
+                message = describe(exc) if isinstance(exc, OSError) else str(exc)
+                raise StoreError(f"cannot read its usage: {message}", source=part.rel) from exc
+            if found is not None:
+                yield found
+
     def _fail(self, plan: UnitPlan, message: str,
               reason: str = "not removed: archiving failed") -> Iterator[Record]:
         self.summary.kept["failed"] += 1
         for part in self._acted(plan):
-            yield self._record(plan, part, "keep", reason, error=message)
+            yield self.record(plan, part, "keep", reason, error=message)
 
     def _remove_unit(self, plan: UnitPlan, archives: dict[str, Archive]) -> Iterator[Record]:
         transcript_failed = False
@@ -243,116 +295,33 @@ class CleanupRun:
         for part in self._acted(plan):
             protected = plan.protected.get(part.rel, [])
             if transcript_failed:
-                yield self._record(plan, part, "keep",
+                yield self.record(plan, part, "keep",
                                    "left in place: the session's transcript could not be removed")
                 continue
             if _wholly_protected(part, protected):
                 yield from self._protected_records(plan, part)
                 continue
             archive = archives.get(part.base)
-            result = remove(part.base, part.rel, skip=frozenset(item.rel for item in protected),
-                            expected=archive.manifest if archive else None)
+            source = self.plan.source_of(part)
+            result = source.remove(part, skip=frozenset(item.rel for item in protected),
+                                   expected=archive.manifest if archive else None)
             error = "; ".join(f"{rel}: {msg}" for rel, msg in result.errors) or None
-            self.summary.bytes += result.bytes
+            self._count_bytes(plan, result.bytes)
             extra = {} if archive is None else {
-                "archive": archive.path, "restore": _restore_command(archive.path, part.base)}
-            yield self._record(plan, part, self._action(), plan.reason, size=result.bytes,
+                "archive": archive.path, "restore": source.restore_command(archive)}
+            yield self.record(plan, part, self._action(), plan.reason, size=result.bytes,
                                error=error, **extra)
             yield from self._protected_records(plan, part)
             if error:
                 self.summary.errors.append(error)
-                transcript_failed = part.kind in TRANSCRIPT_KINDS
+                transcript_failed = part.kind in source.transcript_kinds
             else:
                 removed_any = True
                 self._note_removed(plan, part)
-                if part.kind in TRANSCRIPT_KINDS:  # and the temp files a killed run left of it
+                if part.kind in source.transcript_kinds:  # and temp files a killed run left
                     sweep_beside(os.path.join(part.base, part.rel))
         if removed_any:
             self._count_removed(plan)
-
-    # --- sessions-index.json ----------------------------------------------------------------
-
-    def _update_indexes(self) -> Iterator[Record]:
-        for rel in sorted(self.plan.tree.indexes):
-            sessions = self._removed.get(rel.rsplit("/", 1)[0])
-            if sessions:
-                record = self._update_index(rel, sessions)
-                if record is not None:
-                    yield record
-
-    def _update_index(self, rel: str, sessions: set[str]) -> Record | None:
-        root = self.plan.tree.root
-        assert root is not None  # indexes are only found under a root
-        part = Part(root, rel, "sessions-index", "projects")
-        try:
-            with os.fdopen(open_nofollow(root, rel), "rb") as handle:
-                data = handle.read()
-            document = orjson.loads(data)
-        except (OSError, orjson.JSONDecodeError) as exc:
-            message = f"cannot read: {describe(exc) if isinstance(exc, OSError) else exc}"
-            self.summary.errors.append(f"{rel}: {message}")
-            return self._record(None, part, "keep", "index not updated", size=0, error=message)
-        entries = document.get("entries") if isinstance(document, dict) else None
-        if not isinstance(entries, list):
-            return None
-        kept = [entry for entry in entries if _indexed_session(entry) not in sessions]
-        self._index_left[rel.rsplit("/", 1)[0]] = len(kept)
-        dropped = sorted({_indexed_session(entry) or "" for entry in entries} & sessions)
-        if not dropped:
-            return None
-        new = orjson.dumps({**document, "entries": kept}, option=orjson.OPT_INDENT_2)
-        new += b"\n" if data.endswith(b"\n") else b""
-        gone = len(entries) - len(kept)
-        reason = f"dropped {gone} {'entry' if gone == 1 else 'entries'} of removed sessions"
-        error = None
-        if self.options.apply:
-            try:
-                write_bytes_atomic(os.path.join(root, rel), new)
-                self.summary.indexes += 1
-            except StoreError as exc:
-                error = exc.format()
-                self.summary.errors.append(error)
-        return self._record(None, part, "update", reason, size=len(new), error=error,
-                            removed_sessions=dropped)
-
-
-    # --- project folders left empty ---------------------------------------------------------
-
-    def _empty_projects(self) -> Iterator[Record]:
-        """Project folders whose sessions all went: nothing left in them but, at most, an index
-        listing no session. Claude Code makes the folder again when a session starts there."""
-        root = self.plan.tree.root
-        for rel in sorted(self._removed) if root is not None else []:
-            if not rel.startswith("projects/"):  # Codex CLI's dated folders are its own
-                continue
-            folder = os.path.join(root, rel)
-            try:
-                names = os.listdir(folder)
-            except OSError:
-                continue
-            left = [name for name in names if f"{rel}/{name}" not in self._gone]
-            index = "sessions-index.json"
-            if left and (left != [index] or self._index_left.get(rel) != 0):
-                continue  # something stays, or an index that lists sessions (or was unreadable)
-            error = self._remove_folder(folder, index if index in left else None)
-            if error is None:
-                self.summary.empty_folders += 1
-            part = Part(root, rel, "project-folder", "projects")
-            yield self._record(None, part, "keep" if error else "delete",
-                               "empty once its sessions went", size=0, error=error)
-
-    def _remove_folder(self, folder: str, index: str | None) -> str | None:
-        if not self.options.apply:
-            return None
-        try:
-            if index is not None:
-                os.unlink(os.path.join(folder, index))
-            os.rmdir(folder)  # only ever removes an empty folder: a file written meanwhile stays
-        except OSError as exc:
-            message = f"{folder}: cannot remove: {describe(exc)}"
-            self.summary.errors.append(message)
-            return message
-        return None
 
 
 def iso_time(moment: datetime) -> str:
@@ -370,17 +339,6 @@ def _wholly_protected(part: Part, protected: list[Any]) -> bool:
     return any(item.rel == part.rel for item in protected)
 
 
-def _indexed_session(entry: object) -> str | None:
-    if not isinstance(entry, dict):
-        return None
-    if isinstance(entry.get("sessionId"), str):
-        return str(entry["sessionId"])
-    full = entry.get("fullPath")
-    if isinstance(full, str) and full.endswith(".jsonl"):
-        return os.path.basename(full)[:-len(".jsonl")]
-    return None
-
-
 def _changed(plan: UnitPlan) -> str | None:
     """What changed in a unit since it was scanned (a resumed session), or None."""
     for part in plan.unit.parts:
@@ -389,8 +347,3 @@ def _changed(plan: UnitPlan) -> str | None:
         if now.error or now.mtime != part.mtime or now.bytes != part.bytes:
             return part.rel
     return None
-
-
-def _restore_command(archive: str, base: str) -> str:
-    return f"tar -xzf {shlex.quote(archive)} -C {shlex.quote(base)}"
-

@@ -1,4 +1,5 @@
-"""Planning a cleanup: read every unit's transcripts, date it, decide, protect referenced files.
+"""Planning a cleanup: every agent's sources find their units, read each one's activity, then
+one rule decides for all of them, and files kept sessions still point at are protected.
 
 Nothing here changes the disk. ``plan_cleanup`` returns a :class:`CleanupPlan` that
 ``ctxtool.storage.cleanup`` turns into records (dry run) or actions (``--apply``).
@@ -8,23 +9,21 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from ctxtool.errors import InputError
-from ctxtool.formats.jsonl import bounded_lines, iter_entries
-from ctxtool.storage.cleanup_tree import CATEGORIES, Part, Tree, Unit, measure, scan
-from ctxtool.storage.retention import (LIVE_WINDOW, Activity, combine, decide, line_facts,
-                                    reference_key, session_activity)
-from ctxtool.storage.safe_fs import describe, open_nofollow
+from ctxtool.storage.cleanup_source import CleanupSource, agents, make_source
+from ctxtool.storage.cleanup_store import StoreSource
+from ctxtool.storage.cleanup_tree import (CATEGORIES, Part, Protected, Tree, Unit, UnitPlan, measure,
+                                         measure_all)
+from ctxtool.storage.retention import LIVE_WINDOW, decide, reference_key
 from ctxtool.storage.store import LINES
 
 T = TypeVar("T")
 Progress = Callable[[Iterable[T], int, str], Iterable[T]]
-# transcripts first: if one cannot be removed, the session's side files stay with it
-_ORDER = {"transcript": 0, "codex-rollout": 0, "subagent-transcript": 1, "session-folder": 2}
+
 
 
 def _no_progress(items: Iterable[T], total: int, desc: str) -> Iterable[T]:
@@ -33,39 +32,20 @@ def _no_progress(items: Iterable[T], total: int, desc: str) -> Iterable[T]:
 
 @dataclass(frozen=True)
 class CleanupOptions:
-    root: str | None  # real path of the Claude Code config folder (None: there is none)
-    store: str | None  # real path of ctxtool's store, if any
     older_than: timedelta
     now: datetime
+    folders: Mapping[str, str] = field(default_factory=dict)  # agent -> real path of its folder
+    store: str | None = None  # real path of ctxtool's store, if any
     include: tuple[str, ...] = CATEGORIES  # categories acted on (all are read, for ages)
     archive_dir: str | None = None
     apply: bool = False
     live_window: timedelta = LIVE_WINDOW  # sessions active this recently are always kept
-    codex: str | None = None  # real path of the Codex CLI folder ($CODEX_HOME), if any
     keep_usage: str | None = None  # folder a removed session's usage is written to first
 
-
-@dataclass
-class Protected:
-    """A file inside a removable unit that a kept transcript still points at."""
-
-    rel: str
-    bytes: int
-    referenced_by: tuple[str, ...]
-
-
-@dataclass
-class UnitPlan:
-    unit: Unit
-    remove: bool
-    status: str  # old, active, recent, symlink, unreadable, empty (then changed, failed on apply)
-    reason: str
-    last_activity: datetime | None
-    protected: dict[str, list[Protected]] = field(default_factory=dict)  # part rel -> files
-
-    def acted_parts(self, include: tuple[str, ...]) -> list[Part]:
-        parts = [part for part in self.unit.parts if part.category in include]
-        return sorted(parts, key=lambda part: (_ORDER.get(part.kind, 9), part.base, part.rel))
+    @property
+    def root(self) -> str | None:
+        """Claude Code's folder, when it is cleaned (its settings give the default age)."""
+        return self.folders.get("claude-code")
 
 
 @dataclass
@@ -73,86 +53,55 @@ class CleanupPlan:
     options: CleanupOptions
     tree: Tree
     units: list[UnitPlan]
+    sources: list[CleanupSource] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, problem) while reading
+
+    def source_of(self, part: Part) -> CleanupSource:
+        """The source whose folder ``part`` is under."""
+        return next(source for source in self.sources if source.folder == part.base)
+
+    def agent_source(self, agent: str) -> CleanupSource | None:
+        return next((source for source in self.sources if source.agent == agent), None)
+
+
+def sources_of(folders: Mapping[str, str], store: str | None) -> list[CleanupSource]:
+    """The sources of a run: each agent's folder (agent -> real path), then ctxtool's store."""
+    found = [make_source(agent, folders[agent]) for agent in agents() if agent in folders]
+    return [*found, StoreSource(store)] if store is not None else found
 
 
 def plan_cleanup(options: CleanupOptions, *, progress: Progress = _no_progress) -> CleanupPlan:
     """Scan, read, link, decide and protect. Every category is scanned and read, whatever
     ``include`` says, so a session's age and the references that protect files count everything."""
     errors: list[tuple[str, str]] = []
-    tree = scan(options.root, options.store, codex=options.codex,
-                on_error=lambda rel, msg: errors.append((rel, msg)))
+
+    def on_error(rel: str, message: str) -> None:
+        errors.append((rel, message))
+
+    sources = sources_of(options.folders, options.store)
+    tree = Tree()
+    for source in sources:
+        source.scan(tree, on_error)
+    measure_all(tree, on_error)
+    by_agent = {source.agent: source for source in sources}
     readable = [unit for unit in tree.units.values() if unit.transcripts]
     for unit in progress(readable, len(readable), "reading sessions"):
         # file times alone keep this unit: its timestamps cannot change that, only its references
         # to other units' files matter, and those need no JSON parsing
         idle = options.now.timestamp() - unit.newest_mtime
         kept_anyway = idle < options.older_than.total_seconds()
-        unit.activity = _read_unit(unit, errors, parse=not kept_anyway)
-    _link_loose_units(tree)
+        unit.activity = by_agent[unit.agent].read(unit, on_error, parse=not kept_anyway)
+    for source in sources:
+        source.link(tree)
     plans = [_decide(unit, options) for unit in _ordered(tree.units.values())]
     _protect_referenced(plans)
-    return CleanupPlan(options=options, tree=tree, units=plans, errors=errors)
+    return CleanupPlan(options=options, tree=tree, units=plans, sources=sources, errors=errors)
 
 
 def _ordered(units: Iterable[Unit]) -> list[Unit]:
     # sessions first, then loose items grouped by category (one archive per category and run)
     return sorted((unit for unit in units if unit.parts or unit.symlinks),
                   key=lambda unit: (unit.session is None, unit.key))
-
-
-def _read_unit(unit: Unit, errors: list[tuple[str, str]], *, parse: bool) -> Activity:
-    found = []
-    for part in unit.transcripts:
-        try:
-            with os.fdopen(open_nofollow(part.base, part.rel), "rb") as stream:
-                found.append(session_activity(iter_entries(stream, part.rel, on_invalid="keep"))
-                             if parse else line_facts(bounded_lines(stream, part.rel)))
-        except FileNotFoundError:
-            continue  # removed since the scan (Claude Code's own cleanup, the user)
-        except (OSError, ValueError, InputError) as exc:  # InputError: a line past the limit
-            message = (describe(exc) if isinstance(exc, OSError)
-                       else f"line {exc.lineno}: {exc.message}" if isinstance(exc, InputError)
-                       else str(exc))
-            part.error = f"cannot read: {message}"
-            errors.append((part.rel, part.error))
-    return combine(found)
-
-
-def _link_loose_units(tree: Tree) -> None:
-    """Older subagent transcripts (``agent-*.jsonl``, sessionId inside) and plan files (named by
-    the slug a transcript records) join their session's unit, so they go and stay with it."""
-    by_slug: dict[str, Unit] = {}
-    for unit in tree.units.values():
-        if unit.session is not None:
-            for slug in unit.activity.slugs:
-                # a resumed session may share its slug: the plan goes with the newest of them
-                other = by_slug.get(slug)
-                if other is None or _newest(unit) > _newest(other):
-                    by_slug[slug] = unit
-    for key, unit in list(tree.units.items()):
-        owner = None
-        if unit.session is None and key.rsplit("/", 1)[-1].startswith("agent-"):
-            owner = tree.units.get(unit.activity.session_id or "")
-        elif key.startswith("plans/") and key.endswith(".md"):
-            slug = key[len("plans/"):-3].split("-agent-", 1)[0]
-            owner = by_slug.get(slug)
-        if owner is not None and owner is not unit and owner.session is not None:
-            _merge(owner, unit)
-            del tree.units[key]
-
-
-def _newest(unit: Unit) -> float:
-    last = unit.last_activity()
-    return last.timestamp() if last else 0.0
-
-
-def _merge(owner: Unit, unit: Unit) -> None:
-    owner.parts.extend(unit.parts)
-    owner.transcripts.extend(unit.transcripts)
-    owner.symlinks.extend(unit.symlinks)
-    owner.projects |= unit.projects
-    owner.activity = combine([owner.activity, unit.activity])
 
 
 def _decide(unit: Unit, options: CleanupOptions) -> UnitPlan:

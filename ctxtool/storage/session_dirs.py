@@ -14,12 +14,18 @@ def projects_dir(env: Mapping[str, str]) -> Path:
     return claude_config_dir(env) / "projects"
 
 
-def opencode_database(env: Mapping[str, str]) -> Path:
-    """OpenCode's database: ``$XDG_DATA_HOME/opencode/opencode.db``, by default under
-    ``~/.local/share`` (it may not exist)."""
+def opencode_data_dir(env: Mapping[str, str]) -> Path:
+    """OpenCode's data folder: ``$XDG_DATA_HOME/opencode``, by default ``~/.local/share/opencode``
+    (OpenCode 1.18.33's binary: ``XDG_DATA_HOME || join(homedir, ".local/share")``, then
+    ``opencode``). It may not exist."""
     base = (env.get("XDG_DATA_HOME") or "").strip()
     home = env.get("HOME") or os.path.expanduser("~")
-    return Path(base or Path(home) / ".local" / "share") / "opencode" / "opencode.db"
+    return Path(base or Path(home) / ".local" / "share") / "opencode"
+
+
+def opencode_database(env: Mapping[str, str]) -> Path:
+    """OpenCode's database: ``opencode.db`` in its data folder (it may not exist)."""
+    return opencode_data_dir(env) / "opencode.db"
 
 
 def project_directory(project: str) -> str:

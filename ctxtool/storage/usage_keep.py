@@ -1,7 +1,8 @@
 """``cleanup --keep-usage DIR``: a removed session's usage, kept where usage tools read it.
 
-Each transcript of a session that goes is reduced to its usage lines (the agent's adapter says
-which fields: no conversation text) and written to ``DIR/<its path under its folder>``, so the
+Each transcript of a session that goes is reduced to its usage lines (by the agent's cleanup
+source, :meth:`~ctxtool.storage.cleanup_source.CleanupSource.usage`; the adapter says which
+fields: no conversation text) and written to ``DIR/<its path under its folder>``, so the
 folder mirrors the agent's own layout: ``DIR/projects/<project>/<session>.jsonl`` (and
 ``<session>/subagents/agent-*.jsonl``) for Claude Code, ``DIR/sessions/YYYY/MM/DD/rollout-*.jsonl``
 (or ``archived_sessions/...``) for Codex CLI. ``CLAUDE_CONFIG_DIR="$HOME/.claude,DIR" ccusage``
@@ -17,36 +18,13 @@ is on disk.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-import orjson
+from ctxtool.errors import StoreError
+from ctxtool.storage.safe_fs import describe, open_folder
 
-from ctxtool.errors import InputError, StoreError
-from ctxtool.formats import codex
-from ctxtool.formats.claude_code.usage import usage_only as claude_usage_only
-from ctxtool.formats.jsonl import iter_entries
-from ctxtool.storage.cleanup_tree import Part
-from ctxtool.storage.safe_fs import describe, open_folder, open_nofollow
-
-Reduce = Callable[[Mapping[str, Any]], dict[str, Any] | None]
-# part kind -> the adapter's reduction of one line
-_REDUCERS: dict[str, Reduce] = {
-    "transcript": claude_usage_only,
-    "subagent-transcript": claude_usage_only,
-    "codex-rollout": codex.usage_only,
-}
 _FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(
     os, "O_CLOEXEC", 0)
-
-
-def usage_lines(part: Part) -> list[bytes]:
-    """The usage lines of one transcript, in their order (lines that are no JSON are skipped,
-    as usage tools skip them)."""
-    reduce = _REDUCERS[part.kind]
-    with os.fdopen(open_nofollow(part.base, part.rel), "rb") as stream:
-        reduced = (reduce(entry) for entry in iter_entries(stream, part.rel, on_invalid="skip"))
-        return [orjson.dumps(line) + b"\n" for line in reduced if line is not None]
 
 
 class UsageKeeper:
@@ -56,24 +34,17 @@ class UsageKeeper:
         self.folder = folder
         self._synced: set[str] = set()  # folders already made durable in this run
 
-    def keep(self, transcripts: Iterable[Part]) -> list[str]:
-        """Append each transcript's usage to its file under the folder; the paths of those
-        that recorded any.
-        StoreError (nothing of the session to be removed) when one cannot be read or written."""
+    def keep(self, usage: Iterable[tuple[str, list[bytes]]]) -> list[str]:
+        """Append each (path under the folder, usage lines) - what the agent's cleanup source
+        reads from a transcript about to go - to its file; the paths written.
+        StoreError (nothing of the session to be removed) when one cannot be written."""
         written = []
-        for part in transcripts:
-            if part.kind not in _REDUCERS:
-                continue
-            try:
-                lines = usage_lines(part)
-            except (OSError, ValueError, InputError) as exc:
-                message = describe(exc) if isinstance(exc, OSError) else str(exc)
-                raise StoreError(f"cannot read its usage: {message}", source=part.rel) from exc
+        for rel, lines in usage:
             if not lines:
                 continue  # no usage recorded: no file
-            path = os.path.join(self.folder, part.rel)
+            path = os.path.join(self.folder, rel)
             try:
-                self._append(part.rel, lines)
+                self._append(rel, lines)
             except OSError as exc:
                 raise StoreError(f"cannot keep usage: {describe(exc)}", source=path) from exc
             written.append(path)

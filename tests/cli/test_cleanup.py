@@ -165,9 +165,11 @@ def test_config_dir_and_store_from_the_environment(root: Path, tmp_path: Path) -
 
 
 def test_no_claude_folder_at_all_is_nothing_to_do(tmp_path: Path) -> None:
-    result = run_ctxtool("cleanup", "--apply", env={"HOME": str(tmp_path)})
+    result = run_ctxtool("cleanup", "--apply", env={"HOME": str(tmp_path),
+                                                    "CODEX_HOME": str(tmp_path / "no-codex")})
     assert result.returncode == 0 and records_of(result.stdout) == []
     assert f"no Claude Code folder at {tmp_path}/.claude" in result.stderr.decode()
+    assert f"no Codex CLI folder at {tmp_path}/no-codex" in result.stderr.decode()
 
 
 @pytest.mark.parametrize("args, message", [

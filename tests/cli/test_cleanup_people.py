@@ -49,11 +49,12 @@ def test_a_terminal_gets_a_table_with_what_goes_what_stays_and_why(tmp_path: Pat
     code, out, err = on_a_terminal("cleanup", "--root", str(root), "--now", NOW_ARG)
     assert code == 0 and err == b""  # the summary is the table's last line
     lines = ANSI.sub("", out).splitlines()
-    assert lines[0].split() == ["ACTION", "AGE", "SIZE", "SESSION", "OR", "PATH", "WHY"]
+    assert lines[0].split() == ["ACTION", "AGE", "SIZE", "AGENT", "SESSION", "OR", "PATH", "WHY"]
     at = lines[0].index("SESSION OR PATH")
     footer = next(n for n, line in enumerate(lines) if line.startswith("cleanup"))
     rows = {line[at:].split()[0]: line.split() for line in lines[1:footer]}
     assert rows[f"{OTHER}/g0ne-3"][:2] == ["delete", "50d"]
+    assert rows[f"{OTHER}/g0ne-3"][4] == "claude"  # its agent, in the table's short name
     assert rows[f"{PROJECT}/0ld5e55-1"][:2] == ["delete", "40d"]
     assert rows[f"{PROJECT}/n3w5e55-2"][:2] == ["keep", "3d"]
     assert "recent (limit 30d)" in " ".join(rows[f"{PROJECT}/n3w5e55-2"])

@@ -29,7 +29,7 @@ def run(root: Path | None, *, apply: bool = False, older: timedelta = 30 * DAYS,
         include: tuple[str, ...] = CATEGORIES, archive: Path | None = None,
         store: Path | None = None, progress: Callable[..., Iterable[Any]] | None = None,
         ) -> tuple[list[dict[str, Any]], Summary]:
-    options = CleanupOptions(root=os.path.realpath(root) if root else None,
+    options = CleanupOptions(folders={"claude-code": os.path.realpath(root)} if root else {},
                              store=os.path.realpath(store) if store else None, older_than=older,
                              now=NOW, include=include, apply=apply,
                              archive_dir=str(archive) if archive else None)

@@ -163,6 +163,12 @@ class ClaudeCodeAdapter(FormatAdapter):
 
         return [projects_dir(env)]
 
+    def home_folder(self, env: Mapping[str, str]) -> Path | None:
+        """``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+        from ctxtool.storage.paths import claude_config_dir  # see session_roots
+
+        return claude_config_dir(env)
+
     def session_files(self, env: Mapping[str, str], project: str | None = None, *,
                       archived: bool = False) -> list[SessionFile]:
         """``<config>/projects/<slug of cwd>/<id>.jsonl`` (sub-agent files left out)."""

@@ -27,6 +27,7 @@ from ctxtool.formats.opencode.validate import OpenCodeChecks
 from ctxtool.types import location_of
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from ctxtool.formats.opencode.compaction import OpenCodeWriter
     from ctxtool.llm.base import AgentPrompt
 
@@ -152,6 +153,12 @@ class OpenCodeAdapter(FormatAdapter):
         typed = [str(p.get("text") or "") for p in view.parts_of(entry) if p.get("type") == "text"
                  and not p.get("synthetic") and not p.get("ignored")]
         return "\n".join(typed)
+
+    def home_folder(self, env: Mapping[str, str]) -> Path | None:
+        """OpenCode's data folder (its database, its tool outputs)."""
+        from ctxtool.storage.session_dirs import opencode_data_dir  # only cleanup asks
+
+        return opencode_data_dir(env)
 
     def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
         """The first text part of a user message, OpenCode's own parts (``synthetic``,
