@@ -140,6 +140,7 @@ class LiveFile:
                 if self.options.backup:
                     self._backup(self.real + self.options.backup)
                 self._check_unchanged()
+                _tell_agents(self.real)
                 os.replace(tmp, self.real)
                 durable.crash_point("after-replace")
         except OSError as exc:
@@ -359,6 +360,16 @@ class _Window(io.RawIOBase):
 
     def tell(self) -> int:
         return self.position
+
+
+def _tell_agents(real: str) -> None:
+    """Before the swap: an agent that indexes its file by byte offset (Codex) forgets the index,
+    so it indexes the new file afresh; if it cannot, nothing is replaced (StoreError)."""
+    from pathlib import Path
+
+    from ctxtool.formats.registry import rewriting
+
+    rewriting(Path(real))
 
 
 def _open_regular(path: str, real: str) -> int:

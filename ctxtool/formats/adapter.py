@@ -49,6 +49,7 @@ only what its agent does differently. The members, grouped by who uses them:
 * converting - :attr:`converts_through_messages`, :meth:`iter_api_messages`,
   :attr:`streams_over_lines`, :attr:`convert_targets`, and as a target :attr:`blocks_kept`,
   :attr:`system_in_messages`;
+* in-place rewrites (``cli/live.py``) - :meth:`rewriting`;
 * store location (``storage``; ``ctxtool sessions`` and the session selectors) -
   :attr:`results_beside_session`, :meth:`session_and_cwd`, :meth:`session_roots`,
   :meth:`home_folder`,
@@ -835,6 +836,12 @@ class FormatAdapter:
     # How a session kept in a file of its own is listed (``ctxtool sessions``) and named (the
     # session selectors); None: the agent keeps none so (OpenCode reads its database apart).
     session_marks: ClassVar[SessionMarks | None] = None
+
+    def rewriting(self, path: Path) -> None:
+        """Called just before ctxtool replaces a file in place (any command's ``--in-place``),
+        for every agent: reset what this agent keeps elsewhere about where the lines of its
+        session ``path`` lie (their byte offsets move). Raise
+        :class:`ctxtool.errors.StoreError` to leave the file as it was. Default: nothing."""
 
     def session_files(self, env: Mapping[str, str], project: str | None = None, *,
                       archived: bool = False) -> list[SessionFile]:

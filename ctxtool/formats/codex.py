@@ -862,6 +862,18 @@ class CodexAdapter(FormatAdapter):
     def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
         return prompt_of(entry)
 
+    def rewriting(self, path: Path) -> None:
+        """A rollout's turns are indexed by byte offset in Codex's history database: the
+        thread's rows go, so Codex indexes the rewritten file afresh (storage/codex_history)."""
+        thread = rollout_id(path.name)
+        if thread is None:
+            return
+        from ctxtool.storage.codex_history import forget_thread, history_database
+
+        database = history_database(path)
+        if database is not None:
+            forget_thread(database, thread)
+
 
 __all__ = ["CodexAdapter", "CodexLimits", "codex_limits", "NAME", "SCHEMA", "SUMMARY_PREFIX", "claims", "compaction_lines", "context_entries",
            "context_window_of", "is_compacted", "is_instruction", "item_role_and_blocks",

@@ -13,8 +13,12 @@ the formats (``--format`` choices) loads none.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from ctxtool.formats.adapter import FormatAdapter
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The adapters ctxtool ships, in detection order (the first whose ``claims`` is true wins):
 #: format name -> (module, class). Each class's ``name`` is its key (a test checks it).
@@ -66,4 +70,12 @@ def adapters() -> list[FormatAdapter]:
     return [adapter_for(name) for name in format_names()]
 
 
-__all__ = ["BUILTIN", "adapter_for", "adapters", "format_names", "register", "unregister"]
+def rewriting(path: Path) -> None:
+    """Tell every agent that ``path`` is about to be replaced in place
+    (:meth:`FormatAdapter.rewriting`)."""
+    for adapter in adapters():
+        adapter.rewriting(path)
+
+
+__all__ = ["BUILTIN", "adapter_for", "adapters", "format_names", "register", "rewriting",
+           "unregister"]
