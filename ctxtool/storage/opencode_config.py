@@ -5,8 +5,9 @@ OpenCode merges its config files, later ones winning: the global one
 ``$OPENCODE_CONFIG`` names, the project's ``opencode.json``/``opencode.jsonc`` (from the session's
 folder up to its git root), then the JSON in ``$OPENCODE_CONFIG_CONTENT``. ctxtool reads the same
 places for two things only: the ``context``, ``input`` and ``output`` limits of the session's
-model, which OpenCode's overflow rule uses, and the ``compaction.auto``/``compaction.prune``
-switches. Models that come from models.dev (no config entry)
+model, which OpenCode's overflow rule uses, the ``compaction.auto``/``compaction.prune``
+switches and ``compaction.reserved`` (the tokens its overflow rule keeps free below the model's
+input limit). Models that come from models.dev (no config entry)
 are not known offline; their limits stay unknown. A config file that cannot be read or parsed is
 skipped: it changes only the verdict's numbers, which then fall back to the defaults.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +111,26 @@ def model_limits(provider: str | None, model: str | None, *, env: Mapping[str, s
 def compaction_setting(key: str, *, env: Mapping[str, str],
                        directory: str | None = None) -> bool | None:
     """The merged config's ``compaction.<key>`` ("auto", "prune") when a boolean, else None."""
-    found: bool | None = None
+    value = _compaction_value(key, env, directory, lambda v: isinstance(v, bool))
+    return value if isinstance(value, bool) else None
+
+
+def compaction_reserved(*, env: Mapping[str, str], directory: str | None = None) -> int | None:
+    """The merged config's ``compaction.reserved`` when a whole number of tokens (0 included:
+    OpenCode takes it with ``??``), else None (OpenCode then reserves min(20,000, max
+    output))."""
+    value = _compaction_value("reserved", env, directory, lambda v: isinstance(v, int)
+                              and not isinstance(v, bool) and v >= 0)
+    return value if isinstance(value, int) else None
+
+
+def _compaction_value(key: str, env: Mapping[str, str], directory: str | None,
+                      valid: Callable[[Any], bool]) -> Any:
+    """The last config's valid ``compaction.<key>`` (later configs win), else None."""
+    found: Any = None
     for config in _configs(env, directory):
         value = _dig(config, "compaction", key)
-        if isinstance(value, bool):
+        if valid(value):
             found = value
     return found
 
@@ -126,4 +143,4 @@ def _dig(value: Any, *keys: str) -> Any:
     return value
 
 
-__all__ = ["compaction_setting", "model_limits", "strip_jsonc"]
+__all__ = ["compaction_reserved", "compaction_setting", "model_limits", "strip_jsonc"]

@@ -79,3 +79,64 @@ def test_opencodes_disable_flags(tmp_path: Path) -> None:
                       str(session), env=env)
     assert off.stdout == session.read_bytes()
     assert "OPENCODE_DISABLE_AUTOCOMPACT is set" in off.stderr.decode()
+
+
+# --- compaction.reserved and compaction.auto in the overflow rule (OpenCode 1.18.33's binary:
+# compaction.auto !== false && (tokens.total || input+output+cache.read+cache.write)
+#   >= limit.input - (compaction.reserved ?? min(20000, maxOutput))) --------------------------
+
+def _session_at(tmp_path: Path, count: int) -> Path:
+    """A 1.18 session in /w whose last finished answer counted ``count`` tokens (cache write
+    included: the 1.18 count adds it)."""
+    from tests.opencode_builders import assistant, user
+    tokens = {"input": count - 1_000, "output": 500, "reasoning": 0,
+              "cache": {"read": 0, "write": 500}}
+    header = {"session": {"id": "ses_test", "title": "t", "version": "1.18.33",
+                          "directory": str(tmp_path / "w")}}
+    return write(tmp_path / "s.jsonl", [header, user(1), assistant(2, 1, tokens=tokens)])
+
+
+def _limits_env(tmp_path: Path, **compaction: object) -> dict[str, str]:
+    env = _env(tmp_path, None)
+    config = {"provider": {"anthropic": {"models": {"claude-x": {
+        "limit": {"context": 200_000, "input": 150_000, "output": 8_000}}}}}}
+    if compaction:
+        config["compaction"] = compaction
+    (Path(env["XDG_CONFIG_HOME"]) / "opencode" / "opencode.json").write_text(json.dumps(config))
+    return env
+
+
+def _verdict(tmp_path: Path, session: Path, **compaction: object) -> dict:
+    proc = run_ctxtool("estimate", "--json", str(session), env=_limits_env(tmp_path, **compaction))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["opencode"]
+
+
+def test_compaction_reserved_moves_the_usable_tokens(tmp_path: Path) -> None:
+    session = _session_at(tmp_path, 145_000)
+    default = _verdict(tmp_path, session)  # 150,000 - min(20,000, 8,000 max output)
+    assert (default["reserved"], default["usable"], default["overflow"]) == (8_000, 142_000, True)
+    reserved = _verdict(tmp_path, session, reserved=5_000)
+    assert (reserved["reserved"], reserved["usable"], reserved["overflow"]) == (5_000, 145_000, True)
+    assert _verdict(tmp_path, session, reserved=4_999)["overflow"] is False  # >=: one short
+    assert _verdict(tmp_path, session, reserved=0)["usable"] == 150_000  # 0 counts (??)
+
+
+def test_compaction_auto_false_never_overflows(tmp_path: Path) -> None:
+    verdict = _verdict(tmp_path, _session_at(tmp_path, 149_000), auto=False)
+    assert verdict["overflow"] is False and verdict["context_overflow"] is True
+    assert verdict["switched_off"] == "OpenCode's config sets compaction.auto: false"
+    text = run_ctxtool("estimate", str(_session_at(tmp_path, 149_000)),
+                       env=_limits_env(tmp_path, auto=False)).stdout.decode()
+    assert "compaction.auto: false: it never compacts by itself" in text
+
+
+def test_summarize_auto_follows_the_configured_input_limit_and_reserve(tmp_path: Path) -> None:
+    session = _session_at(tmp_path, 144_000)
+    args = ("summarize", "--llm", "offline", "--auto", "--now", NOW, str(session))
+    # under 150,000 - 8,000: OpenCode compacts; under the window's 168,000 it would not
+    over = run_ctxtool(*args, env=_limits_env(tmp_path))
+    assert over.returncode == 0, over.stderr
+    assert len(over.stdout) > session.stat().st_size
+    room = run_ctxtool(*args, env=_limits_env(tmp_path, reserved=1_000))  # usable 149,000
+    assert room.returncode == 0 and room.stdout == session.read_bytes()

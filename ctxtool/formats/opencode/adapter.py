@@ -234,15 +234,26 @@ class OpenCodeAdapter(FormatAdapter):
     def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
                       input_limit: int | None, output_limit: int | None,
                       env: Mapping[str, str] | None) -> OpenCodeLimits:
+        reserved = off = None
+        if env is not None:  # OpenCode's own config and flags, as it reads them
+            reserved = _reserved(view, env)
+            off = self.compaction_switched_off("auto", view, env=env)
         return opencode_limits(view, window=window, context=context, input_limit=input_limit,
-                               output_limit=output_limit, env=env)
+                               output_limit=output_limit, reserved=reserved, switched_off=off,
+                               env=env)
 
     def own_checks(self) -> OpenCodeChecks:
         return OpenCodeChecks()
 
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
                              env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
-        return usable_tokens(window=window, env=env, older=is_older_session(session_version(entries)))
+        from ctxtool.storage.opencode_config import model_limits  # see test_architecture
+        entries = list(entries)  # a session is read whole anyway (reads_whole_session)
+        provider, model, folder = session_model(entries)
+        limits = model_limits(provider, model, env=env, directory=folder)
+        return usable_tokens(window=window, input_limit=limits.get("input"),
+                             output_limit=limits.get("output"), reserved=_reserved(entries, env),
+                             env=env, older=is_older_session(session_version(entries)))
 
     def compaction_switched_off(self, kind: str, entries: Iterable[Mapping[str, Any]], *,
                                 env: Mapping[str, str]) -> str | None:
@@ -272,6 +283,12 @@ class OpenCodeAdapter(FormatAdapter):
     def compaction_writer(self) -> OpenCodeWriter:
         from ctxtool.formats.opencode.compaction import OpenCodeWriter
         return OpenCodeWriter()
+
+
+def _reserved(entries: Iterable[Mapping[str, Any]], env: Mapping[str, str]) -> int | None:
+    """``compaction.reserved`` of the OpenCode config the session's folder sees."""
+    from ctxtool.storage.opencode_config import compaction_reserved  # see test_architecture
+    return compaction_reserved(env=env, directory=_session_folder(entries))
 
 
 def _session_folder(entries: Iterable[Mapping[str, Any]]) -> str | None:

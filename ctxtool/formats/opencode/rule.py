@@ -1,9 +1,11 @@
 """OpenCode's overflow rule as ``estimate`` reports it for OpenCode sessions.
 
-OpenCode 1.18 (``session/overflow.ts``) compacts when the last finished assistant message's token
-count (``tokens.total``, else input + output + cache read + cache write) reaches the usable part
-of the window: the model's input limit minus the reserve (``min(20,000, max output)``) when it has
-one, else the context window minus the maximum output. Sessions recorded by older releases
+OpenCode 1.18 (``session/overflow.ts``; the 1.18.33 binary: ``compaction.auto !== false &&
+(tokens.total || input + output + cache.read + cache.write) >= usable``) compacts when the last
+finished assistant message's token count reaches the usable part of the window: the model's
+input limit minus the reserve (its config's ``compaction.reserved``, else ``min(20,000, max
+output)``) when it has one, else the context window minus the maximum output; never with
+``compaction.auto: false``. Sessions recorded by older releases
 (their ``version`` is below 1.18) follow the rule of their time (``SessionCompaction.isOverflow``,
 1.1-1.17): input + cache read + output, over the input limit or the window minus the maximum
 output, strictly more (168,000 on a 200K window where a reserve off it would say 148,000). The maximum output is the model's output limit (from the
@@ -46,12 +48,14 @@ class OpenCodeLimits:
     overflow: bool  # OpenCode would compact before its next call
     context_overflow: bool  # ctxtool's context now (count + what came after) is past usable
     older: bool = False  # the rule of OpenCode before 1.18 (the reserve came off the window too)
+    switched_off: str | None = None  # compaction.auto: false (or its flag): it never compacts
 
     def as_dict(self) -> dict[str, Any]:
         return {"window": self.window, "max_output": self.max_output, "reserved": self.reserved,
                 "input_limit": self.input_limit, "usable": self.usable, "count": self.count,
                 "anchor": self.anchor, "anchor_is_summary": self.summary,
-                "overflow": self.overflow, "context_overflow": self.context_overflow}
+                "overflow": self.overflow, "context_overflow": self.context_overflow,
+                "switched_off": self.switched_off}
 
     def rows(self, context: int) -> list[tuple[str, str]]:
         """Where OpenCode compacts, and what its own check sees now."""
@@ -63,6 +67,8 @@ class OpenCodeLimits:
                 ", before 1.18" if self.older else "")
         if self.anchor is None:
             check = "no finished assistant message yet"
+        elif self.switched_off:
+            check = f"{self.switched_off}: it never compacts by itself"
         elif self.summary:
             check = f"last finished message is a summary ({self.anchor}): not checked"
         else:
@@ -79,22 +85,27 @@ def output_cap(env: Mapping[str, str] | None) -> int:
 
 def opencode_limits(view: Iterable[Mapping[str, Any]], *, window: int, context: int,
                     input_limit: int | None = None, output_limit: int | None = None,
+                    reserved: int | None = None, switched_off: str | None = None,
                     env: Mapping[str, str] | None = None) -> OpenCodeLimits:
     """OpenCode's rule for the messages in context (``view``) and a window of ``window`` tokens;
-    ``context`` is ctxtool's size of the context now, compared with the same limit."""
+    ``context`` is ctxtool's size of the context now, compared with the same limit.
+    ``reserved``: the config's ``compaction.reserved``; ``switched_off``: why automatic
+    compaction is off (``compaction.auto: false``), when it is."""
     view = list(view)
     anchor = usage_anchor(view)
     max_output = max_output_tokens(output_limit, output_cap(env))
     older = is_older_session(session_version(view))
     count = 0 if anchor is None else anchor.older_tokens if older else anchor.tokens
-    rule = overflow(count, window, max_output, input_limit=input_limit, older=older)
+    rule = overflow(count, window, max_output, input_limit=input_limit, reserved=reserved,
+                    older=older)
     checked = anchor is not None and not anchor.summary
     return OpenCodeLimits(window=window, max_output=max_output, reserved=rule.reserved,
                           input_limit=input_limit, usable=rule.usable, count=count,
                           anchor=anchor.message_id if anchor is not None else None,
                           summary=anchor is not None and anchor.summary,
-                          overflow=checked and rule.overflow,
-                          context_overflow=window > 0 and context >= rule.usable, older=older)
+                          overflow=checked and rule.overflow and not switched_off,
+                          context_overflow=window > 0 and context >= rule.usable, older=older,
+                          switched_off=switched_off)
 
 
 def session_version(entries: Iterable[Mapping[str, Any]]) -> Any:
@@ -122,11 +133,11 @@ def session_model(entries: Iterable[Mapping[str, Any]]) -> tuple[str | None, str
 
 
 def usable_tokens(*, window: int, input_limit: int | None = None,
-                  output_limit: int | None = None, older: bool = False,
-                  env: Mapping[str, str] | None = None) -> int:
+                  output_limit: int | None = None, reserved: int | None = None,
+                  older: bool = False, env: Mapping[str, str] | None = None) -> int:
     """OpenCode's usable tokens for a window (the auto-compaction threshold)."""
     return overflow(0, window, max_output_tokens(output_limit, output_cap(env)),
-                    input_limit=input_limit, older=older).usable
+                    input_limit=input_limit, reserved=reserved, older=older).usable
 
 
 __all__ = ["ModelLimits", "OUTPUT_CAP_ENV", "OpenCodeLimits", "opencode_limits", "output_cap", "session_model", "session_version",
