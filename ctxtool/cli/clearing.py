@@ -14,7 +14,6 @@ from ctxtool.cli.options import ReportOptions, store_options
 from ctxtool.cli.spool import FileSource, run_two_pass
 from ctxtool.cli.streams import IOOptions
 from ctxtool.core.sizing.tokens import AgentSettings, Thresholds, thresholds
-from ctxtool.formats.claude_code.rules import effective_env
 from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.store import ToolResultStore, store_for_entries
 
@@ -126,14 +125,3 @@ def _summarize(data: dict[str, Any], clear: ClearingSettings) -> None:
                      + messages.token_change(data["cleared_tokens_before"],
                                              data["cleared_tokens_after"]) + f"; {where}")
 
-
-def env_flag(name: str) -> bool:
-    """A Claude Code style boolean environment variable (1, true, yes, on), in the environment
-    Claude Code runs with: ours, and the env block of its settings files over it."""
-    env = effective_env(os.environ, read_settings(os.environ))
-    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def disabled_by(names: Iterable[str]) -> str | None:
-    """The first of ``names`` set (:func:`env_flag`), or None."""
-    return next((name for name in names if env_flag(name)), None)

@@ -13,22 +13,16 @@ from typing import Any
 
 import click
 
-from ctxtool.cli import messages
-from ctxtool.cli.clearing import (ClearingSettings, clearing_options, csv_set, disabled_by,
-                                  run_clearing)
+from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
 from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
                                  report_options)
 from ctxtool.cli.spool import FileSource
-from ctxtool.cli.streams import IOOptions, run_transform
+from ctxtool.cli.streams import IOOptions
 from ctxtool.clock import parse_duration, parse_now
 from ctxtool.core.clearing.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
                                        STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
                                        MicrocompactReport, default_strategy, microcompact)
 from ctxtool.formats.registry import adapter_for
-
-# Claude Code clears nothing under either (DISABLE_COMPACT: no compaction of any kind)
-DISABLE_ENVS = ("DISABLE_COMPACT", "DISABLE_MICROCOMPACT")
-
 
 @click.command("microcompact")
 @io_options
@@ -101,12 +95,6 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
         cat chat.jsonl | ctxtool microcompact --strategy opencode --no-save > pruned.jsonl
     """
     io = dataclasses.replace(io, live=dataclasses.replace(io.live, force=force))
-    disabled = disabled_by(DISABLE_ENVS)
-    if disabled:
-        messages.info(f"{disabled} is set: input passed through unchanged")
-        if not io.in_place:
-            run_transform(io, lambda fmt, entries: entries)
-        return
     options = MicrocompactOptions(
         strategy=strategy or "claude-code", keep=keep, target=target,
         clear_at_least=clear_at_least,

@@ -15,8 +15,7 @@ from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, no
                                  report_options, store_options)
 from ctxtool.cli.progress import progress
 from ctxtool.cli.spool import FileSource, run_two_pass, source_format, spooled_inputs
-from ctxtool.cli.clearing import disabled_by
-from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output, run_transform
+from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
 from ctxtool.clock import parse_now
 from ctxtool.core.sizing.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.core.summarizing.backend import make_summarizer
@@ -60,9 +59,6 @@ def _instructions(text: str | None, path: str | None) -> str | None:
 def _auto_threshold(window: int | None) -> int | None:
     limits = thresholds(context_window_override=window, env=os.environ)
     return limits.auto_compact if limits.auto_compact_enabled else None
-
-
-DISABLE_ENV = "DISABLE_COMPACT"  # Claude Code compacts nothing under it, automatically or not
 
 
 def _transcript_path(source: FileSource, output: str | None) -> str | None:
@@ -191,11 +187,6 @@ def summarize_cmd(io: IOOptions, llm: str, model: str | None, instructions: str 
     """
     if text and io.in_place:
         raise UsageError("--text prints the summary; it cannot be combined with --in-place")
-    if auto_mode and disabled_by([DISABLE_ENV]):
-        messages.info(f"{DISABLE_ENV} is set: input passed through unchanged")
-        if not io.in_place:
-            run_transform(io, lambda fmt, entries: entries)
-        return
     options = SummarizeOptions(
         keep_last=keep_last, keep_tokens=keep_tokens, restore_files=restore_files,
         instructions=_instructions(instructions, instructions_file),

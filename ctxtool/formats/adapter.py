@@ -751,8 +751,9 @@ class FormatAdapter:
         """The agent's own setting that turns off ``kind`` ("auto": its automatic compaction,
         which ``summarize --auto`` follows; "prune": its clearing of old tool output, which
         ``microcompact`` follows) for the session ``entries``, named for the notice; None when
-        it is on (the default: Claude Code's switches are environment variables the commands
-        read themselves)."""
+        it is on (the default: an agent without switches). ``summarize --auto`` and
+        ``microcompact`` ask only this: Claude Code's and OpenCode's adapters read their own
+        environment variables, settings and config files."""
         return None
 
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,

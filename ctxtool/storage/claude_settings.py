@@ -5,12 +5,15 @@ Merged oldest first, later files winning (:func:`ctxtool.formats.claude_code.rul
 the user's ``<config>/settings.json`` (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), the project's
 ``.claude/settings.json`` and ``.claude/settings.local.json`` under ``project`` (the directory
 Claude Code would be started in; ctxtool's working directory by default), then the managed
-``/etc/claude-code/managed-settings.json``. A missing, unreadable or malformed file is skipped,
-as Claude Code skips it; ``CTXTOOL_CLAUDE_SETTINGS=0`` reads none.
+``/etc/claude-code/managed-settings.json``. ``autoCompactEnabled`` that no settings file sets is
+taken from the global config, ``<$CLAUDE_CONFIG_DIR or home>/.claude.json``, where ``/config``
+wrote it before settings.json held it (2.1.332 reads it there last). A missing, unreadable or
+malformed file is skipped, as Claude Code skips it; ``CTXTOOL_CLAUDE_SETTINGS=0`` reads none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -20,6 +23,7 @@ from ctxtool.formats.claude_code.rules import Settings, settings_from
 
 MANAGED = "/etc/claude-code/managed-settings.json"
 MAX_BYTES = 1 << 20  # a settings file is a few KB; nothing larger is read
+GLOBAL_MAX_BYTES = 64 << 20  # ~/.claude.json keeps per-project history: it grows to MBs
 
 
 def settings_files(env: Mapping[str, str], project: str | None = None) -> list[str]:
@@ -42,16 +46,32 @@ def read_settings(env: Mapping[str, str], project: str | None = None) -> Setting
         doc = _read(path)
         if doc is not None:
             documents.append((path, doc))
-    return settings_from(documents)
+    settings = settings_from(documents)
+    if settings.auto_compact_enabled is None:
+        path = global_config(env)
+        legacy = _read(path, limit=GLOBAL_MAX_BYTES, needs=b'"autoCompactEnabled"')
+        if legacy is not None and legacy.get("autoCompactEnabled") is False:  # true: the default
+            settings = dataclasses.replace(settings, auto_compact_enabled=False,
+                                           files=(*settings.files, path))
+    return settings
 
 
-def _read(path: str) -> Mapping[str, Any] | None:
+def global_config(env: Mapping[str, str]) -> str:
+    """Claude Code's global config file: ``.claude.json`` in $CLAUDE_CONFIG_DIR, else home."""
+    configured = (env.get("CLAUDE_CONFIG_DIR") or "").strip()
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(os.path.expanduser(configured) if configured else home, ".claude.json")
+
+
+def _read(path: str, *, limit: int = MAX_BYTES, needs: bytes = b"") -> Mapping[str, Any] | None:
+    """The JSON object in ``path``; None when missing, larger than ``limit``, not an object,
+    or (parsing skipped) not holding ``needs``."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+            data = handle.read(limit + 1)
     except OSError:
         return None
-    if len(data) > MAX_BYTES:
+    if len(data) > limit or needs not in data:
         return None
     try:
         doc = json.loads(data)
@@ -60,4 +80,4 @@ def _read(path: str) -> Mapping[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-__all__ = ["MANAGED", "read_settings", "settings_files"]
+__all__ = ["MANAGED", "global_config", "read_settings", "settings_files"]

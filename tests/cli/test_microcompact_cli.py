@@ -118,6 +118,13 @@ def test_disable_microcompact_passes_input_through(tmp_path: Path, transcript: P
     proc = run_ctxtool("microcompact", "--force", "--no-save", str(transcript),
                        env={"DISABLE_MICROCOMPACT": "0"})
     assert b"[Old tool result content cleared]" in proc.stdout
+    # only Claude Code up to 2.1.63 reads it (2.1.64's bundle and later never name it)
+    for version, honoured in (("2.1.63", True), ("2.1.64", False), ("2.1.332", False)):
+        newer = tmp_path / f"{version}.jsonl"
+        newer.write_bytes(transcript.read_bytes().replace(b'"version":"2.1.19"',
+                                                          f'"version":"{version}"'.encode()))
+        proc = run_ctxtool("microcompact", "--force", "--no-save", str(newer), env=env)
+        assert (proc.stdout == newer.read_bytes()) is honoured, version
 
 
 @pytest.mark.parametrize("where", ["environment", "settings.json"])
@@ -139,7 +146,8 @@ def test_disable_compact_passes_input_through(tmp_path: Path, transcript: Path,
     path.write_bytes(over.jsonl())
     proc = run_ctxtool("microcompact", str(path), env=env)
     assert proc.returncode == 0 and proc.stdout == path.read_bytes()
-    assert proc.stderr == b"ctxtool: DISABLE_COMPACT is set: input passed through unchanged\n"
+    assert proc.stderr == (b"ctxtool: microcompact: nothing cleared (DISABLE_COMPACT is set: "
+                           b"input passed through unchanged)\n")
     proc = run_ctxtool("summarize", "--auto", "--llm", "offline", str(path), env=env)
     assert proc.returncode == 0 and proc.stdout == path.read_bytes()
     assert b"DISABLE_COMPACT is set" in proc.stderr

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from ctxtool.cli import cli
 from ctxtool.core.summarizing.prompt import HEADINGS, missing_headings
@@ -157,7 +158,36 @@ def test_auto_compacts_only_over_the_threshold(runner) -> None:
     assert "Please continue the conversation from where we left it off" in summary["message"]["content"]
     off = runner.invoke(cli, ["summarize", "--auto", "--context-window", "100000"], input=data,
                         env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1", "DISABLE_AUTO_COMPACT": "1"})
-    assert off.stdout_bytes == data and "auto-compact is off" in off.stderr
+    assert off.stdout_bytes == data and "DISABLE_AUTO_COMPACT is set" in off.stderr
+
+
+@pytest.mark.parametrize("where", ["settings.json", "settings.local.json", ".claude.json"])
+def test_auto_compact_enabled_false_in_claudes_own_files_passes_through(tmp_path: Path,
+                                                                        where: str) -> None:
+    """Claude Code 2.1.332 reads autoCompactEnabled from its settings files, strongest first,
+    then from ~/.claude.json (where /config wrote it before): false there, no --auto compaction."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".claude").mkdir(parents=True)
+    (project / ".claude").mkdir(parents=True)
+    files = {"settings.json": home / ".claude" / "settings.json",
+             "settings.local.json": project / ".claude" / "settings.local.json",
+             ".claude.json": home / ".claude.json"}
+    files[where].write_text(json.dumps({"autoCompactEnabled": False}))
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(coding_session().jsonl())
+    env = {"HOME": str(home), "CTXTOOL_CLAUDE_SETTINGS": "1",
+           "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "1"}  # far over the threshold
+    args = ("summarize", "--auto", "--llm", "offline", "--context-window", "100000", "--now",
+            NOW, str(session))
+    off = run_ctxtool(*args, env=env, cwd=project)
+    assert off.returncode == 0 and off.stdout == session.read_bytes(), off.stderr
+    assert b"autoCompactEnabled is false; input passed through unchanged" in off.stderr
+    # a settings file's true wins over ~/.claude.json's false; without the file it compacts
+    files["settings.json"].write_text(json.dumps({"autoCompactEnabled": where != "settings.json"}))
+    if where != ".claude.json":
+        files[where].unlink()
+    on = run_ctxtool(*args, env=env, cwd=project)
+    assert on.returncode == 0 and len(on.stdout) > session.stat().st_size, on.stderr
 
 
 def test_openai_list_is_compacted_and_the_original_saved(runner, tmp_path: Path) -> None:

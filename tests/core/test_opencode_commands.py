@@ -108,7 +108,8 @@ def test_estimate_cuts_where_opencode_cuts_and_reports_its_overflow_rule() -> No
     assert data["opencode"] == {
         "window": 200_000, "max_output": 32_000, "reserved": 0, "input_limit": None,
         "usable": 168_000, "count": 152_500, "anchor": "msg_b5e0a1c2d009QrStUvWxYz0123",
-        "anchor_is_summary": False, "overflow": False, "context_overflow": False}
+        "anchor_is_summary": False, "overflow": False, "context_overflow": False,
+        "switched_off": None}
     assert data["tokens_until_auto_compact"] == 168_000 - data["context_tokens"]
     assert "opencode" not in estimate([], fmt="claude-code").as_dict()
 

@@ -136,6 +136,22 @@ class ClaudeCodeAdapter(FormatAdapter):
                                   settings=settings)
         return limits.auto_compact if limits.auto_compact_enabled else None
 
+    def compaction_switched_off(self, kind: str, entries: Iterable[Mapping[str, Any]], *,
+                                env: Mapping[str, str]) -> str | None:
+        """Claude Code's own switches (:func:`rules.switched_off`), in its environment and its
+        settings files; the transcript's version is read only when it matters (a switch that
+        only older versions read is set)."""
+        from ctxtool.storage.claude_settings import read_settings  # see test_architecture
+        settings = read_settings(env)
+        off = rules.switched_off(kind, env=env, settings=settings)
+        older = rules.switched_off(kind, env=env, settings=settings, version="0.0.0")
+        if off is None and older is not None:  # a switch only older versions read is set
+            version = None
+            for entry in entries:
+                version = self.agent_version(entry) or version
+            off = rules.switched_off(kind, env=env, settings=settings, version=version)
+        return off
+
     def agent_version(self, entry: Mapping[str, Any]) -> str | None:
         version = entry.get("version")  # the Claude Code that wrote it chooses its rules
         return version if isinstance(version, str) else None

@@ -159,6 +159,33 @@ def compaction_disabled(env: Mapping[str, str]) -> bool:
     return _flag(env, "DISABLE_COMPACT")
 
 
+# The last version whose bundle reads DISABLE_MICROCOMPACT: the npm bundles 2.1.19 (seed 000)
+# to 2.1.63 do; 2.1.64's, 2.1.80's, 2.1.112's and 2.1.332's never name it.
+MICROCOMPACT_SWITCH_LAST = (2, 1, 63)
+
+
+def switched_off(kind: str, *, env: Mapping[str, str] | None, settings: Settings | None,
+                 version: Any = None) -> str | None:
+    """Which of Claude Code's own switches turns ``kind`` off ("auto": its automatic
+    compaction; "prune": its microcompact) for a transcript of ``version``, named for the
+    notice; None when it is on. 2.1.332 reads them so: DISABLE_COMPACT (every compaction),
+    DISABLE_AUTO_COMPACT, then ``autoCompactEnabled`` (the settings files, strongest first,
+    then ``~/.claude.json``); versions up to 2.1.63 also read DISABLE_MICROCOMPACT."""
+    env = effective_env(env, settings)
+    if compaction_disabled(env):
+        return "DISABLE_COMPACT is set"
+    if kind == "auto":
+        if _flag(env, "DISABLE_AUTO_COMPACT"):
+            return "DISABLE_AUTO_COMPACT is set"
+        if settings is not None and settings.auto_compact_enabled is False:
+            return "autoCompactEnabled is false"
+    parsed = parse_version(version)
+    if (kind == "prune" and _flag(env, "DISABLE_MICROCOMPACT") and parsed is not None
+            and parsed <= MICROCOMPACT_SWITCH_LAST):
+        return "DISABLE_MICROCOMPACT is set"
+    return None
+
+
 def _number(env: Mapping[str, str], name: str) -> float | None:
     try:
         value = float(env.get(name, "").strip())
@@ -335,4 +362,4 @@ __all__ = ["IDLE_FRACTION", "IDLE_MIN_TOKENS", "RULES",
            "IdleCompaction", "Rule", "Settings", "Thresholds", "auto_compact_window",
            "compaction_disabled", "effective_env", "idle_after",
            "idle_compaction", "model_key", "parse_version", "parse_window", "result_tokens",
-           "rough_tokens", "rule_for", "settings_from", "thresholds"]
+           "rough_tokens", "rule_for", "settings_from", "switched_off", "thresholds"]
