@@ -149,10 +149,11 @@ def _sweep(agents: list[str], *, apply: bool, as_json: bool, store_dir: str | No
            live_options: live.LiveOptions) -> Totals:
     totals = Totals()
     files = list(_session_files(agents))
+    plans = PlanCache()
     for fmt, path in files:
         with batch.each(str(path), of=len(files)):
             run = _sweep_file(str(path), fmt, apply=apply, store_dir=store_dir,
-                              live_options=live_options)
+                              live_options=live_options, plans=plans)
             if run is None:
                 totals.skipped += 1
                 continue
@@ -167,8 +168,41 @@ def _sweep(agents: list[str], *, apply: bool, as_json: bool, store_dir: str | No
             if report.saved:
                 _tell_file(FileRun(size_row.session, name, report), done=apply,
                            as_json=as_json)
+    plans.save()
     _tell_total(totals, done=apply, as_json=as_json)
     return totals
+
+
+class PlanCache:
+    """The plans of session files that did not change since (same device, inode, size and
+    modification time): a sweep reads again only what changed. In ctxtool's cache folder, as
+    ``sessions``' (storage/scan_cache.py; ``CTXTOOL_CACHE_DIR=off`` turns both off)."""
+
+    def __init__(self) -> None:
+        from ctxtool import __version__
+        from ctxtool.storage.scan_cache import ScanCache, cache_path
+
+        where = cache_path(os.environ)
+        self.cache = ScanCache(where.with_name("vacuum.json") if where else None,
+                               version=f"{__version__}/vacuum-1")
+
+    def plan(self, path: str, fmt: str) -> FileRun:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return plan_file(path, fmt)  # which says why it cannot be read
+        stamp = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, fmt]
+        row = self.cache.kept_row(path, stamp)
+        if row is not None:
+            report = VacuumReport(row["bytes_before"], row["bytes_after"], row["lines"])
+            report.removed.update(row["removed"])
+            return FileRun(path, fmt, report)
+        run = plan_file(path, fmt)
+        self.cache.keep_row(path, stamp, run.report.as_dict())
+        return run
+
+    def save(self) -> None:
+        self.cache.save()
 
 
 def _session_files(agents: list[str]) -> Iterator[tuple[str, Path]]:
@@ -178,10 +212,10 @@ def _session_files(agents: list[str]) -> Iterator[tuple[str, Path]]:
 
 
 def _sweep_file(path: str, fmt: str, *, apply: bool, store_dir: str | None,
-                live_options: live.LiveOptions) -> FileRun | None:
+                live_options: live.LiveOptions, plans: PlanCache) -> FileRun | None:
     """Plan one session file, or vacuum it in place (None: skipped, it may be live). Only a
     file with something to take out is pinned: the others are neither live nor skipped."""
-    planned = plan_file(path, fmt)
+    planned = plans.plan(path, fmt)
     if not apply or not planned.report.saved:
         return planned
     with live.pin(path, live_options) as pinned:

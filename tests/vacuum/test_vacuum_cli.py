@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,30 @@ def test_in_place_keeps_the_modification_time(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert len(path.read_bytes()) == len(data) - twice
     assert path.stat().st_mtime_ns == before  # still listed, aged and judged live as before
+
+
+def test_a_second_plan_reads_only_what_changed(tmp_path: Path) -> None:
+    data, twice = doubled_session()
+    path = write_session(tmp_path / "cfg", data)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "CODEX_HOME": str(tmp_path / "codex"),
+           "CTXTOOL_CACHE_DIR": str(tmp_path / "cache")}
+    first = run_ctxtool("vacuum", "--all", "--json", env=env)
+    assert (tmp_path / "cache" / "vacuum.json").is_file()
+    # the same file (inode, size, time) with other bytes: only a cached plan still sees copies
+    stat = path.stat()
+    lines = data.splitlines(keepends=True)
+    other = b"".join(lines[:10] + [line.replace(b"hello", b"HELLO") for line in lines[10:15]]
+                     + lines[15:])
+    with path.open("r+b") as handle:
+        handle.write(other)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again = run_ctxtool("vacuum", "--all", "--json", env=env)
+    assert again.returncode == 0 and again.stdout == first.stdout
+    off = run_ctxtool("vacuum", "--all", "--json", env={**env, "CTXTOOL_CACHE_DIR": "off"})
+    assert json.loads(off.stdout.splitlines()[-1])["bytes_saved"] == 0  # read: no copies
+    path.write_bytes(data)
+    with path.open("ab") as handle:  # grown: read again
+        handle.write(entry(50) + entry(0) + entry(51))
+    grown = run_ctxtool("vacuum", "--all", "--json", env=env)
+    saved = json.loads(grown.stdout.splitlines()[-1])["bytes_saved"]
+    assert saved == twice + len(entry(0))
