@@ -40,7 +40,8 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     A FILE `ctxtool vacuum` wrote gets back the original it was made from, byte for byte (with
     what the agent appended since), and nothing else that run: a second restore brings back
     tool results persisted before. Its recipe is looked for in the store vacuum used for it,
-    --store DIR / $CTXTOOL_STORE and ./ctxtool-store.
+    --store DIR / $CTXTOOL_STORE and ./ctxtool-store. --in-place on an OpenCode database puts
+    back the rows a vacuum removed from it.
     OpenCode sessions get each tool part's output back, and parts marked compacted (by
     microcompact or OpenCode's own prune, which keep the output) lose the mark, so OpenCode
     sends their output again.
@@ -88,6 +89,10 @@ def undid_vacuum(unit: IOOptions, target: str | None, store_dir: str | None) -> 
     path = unit.paths[0]
     if len(unit.paths) != 1 or path == "-":
         return False
+    from ctxtool.cli import database
+
+    if database.is_database(path):
+        return target == path and _undid_database_vacuum(path, store_dir)
     from ctxtool.cli.spool import spool
     from ctxtool.cli.vacuum_files import read_head, recipe_for, undo_vacuum
 
@@ -100,6 +105,25 @@ def undid_vacuum(unit: IOOptions, target: str | None, store_dir: str | None) -> 
             written = undo_vacuum(source, recipe, vacuum, out)
     messages.summary("restore", f"{path}: the original before vacuum, {written:,} bytes")
     return True
+
+
+def _undid_database_vacuum(path: str, store_dir: str | None) -> bool:
+    """``restore --in-place DB``: the rows a database-level vacuum removed put back (by the
+    agent's hook, :class:`ctxtool.formats.vacuum.DatabaseVacuum`)."""
+    from pathlib import Path
+
+    from ctxtool.cli.vacuum_files import database_keeper
+    from ctxtool.formats.registry import adapters
+    from ctxtool.storage.opencode_db_file import find_database
+
+    db = find_database(path) or Path(path)
+    for adapter in adapters():
+        hook = adapter.vacuum_database()
+        rows = hook.restore(db, database_keeper(adapter.name, db, store_dir)) if hook else 0
+        if rows:
+            messages.summary("restore", f"{path}: {rows:,} row(s) vacuum removed put back")
+            return True
+    return False
 
 
 def own_folders(paths: tuple[str, ...]) -> list[str]:

@@ -17,13 +17,13 @@ from typing import Any
 import click
 import orjson
 
-from ctxtool.cli import batch, live, messages
+from ctxtool.cli import batch, database, live, messages
 from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, report_options,
                                  store_options)
 from ctxtool.cli.persist import on_its_own, units
 from ctxtool.cli.streams import IOOptions, binary_stdout, check_stdin
 from ctxtool.cli.terminal import size
-from ctxtool.cli.vacuum_files import FileRun, plan_file, vacuum_file
+from ctxtool.cli.vacuum_files import FileRun, database_keeper, plan_file, vacuum_file
 from ctxtool.core.vacuuming.lines import VacuumReport
 from ctxtool.errors import UsageError
 from ctxtool.formats.registry import adapter_for, format_names
@@ -135,12 +135,34 @@ def _transform(io: IOOptions, *, as_json: bool, store_dir: str | None) -> Totals
     totals = Totals()
     for unit, target in units(io):
         with on_its_own(io, target):
+            if database.is_database(unit.paths[0]):
+                _vacuum_database(unit.paths[0], target, totals, as_json=as_json,
+                                 store_dir=store_dir)
+                continue
             run = vacuum_file(unit.paths[0], target, forced=io.format, store_dir=store_dir,
                               on_invalid=io.on_invalid)
             totals.add(run.report, done=True)
             _tell_file(run, done=True, as_json=as_json)
     _tell_total(totals, done=True, as_json=as_json)
     return totals
+
+
+def _vacuum_database(path: str, target: str | None, totals: Totals, *, as_json: bool,
+                     store_dir: str | None) -> None:
+    """An agent's database given as FILE: vacuumed in place by its adapter's database hook
+    (all its sessions), as --all would."""
+    if target != path:
+        raise UsageError(f"{path}: a database is vacuumed in place", hint="add --in-place")
+    from ctxtool.formats.registry import adapters
+    from ctxtool.storage.opencode_db_file import find_database
+
+    db = find_database(path) or Path(path)
+    hooks = [(a.name, hook) for a in adapters() if (hook := a.vacuum_database()) is not None]
+    if not hooks:
+        messages.info(f"vacuum: {path}: nothing to take out (no agent vacuums its database)")
+    for name, hook in hooks:
+        for row in hook.apply(db, database_keeper(name, db, store_dir)):
+            _tell_database_row(row, name, totals, done=True, as_json=as_json)
 
 
 # --- the sweep ---------------------------------------------------------------------------------
@@ -162,12 +184,7 @@ def _sweep(agents: list[str], *, apply: bool, as_json: bool, store_dir: str | No
                 _tell_file(run, done=apply, as_json=as_json)
     for name in agents:
         for size_row in _database_sessions(name, apply=apply, store_dir=store_dir):
-            report = VacuumReport(size_row.bytes_now, size_row.bytes_after)
-            report.removed.update(size_row.removed)
-            totals.add(report, done=apply)
-            if report.saved:
-                _tell_file(FileRun(size_row.session, name, report), done=apply,
-                           as_json=as_json)
+            _tell_database_row(size_row, name, totals, done=apply, as_json=as_json)
     plans.save()
     _tell_total(totals, done=apply, as_json=as_json)
     return totals
@@ -229,20 +246,24 @@ def _database_sessions(name: str, *, apply: bool,
     hook = adapter_for(name).vacuum_database()
     if hook is None:
         return
-    from ctxtool.storage.store import resolve_store
-    from ctxtool.storage.vacuum_store import VacuumStore
-
     for path in hook.databases(os.environ):
         with batch.each(str(path), of=2):  # a database that fails is reported; the run goes on
             if not apply:
                 yield from hook.plan(path)
                 continue
-            store = resolve_store(store_dir, env=os.environ, fmt=name, session_id=None,
-                                  cwd=None, source=str(path), notice=messages.warn)
-            yield from hook.apply(path, VacuumStore(store, f"{name}-database"))
+            yield from hook.apply(path, database_keeper(name, path, store_dir))
 
 
 # --- telling -----------------------------------------------------------------------------------
+
+def _tell_database_row(row: SessionSize, fmt: str, totals: Totals, *, done: bool,
+                       as_json: bool) -> None:
+    report = VacuumReport(row.bytes_now, row.bytes_after)
+    report.removed.update(row.removed)
+    totals.add(report, done=done)
+    if report.saved:
+        _tell_file(FileRun(row.session, fmt, report), done=done, as_json=as_json)
+
 
 def _tell_file(run: FileRun, *, done: bool, as_json: bool) -> None:
     if as_json:

@@ -15,6 +15,7 @@ import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from ctxtool.cli import messages
@@ -143,6 +144,15 @@ def _copy_through(source: Spooled, output: contextlib.AbstractContextManager[Bin
     with source.open() as stream, output as out:
         for block in iter(lambda: stream.read(COPY_CHUNK), b""):
             out.write(block)
+
+
+def database_keeper(fmt: str, db: Path, store_dir: str | None) -> VacuumStore:
+    """Where a database-level vacuum of agent ``fmt`` keeps what it removes from ``db`` (and
+    restore finds it): ``<store>/<fmt>-database/ctxtool-vacuum/``, the store chosen as for a
+    file beside the database (or --store / $CTXTOOL_STORE)."""
+    store = resolve_store(store_dir, env=os.environ, fmt=fmt, session_id=None, cwd=None,
+                          source=str(db), notice=messages.warn)
+    return VacuumStore(store, f"{fmt}-database")
 
 
 # --- undoing (restore) -------------------------------------------------------------------------
