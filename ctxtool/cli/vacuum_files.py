@@ -160,8 +160,8 @@ def database_keeper(fmt: str, db: Path, store_dir: str | None) -> VacuumStore:
 def recipe_for(source: Spooled, head: SessionHead, store_dir: str | None
                ) -> tuple[dict[str, Any], VacuumStore] | None:
     """The recipe a vacuum left for this file (matched by the bytes it wrote), and its store:
-    looked for in the store vacuum would use for it, --store/$CTXTOOL_STORE and
-    ./ctxtool-store."""
+    looked for in the store vacuum would use for it or for it on stdin, --store/$CTXTOOL_STORE
+    and ./ctxtool-store."""
     for vacuum in _stores(head, store_dir, source.name):
         for recipe in vacuum.recipes():
             if not is_recipe(recipe):
@@ -175,6 +175,7 @@ def recipe_for(source: Spooled, head: SessionHead, store_dir: str | None
 
 def _stores(head: SessionHead, store_dir: str | None, name: str) -> Iterator[VacuumStore]:
     yield store_of(head, store_dir, name)
+    yield store_of(head, store_dir, "<stdin>")  # what a vacuum of stdin used (Claude Code's)
     root = store_dir or os.environ.get(STORE_ENV)
     for other in ([root] if root else []) + [DEFAULT_ROOT]:
         yield VacuumStore(ToolResultStore(other), head.session_id)

@@ -155,3 +155,19 @@ def test_a_second_plan_reads_only_what_changed(tmp_path: Path) -> None:
     grown = run_ctxtool("vacuum", "--all", "--json", env=env)
     saved = json.loads(grown.stdout.splitlines()[-1])["bytes_saved"]
     assert saved == twice + len(entry(0))
+
+
+def test_stdin_of_a_claude_code_session_restores_from_its_folder(tmp_path: Path) -> None:
+    data, _ = doubled_session()
+    cfg = tmp_path / "cfg"
+    session = write_session(cfg, data)
+    project = cfg / "projects" / "-tmp-vacuum-project"
+    assert session.parent == project
+    env = {"CLAUDE_CONFIG_DIR": str(cfg), "CTXTOOL_STORE": ""}
+    out = run_ctxtool("vacuum", "-", input=data, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert list((project / SESSION / "ctxtool-vacuum").glob("recipe-*.json"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "v.jsonl").write_bytes(out.stdout)
+    back = run_ctxtool("restore", str(tmp_path / "elsewhere" / "v.jsonl"), env=env, cwd=tmp_path)
+    assert back.stdout == data, back.stderr
