@@ -266,15 +266,20 @@ def _tell_database_row(row: SessionSize, fmt: str, totals: Totals, *, done: bool
 
 
 def _tell_file(run: FileRun, *, done: bool, as_json: bool) -> None:
+    """One session: a JSON record (--json), a line of the plan (stdout), or what was done
+    (stderr)."""
     if as_json:
         record = {"record": "session", "action": "vacuumed" if done else "plan",
                   **run.as_dict()}
         binary_stdout().write(orjson.dumps(record) + b"\n")
     report = run.report
     what = ", ".join(f"{reason}: {n:,}" for reason, n in sorted(report.removed.items()))
-    verb = "took out" if done else "would take out"
+    if not done and not as_json:  # the plan is the data: one line a session, on stdout
+        binary_stdout().write(f"{run.path}\t{size(report.bytes_before)} -> "
+                              f"{size(report.bytes_after)}\t{what}\n".encode())
+        return
     messages.info(f"vacuum: {run.path}: {size(report.bytes_before)} -> "
-                  f"{size(report.bytes_after)} ({verb} {what})"
+                  f"{size(report.bytes_after)} (took out {what})"
                   if report.saved else f"vacuum: {run.path}: {size(report.bytes_before)}, "
                                        "nothing to take out")
 

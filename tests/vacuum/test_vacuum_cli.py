@@ -77,6 +77,8 @@ def test_the_sweep_plans_then_applies(tmp_path: Path) -> None:
     assert records[0]["path"] == str(path) and records[0]["bytes_saved"] == twice
     assert records[1]["sessions"] == 2 and records[1]["bytes_saved"] == twice
     assert path.read_bytes() == data  # a plan changes nothing
+    rows = run_ctxtool("vacuum", "--all", env=env).stdout.decode().splitlines()
+    assert rows == [f"{path}\t7.5 KB -> 5.1 KB\trepeated entry: 5"]
     done = run_ctxtool("vacuum", "--all", "--apply", env=env)
     assert done.returncode == 0, done.stderr
     assert len(path.read_bytes()) == len(data) - twice
