@@ -10,7 +10,7 @@ from ctxtool.cli import messages
 from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, report_options,
                                  store_options)
 from ctxtool.cli.persist import on_its_own, output_for, units
-from ctxtool.cli.streams import IOOptions, read_transcript
+from ctxtool.cli.streams import IOOptions, is_rereadable, read_transcript
 from ctxtool.core.clearing.restore import RestoreReport, restore
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import write_entries
@@ -87,7 +87,8 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
 def undid_vacuum(unit: IOOptions, target: str | None, store_dir: str | None) -> bool:
     """Whether ``unit`` is one file ``vacuum`` wrote, now written back as its original."""
     path = unit.paths[0]
-    if len(unit.paths) != 1 or path == "-":
+    # a pipe (<(cmd), a FIFO) is read once, by the restore of placeholders
+    if len(unit.paths) != 1 or path == "-" or not is_rereadable(path):
         return False
     from ctxtool.cli import database
 

@@ -47,8 +47,8 @@ class SessionHead:
 
 def read_head(source: Spooled, forced: str | None) -> SessionHead:
     with source.open() as stream:
-        entries = iter_entries(itertools.islice(stream, PEEK), source.name, on_invalid="keep",
-                               exact_ints=False, final=False)
+        entries = iter_entries(itertools.islice(bounded_lines(stream, source.name), PEEK),
+                               source.name, on_invalid="keep", exact_ints=False, final=False)
         fmt, entries = detect_format(entries, forced)
         adapter = adapter_for(fmt)
         session_id = cwd = None

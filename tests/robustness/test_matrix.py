@@ -113,8 +113,9 @@ COMMANDS: dict[str, list[str]] = {
     "filter-compacted": ["filter-compacted"],
     "convert": ["convert", "--to", "anthropic"],
     "cleanup": ["cleanup", "--now", NOW, "--root", "{root}"],
+    "vacuum": ["vacuum", "--store", "{store}"],
 }
-PASSTHROUGH = ("persist", "restore", "snip", "microcompact", "filter-compacted")
+PASSTHROUGH = ("persist", "restore", "snip", "microcompact", "filter-compacted", "vacuum")
 
 # --- what each must do ---------------------------------------------------------------------------
 

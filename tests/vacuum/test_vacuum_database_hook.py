@@ -4,6 +4,7 @@ all, its keeper is ctxtool's store, and ``restore --in-place DB`` hands it the s
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -54,6 +55,7 @@ def agent(tmp_path: Path) -> Iterator[DatabaseAgent]:
     register(made)
     yield made
     unregister(made.name)
+    gc.collect()  # the stores the commands made in this process close their folders now
 
 
 def test_the_sweep_plans_and_applies_through_the_hook(runner, agent: DatabaseAgent,
