@@ -21,7 +21,7 @@ from ctxtool.cli.terminal import colour_enabled, is_terminal, size, width
 from ctxtool.clock import parse_duration, parse_now
 from ctxtool.errors import UsageError
 from ctxtool.storage import marker
-from ctxtool.storage.cleanup import CleanupOptions, CleanupRun, Summary, plan_cleanup
+from ctxtool.storage.cleanup import BUSY, CleanupOptions, CleanupRun, Summary, plan_cleanup
 from ctxtool.storage.cleanup_plan import sources_of
 from ctxtool.storage.cleanup_source import CleanupSource, agent_folder, agent_title, agents
 from ctxtool.storage.cleanup_tree import CATEGORIES, CODEX_FOLDERS, check_folder
@@ -84,7 +84,8 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
     (~/.claude), Codex CLI's from $CODEX_HOME (~/.codex); --agent limits the run to some.
     A session goes as a whole (Claude Code: transcript, tool-results/, subagents/,
     file-history, todos, plans, debug log, session-env, image-cache; Codex CLI: its
-    rollout-*.jsonl under sessions/ or archived_sessions/; its folder in ctxtool's store) once
+    rollout-*.jsonl under sessions/ or archived_sessions/ and the thread's rows in Codex's
+    databases, as codex delete removes them; its folder in ctxtool's store) once
     its last activity - the newest timestamp inside or the newest file time, whichever is
     later - is older than --older-than. Never touched: sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
@@ -298,9 +299,10 @@ def _write_records(records: Iterable[dict[str, Any]]) -> None:
 def apply_logs(record: dict[str, Any], *, apply: bool) -> bool:
     """Whether a record goes into the JSONL: all of a plan; of an --apply run (a log, usually
     cron's), what changed, what failed, and files kept because a removed session's neighbours
-    point at them - not every session that merely stays."""
+    point at them, sessions kept because their agent was busy with them - not every session
+    that merely stays."""
     return (not apply or record["action"] != "keep" or "error" in record
-            or "referenced_by" in record or record["reason"].startswith("changed since"))
+            or "referenced_by" in record or record["reason"].startswith(("changed since", BUSY)))
 
 
 def summary_record(summary: Summary, options: CleanupOptions) -> dict[str, Any]:

@@ -439,6 +439,30 @@ def codex_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("HOME") or Path.home()) / ".codex"
 
 
+# What ``codex delete --force <id>`` (Codex CLI 0.171.0) removes of a thread besides its
+# rollout, per database under $CODEX_HOME, in the order cleanup removes it (what Codex rebuilds
+# from the rollout first, the thread's own row last): (table, column naming the thread...).
+# Seen removed on databases the real client wrote, rows planted in each table; the statements as
+# its binary spells them ("DELETE FROM thread_spawn_edges WHERE parent_thread_id = ? OR
+# child_thread_id = ?"). Left alone by it, so by cleanup: goals_1's
+# thread_goal_continuation_deferrals, queue_1, and every other database.
+THREAD_RECORDS: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = (
+    ("thread_history_1.sqlite", (("thread_items", ("thread_id",)),
+                                 ("thread_realtime_items", ("thread_id",)),
+                                 ("thread_turns", ("thread_id",)),
+                                 ("thread_history_projection_state", ("thread_id",)))),
+    ("goals_1.sqlite", (("thread_goals", ("thread_id",)),)),
+    ("memories_1.sqlite", (("stage1_outputs", ("thread_id",)),)),
+    ("logs_2.sqlite", (("logs", ("thread_id",)),)),
+    ("state_5.sqlite", (("thread_dynamic_tools", ("thread_id",)),
+                        ("thread_spawn_edges", ("parent_thread_id", "child_thread_id")),
+                        ("thread_read_receipts", ("thread_id",)),
+                        ("thread_attachments", ("thread_id",)),
+                        ("guardian_review_feedback", ("thread_id",)),
+                        ("threads", ("id",)))),
+)
+
+
 def session_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Codex keeps rollouts: ``<codex home>/sessions`` (and ``archived_sessions``)."""
     home = codex_home(env)

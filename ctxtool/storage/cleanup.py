@@ -33,6 +33,7 @@ from ctxtool.storage.safe_fs import describe
 from ctxtool.storage.usage_keep import UsageKeeper
 
 __all__ = ["CleanupOptions", "CleanupPlan", "CleanupRun", "Summary", "plan_cleanup"]
+BUSY = "busy: "  # the reason of a session kept because its agent is writing its records
 
 
 @dataclass
@@ -172,10 +173,10 @@ class CleanupRun:
 
     def _describe(self, plan: UnitPlan) -> Iterator[Record]:
         """The dry run: what --apply would do."""
-        problem = self.plan.agent_source(plan.unit.agent)
-        problem = problem.forget(plan, apply=False) if problem else None
-        if problem:
-            yield from self._keep(plan, status="failed", reason=f"not removed: {problem}")
+        source = self.plan.agent_source(plan.unit.agent)
+        busy = source.forget(plan, apply=False) if source else None
+        if busy:
+            yield from self._keep(plan, status="busy", reason=f"{BUSY}{busy}")
             return
         self._count_removed(plan)
         for part in self._acted(plan):
@@ -224,12 +225,17 @@ class CleanupRun:
 
     def _forget(self, plan: UnitPlan) -> Generator[Record, None, bool]:
         """Have the agent remove its own records of the session (database rows) before the
-        session's files go; whether it did (a session it cannot forget stays whole)."""
+        session's files go; whether it did. A session it cannot forget stays whole: kept when
+        the agent is busy with it (a database another process is writing), failed on an error."""
         source = self.plan.agent_source(plan.unit.agent)
-        problem = source.forget(plan, apply=True) if source else None
-        if problem:
-            self.summary.errors.append(f"{plan.unit.session or plan.unit.key}: {problem}")
-            yield from self._fail(plan, problem, f"not removed: {problem}")
+        try:
+            busy = source.forget(plan, apply=True) if source else None
+        except StoreError as exc:
+            self.summary.errors.append(exc.format())
+            yield from self._fail(plan, exc.format(), "not removed: its records could not be")
+            return False
+        if busy:
+            yield from self._keep(plan, status="busy", reason=f"{BUSY}{busy}")
             return False
         return True
 

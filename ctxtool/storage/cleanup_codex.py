@@ -3,8 +3,10 @@
     sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl     one rollout per session
     archived_sessions/.../rollout-*.jsonl                 the ones the user archived
 
-(category codex-sessions). A resumed session appends to its rollout, so a session is one file;
-anything else in the folder (config.toml, auth.json, history.jsonl) is never touched.
+(category codex-sessions). A resumed session appends to its rollout, so a session is one file.
+Before the rollout goes, Codex's own records of the thread go as ``codex delete`` removes them
+(``storage/codex_threads.py``); a database Codex is writing keeps the session whole. Anything
+else in the folder (config.toml, auth.json, history.jsonl) is never touched.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import re
 
 from ctxtool.formats.codex import usage_only
 from ctxtool.storage.cleanup_source import CleanupSource, OnError
-from ctxtool.storage.cleanup_tree import CODEX_FOLDERS, CODEX_SESSIONS, Part, Tree
+from ctxtool.storage.cleanup_tree import CODEX_FOLDERS, CODEX_SESSIONS, Part, Tree, UnitPlan
+from ctxtool.storage.codex_threads import ThreadsBusy, delete_thread_records
 
 AGENT = "codex"
 _ROLLOUT = re.compile(
@@ -56,3 +59,13 @@ class CodexSource(CleanupSource):
 
     def swept(self) -> list[str]:
         return [os.path.join(self.folder, name) for name in CODEX_FOLDERS]
+
+    def forget(self, plan: UnitPlan, *, apply: bool) -> str | None:
+        """The thread's rows in Codex's databases (a dry run opens none of them)."""
+        if not apply or plan.unit.session is None:
+            return None
+        try:
+            delete_thread_records(self.folder, plan.unit.session)
+        except ThreadsBusy as exc:
+            return str(exc)
+        return None

@@ -16,7 +16,7 @@ the same way for every agent; only these steps differ, so only these are asked o
    under that folder they go;
 5. :meth:`~CleanupSource.forget` then :meth:`~CleanupSource.remove` - remove the agent's own
    records of a session (database rows), then its parts; a session whose records cannot be
-   removed (a database another process holds) is kept whole;
+   removed now (a database another process holds) is kept whole, status "busy";
 6. :meth:`~CleanupSource.finish` - what is left once every session went (an index to rewrite,
    a folder left empty).
 
@@ -154,8 +154,10 @@ class CleanupSource:
 
     def forget(self, plan: UnitPlan, *, apply: bool) -> str | None:
         """Remove what the agent itself records of the session besides its parts (database
-        rows), before the parts go; the reason it cannot (the session then stays whole), or
-        None. Without ``apply``, only check. The default: an agent that records nothing else."""
+        rows), before the parts go. The reason it cannot now (a database another process is
+        writing: the session is kept whole, said so, no error), or None; StoreError when it
+        cannot at all (the session is kept, an error). Without ``apply``, only check: change
+        nothing. The default: an agent that records nothing else."""
         return None
 
     def remove(self, part: Part, *, skip: frozenset[str],

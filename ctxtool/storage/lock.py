@@ -20,7 +20,7 @@ from ctxtool.storage.safe_fs import NOFOLLOW, describe
 LOCK_NAME = ".ctxtool-cleanup.lock"
 
 
-def _try_lock(fd: int) -> bool:
+def try_lock(fd: int) -> bool:
     # sys.platform rather than try/except ImportError: type checkers follow a platform check
     if sys.platform == "win32":  # pragma: no cover - Windows
         import msvcrt
@@ -72,7 +72,7 @@ def _locked_fd(path: str) -> int:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
         except OSError as exc:
             raise StoreError(f"cannot create lock file: {describe(exc)}", source=path) from exc
-        if not _try_lock(fd):
+        if not try_lock(fd):
             holder = _holder(fd)
             os.close(fd)
             raise OperationError(f"another cleanup is running{holder}", source=path,
