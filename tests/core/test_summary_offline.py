@@ -41,7 +41,9 @@ def test_every_user_message_verbatim_and_the_latest_request_quoted() -> None:
 def test_files_with_counts_and_latest_edit() -> None:
     files = sections_of(summary_of(coding_session()))["Files and Code Sections"]
     assert "- app/pager.py (read x1, edited x1)" in files  # relative to the working directory
-    assert "- tests/test_pager.py (new, written x1)\n     - added: test_pages" in files
+    # what the assistant said before the write, and the names it brought in
+    assert "- tests/test_pager.py (new, written x1)\n     - The test file does not exist yet; " \
+        "creating it: added test_pages" in files
     assert "return -(-n // size)" in files and "assert pages(11, 5) == 3" in files
 
 
@@ -80,10 +82,19 @@ def test_task_tools_of_newer_versions_count_as_the_todo_list() -> None:
     assert "- [pending] Second thing" in tasks and "Completed (1): First thing" in tasks
 
 
-def test_current_work_is_the_last_text_and_calls() -> None:
+def test_current_work_is_the_last_text_and_the_state_of_the_tests() -> None:
     work = sections_of(summary_of(coding_session()))["Current Work"]
     assert "should it default to 20?" in work
-    assert "- Bash `pytest -q tests/test_pager.py` (ok)" in work
+    assert "`pytest -q tests/test_pager.py` passed after the last change" in work
+    assert "Latest tool calls" not in work  # the reply ended the turn: no call is in flight
+
+
+def test_current_work_names_the_calls_in_flight() -> None:
+    s = coding_session()
+    s.user("Go on")
+    s.call("r9", "Read", {"file_path": "/work/app/app/pager.py"}, "def pages(n, size):")
+    work = sections_of(summary_of(s))["Current Work"]
+    assert "Latest tool calls:" in work and "- Read /work/app/app/pager.py (ok)" in work
 
 
 def test_long_messages_are_cut_with_a_visible_marker_and_the_bound_holds() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections
 from ctxtool.core.summarizing.request import build_request
-from ctxtool.core.summarizing.work import commit_message, report_lines
+from ctxtool.core.summarizing.work import commit_message, intent_of, report_lines
 from ctxtool.types import CLAUDE_CODE
 
 CODEX = "codex"
@@ -133,6 +133,54 @@ def test_commit_messages_and_report_lines() -> None:
     assert commit_message("git commit") == []
     assert report_lines("## Summary\n**Fixed** the parser in `p.py`\nShould I go on?\n| a | b |\n"
                         "- All tests passing") == ["Fixed the parser in `p.py`", "All tests passing"]
+
+
+def test_intent_is_what_the_assistant_said_it_would_do_before_a_call() -> None:
+    assert intent_of("Good! Now let me add the `--format` option to export:") == \
+        "Add the `--format` option to export"
+    assert intent_of("Tests pass.\n\nPerfect! Now I'll also wire it into **startup**.") == \
+        "Wire it into startup"  # the last paragraph, markup off
+    assert intent_of("Let's add test configuration to disable tracing by default:") == \
+        "Add test configuration to disable tracing by default"
+    assert intent_of("") == "" and intent_of("Now:") == ""
+    assert len(intent_of("Let me fix " + "the parser " * 40)) <= 160
+
+
+def test_each_change_says_what_it_was_for_and_what_it_added_and_removed() -> None:
+    s = Session()
+    s.user("Replace the CSV writer with a JSON one")
+    s.assistant(text_block("Now let me replace the CSV writer with a JSON writer:"))
+    s.call("e1", "Edit", {"file_path": "/work/app/rows.py",
+                          "old_string": "def write_csv(rows):\n    pass",
+                          "new_string": "def write_json(rows):\n    return dumps(rows)"}, "updated")
+    s.call("e2", "Edit", {"file_path": "/work/app/rows.py", "old_string": "WRITERS = {}",
+                          "new_string": "WRITERS = {'json': write_json, 'jsonl': write_lines}"},
+           "updated")  # no words in between: the same step
+    s.assistant(text_block("Let me read the caller."))
+    s.call("r1", "Read", {"file_path": "/work/app/cli.py"}, "import rows")
+    s.call("e3", "Edit", {"file_path": "/work/app/cli.py", "old_string": "rows.write_csv(x)",
+                          "new_string": "rows.write_json(x)"}, "updated")  # said nothing for it
+    s.assistant(text_block("Done: the CSV writer is replaced."))
+    files = sections(s.entries)["Files and Code Sections"]
+    assert "- rows.py (edited x2)\n  - Replace the CSV writer with a JSON writer: added " \
+        "write_json, write_lines; removed write_csv\n" in files
+    assert "Read the caller" not in files  # those words were for the read
+    assert "- cli.py (read x1, edited x1)\n  - added: rows.write_json; removed: rows.write_csv" \
+        in files
+
+
+def test_the_names_line_is_ranked_and_never_repeats_what_other_sections_show() -> None:
+    s = Session()
+    s.user("Why does `load_rows` drop rows?")
+    s.assistant(text_block(" ".join(f"`name_{i}` and `name_{i}`." for i in range(80))))
+    s.call("e1", "Edit", {"file_path": "/work/app/rows.py", "old_string": "x",
+                          "new_string": "def keep_rows(rows):\n    return rows"}, "ok")
+    s.assistant(text_block("Fixed in `keep_rows`."))
+    concepts = sections(s.entries)["Key Technical Concepts"]
+    line = next(ln for ln in concepts.splitlines() if ln.startswith("- Names in play"))
+    names = line.split(": ", 1)[1].split(", ")
+    assert len(names) == 40  # 80 names were discussed: the line stops at 40, however long
+    assert "load_rows" not in names and "keep_rows" not in names  # shown elsewhere already
 
 
 # --- other agents, through their adapters ---------------------------------------------------------

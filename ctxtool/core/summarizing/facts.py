@@ -135,6 +135,7 @@ class Facts:
         self.done: deque[tuple[int, str]] = deque(maxlen=DONE_STATEMENTS)
         self.last_said = ""
         self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
+        self.narration = ""  # the assistant's latest words since the user's: why it calls tools
         self.reported = -1  # position of the last end-of-turn text given to the work log
         self.work = WorkLog()
         self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
@@ -174,6 +175,7 @@ class Facts:
             self.round_count += 1
         self.last_user = self.position
         self.last_event = "user"
+        self.narration = ""
 
     def _assistant_block(self, block: dict[str, Any]) -> None:
         kind = block.get("type")
@@ -184,6 +186,7 @@ class Facts:
             self.chars += len(text)
             self.last_said = text[:SAID_CHARS]
             self.said_full = text[:REPORT_CHARS]
+            self.narration = self.last_said
             if self.rounds:
                 self.rounds[-1].said = self.last_said
             self.last_event = "text"
@@ -212,7 +215,7 @@ class Facts:
         value = block.get("input")
         data: dict[str, Any] = value if isinstance(value, dict) else {}
         call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
-                        turn=self.position)
+                        turn=self.position, intent=self.narration)
         self.calls += 1
         self.tools[call.name] += 1
         self.chars += len(str(data)) // 4  # inputs count, but less than what was said
@@ -288,6 +291,8 @@ class Facts:
             return
         call.has_result, call.is_error, call.result = True, bool(block.get("is_error")), text
         call.result_turn = self.position
+        if call.name not in EDIT_TOOLS + WRITE_TOOLS:  # what it said was for that call
+            self.narration = ""
         target = call.input.get("file_path") if isinstance(call.input, dict) else None
         if call.is_error:
             self.failure_count += 1
@@ -342,7 +347,8 @@ class Facts:
                 (str(data.get("old_string") or ""),
                  str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
             for old, new in pairs:
-                self.work.changed(path, call.name, old, new, self.position, read_before)
+                self.work.changed(path, call.name, old, new, self.position, read_before,
+                                  call.intent)
             for failure in self.failures:
                 if failure.same is None and path not in failure.changes:
                     failure.changes.append(path)

@@ -7,10 +7,12 @@ No network and no model: the sections are built from what the transcript records
    decisions the user stated, the focus asked for;
 2. Key Technical Concepts - working directory, branch, file types, the programs the shell ran,
    and the names the conversation is about (identifiers it defines, edits, searches for or
-   discusses), most central first, those the files section shows left out;
+   discusses), most central first, at most :data:`NAMES_SHOWN`, those other sections show left
+   out;
 3. Files and Code Sections - every file changed, newest first, new or not, committed or not, and
-   what its changes did (:class:`ctxtool.core.summarizing.work.WorkLog`: names added, changed,
-   removed, the code they wrote); then the files only read, with their names, and those reached
+   what its changes did (:class:`ctxtool.core.summarizing.work.WorkLog`: each step's intent - the
+   assistant's words before the edits - with the names they added and removed, then other names
+   added, changed, removed and the code they wrote); then the files only read, with their names, and those reached
    only through searches, shell commands, subagents or the conversation;
 4. Errors and fixes - the latest failed tool calls, the files changed after them and whether the
    command then succeeded;
@@ -22,7 +24,7 @@ No network and no model: the sections are built from what the transcript records
    and end;
 7. Pending Tasks - what is open at the cut: todo items nothing later settles, the latest request
    when no reply ended it, queued messages not yet answered;
-8. Current Work - the assistant's last words, the task in progress, its latest tool calls, each
+8. Current Work - the assistant's last words, the task in progress, the tool calls in flight, each
    test or build's last outcome, the files changed since the last commit, commits and pushes;
 9. Optional Next Step - what follows from the latest request and the work in progress (nothing
    new when the last request was answered).
@@ -62,7 +64,9 @@ SQUEEZE = ((0.1, 1500), (0.05, 1000), (0.0, 600))
 BOUND_CAPS = (400, 250, 150, 80)
 BASE_TOKENS = 1200  # target size: this much...
 SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summarized)
-NAME_TOKENS = 28  # one name listed per this many tokens of the target (at full detail)
+NAME_TOKENS = 28  # one name listed per this many tokens of the target (at full detail)...
+NAMES_SHOWN = 40  # ...and never more: the most central names no other section shows
+FILES_LISTED = 30  # changed files given a line of their own (the rest are named in one line)
 PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many
 PRIOR_MARK = "From the earlier summary"
 
@@ -153,9 +157,10 @@ def key_concepts(v: View, f: float, shown: str = "") -> str:
     kinds = Counter(_extension(p) for p, t in facts.files.items() if t.worked_on and _extension(p))
     if kinds:
         lines.append("- File types: " + ", ".join(f"{ext} ({n})" for ext, n in kinds.most_common(6)))
-    if facts.commands:  # the programs the work ran (tool counts say little: left out)
+    if facts.commands and f >= 0.5:  # the programs the work ran (tool counts say little)
         lines.append("- Commands run: " + ", ".join(f"{w} x{n}" for w, n in facts.commands.most_common(6)))
-    names = _names(facts, max(10, int(v.target / NAME_TOKENS * (0.6 + 0.4 * f))), shown)
+    names = _names(facts, min(NAMES_SHOWN, max(10, int(v.target / NAME_TOKENS * (0.6 + 0.4 * f)))),
+                   shown)
     if names:
         lines.append("- Names in play (most central first): " + ", ".join(names))
     merged = v.merged(HEADINGS[1], int(1000 * f))
@@ -163,17 +168,31 @@ def key_concepts(v: View, f: float, shown: str = "") -> str:
 
 
 def _names(facts: Facts, count: int, shown: str) -> list[str]:
-    """The ``count`` most central names not already in ``shown`` (the files section), leaving
+    """The ``count`` most central names not already in ``shown`` (the other sections), leaving
     out one already inside a listed longer name (``Otel`` when ``Otel.setup`` is there)."""
     chosen: list[str] = []
+    present = _words_of(shown)
     for name in facts.names.top(3 * count, facts.position, facts.compacted_at):
         if len(chosen) >= count:
             break
-        if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", shown):
+        if name in present:
             continue
         if not any(name in longer for longer in chosen):
             chosen = [c for c in chosen if c not in name] + [name]
     return chosen
+
+
+def _words_of(text: str) -> set[str]:
+    """The names ``text`` shows: each run of word characters and dots, and its parts up to
+    each dot (``Otel.setup`` shows ``Otel`` too), in one pass however long the text."""
+    found = set(_WORDS.findall(text))
+    for token in [t for t in found if "." in t]:
+        parts = token.split(".")
+        found.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return found
+
+
+_WORDS = re.compile(r"\w+(?:\.\w+)*")
 
 
 def _extension(path: str) -> str:
@@ -187,12 +206,15 @@ def files_and_code(v: View, f: float) -> str:
     changed = [t for t in touched if t.edits + t.writes]
     read = [t for t in touched if t.worked_on and not t.edits + t.writes]
     lines: list[str] = []
-    shown = changed[:max(12, int(40 * f))]
+    shown = changed[:max(FILES_LISTED, int(40 * f))]
+    described = max(12, int(40 * f))  # the newest: what their changes did
     snippets = int(2 * f)
-    for touch in shown:
+    for index, touch in enumerate(shown):
         lines.append(f"- {v.show(touch.path)} ({_file_state(touch, work)})")
-        details = work.file_lines(touch.path, max(1, int(4 * f)), lambda names, count: facts.names.best(
-            names, count, facts.position, facts.compacted_at))
+        if index >= described:
+            continue
+        details = work.file_lines(touch.path, max(2, int(5 * f)), lambda names, count: facts.names.best(
+            names, count, facts.position, facts.compacted_at), names=f >= 0.5)
         lines.extend(indent("- " + d, "  ") for d in details)
         names = _file_names(v, touch, max(3, int(12 * f)), " ".join(details))
         if names:
@@ -279,7 +301,7 @@ def _code(text: str, limit: int) -> str:
 
 def errors_and_fixes(v: View, f: float) -> str:
     facts, lines = v.facts, []
-    shown = list(facts.failures)[-max(2, int(12 * f)):]
+    shown = list(facts.failures)[-max(1, int(8 * f)):]
     if facts.failure_count > len(shown):
         lines.append(f"- {facts.failure_count - len(shown)} {'earlier ' if shown else ''}"
                      "tool calls failed.")
@@ -320,7 +342,7 @@ def problem_solving(v: View, f: float) -> str:
     """The work done, in order, grouped by the task in progress at the time: commits, pushes,
     tests and builds that changed outcome, the assistant's own reports."""
     facts, work, lines = v.facts, v.facts.work, []
-    entries = list(work.lines)[-max(16, int(70 * f)):]
+    entries = list(work.lines)[-max(15, int(70 * f)):]
     while entries and entries[0].detail:  # a commit's body without its commit: left out too
         entries.pop(0)
     earlier = len(work.lines) - len(entries)
@@ -444,7 +466,8 @@ def current_work(v: View, f: float) -> str:
     task = facts.work.active
     if task and not facts.settled(task, facts.todo_at):
         lines.append(f"Task in progress: {clip(task, 300)}")
-    recent = list(facts.recent)[-max(1, int(4 * f)):]
+    # the calls in flight say where the work stands; after a reply, the reply says it
+    recent = list(facts.recent)[-max(1, int(3 * f)):] if not facts.latest_answered else []
     if recent:
         lines.append("Latest tool calls:")
         for call in recent:
@@ -460,7 +483,7 @@ def _state_lines(facts: Facts) -> list[str]:
     test = facts.last_test
     if test is not None and not test.has_result:
         lines.append(f"- Last test run: {describe_call(test, 120)} had no result yet.")
-    checks = sorted(facts.work.checks.values(), key=lambda c: c.position)[-4:]
+    checks = sorted(facts.work.checks.values(), key=lambda c: c.position)[-2:]
     for check in checks:
         after = "after the last change" if check.position > facts.work.last_change else \
             "before the last change (not rerun since)"
@@ -474,7 +497,7 @@ def _state_lines(facts: Facts) -> list[str]:
         if call is not None:
             outcome = "failed" if call.is_error else "done" if call.has_result else "no result yet"
             later = " (files changed after it)" if call.order < facts.last_edit_call else ""
-            lines.append(f"- Last {label}: {describe_call(call, 120)} {outcome}{later}.")
+            lines.append(f"- Last {label}: {describe_call(call, 60)} {outcome}{later}.")
     return lines
 
 
@@ -500,9 +523,9 @@ def next_step(v: View, f: float) -> str:
         if said.rstrip().endswith("?"):
             question = re.split(r"(?<=[.!])\s+", said.strip())[-1]
             lines.append(f"The assistant asked the user: \"{clip(question, 300)}\" - wait for the answer.")
-        else:
-            lines.append("The latest request was answered (\"" + clip(latest.text, max(100, int(300 * f)))
-                         + "\"); the assistant's last words: \"" + first_sentence(said, 200)
+        else:  # the request itself is quoted above, under the user's messages
+            lines.append("The latest request was answered; the assistant's last words: \""
+                         + first_sentence(said, 200)
                          + "\". Nothing further was asked for: wait for the user.")
     return "\n".join(lines) or "None."
 
@@ -510,10 +533,11 @@ def next_step(v: View, f: float) -> str:
 # --- putting it together ---------------------------------------------------------------------------
 
 def render(v: View, f: float, messages: list[str]) -> str:
-    files = files_and_code(v, f)
-    bodies = (primary_request(v, f), key_concepts(v, f, files), files,
-              errors_and_fixes(v, f), problem_solving(v, f), all_user_messages(messages),
-              pending_tasks(v, f), current_work(v, f), next_step(v, f))
+    rest = [primary_request(v, f), files_and_code(v, f), errors_and_fixes(v, f),
+            problem_solving(v, f), all_user_messages(messages), pending_tasks(v, f),
+            current_work(v, f), next_step(v, f)]
+    # the names in play: those the other sections do not already show
+    bodies = (rest[0], key_concepts(v, f, "\n".join(rest)), *rest[1:])
     return "\n\n".join(f"{n}. {title}:\n{indent(body)}"
                        for n, (title, body) in enumerate(zip(HEADINGS, bodies), start=1))
 

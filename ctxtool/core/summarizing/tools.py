@@ -24,6 +24,7 @@ class ToolCall:
     is_error: bool = False
     result: str = ""
     result_turn: int = -1  # index of the turn holding the result
+    intent: str = ""  # the assistant's words before the call (why it was made)
 
     @property
     def target(self) -> str:

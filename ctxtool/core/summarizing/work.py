@@ -9,7 +9,9 @@ keeps, in order and in bounded memory:
 * commits (the message, the hash the result names, the files changed since the commit before)
   and pushes or pull requests;
 * what each change did, from the edit itself: the definitions, options, config keys, routes and
-  tests an edit or write added, changed or removed, per file;
+  tests an edit or write added, changed or removed, per file, and per step: what the assistant
+  said it was about to do just before the edits (:func:`intent_of`) with what they added and
+  removed;
 * tests and builds run, and whether each passed after the last change;
 * the assistant's own reports at the end of a turn (the lines that say what was done);
 * the constraints and decisions the user stated.
@@ -30,6 +32,8 @@ WORK_LINES = 400  # pieces of work kept (the newest)
 REPORT_LINES = 12  # lines taken from one end-of-turn report
 BODY_LINES = 6  # paragraphs or list items of a commit message's body kept
 NAMES_PER_FILE = 24  # names tracked per file and kind (the newest)
+STEPS_PER_FILE = 12  # intents kept per file (the newest)
+INTENT_CHARS = 160
 CONSTRAINTS = 12  # user statements kept (the newest)
 _REPORT_VERB = re.compile(
     r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
@@ -83,6 +87,16 @@ class FileWork:
     removed: dict[str, None] = field(default_factory=dict)  # names no longer there
     changed: dict[str, None] = field(default_factory=dict)  # defined before and after
     commit: str = ""  # the commit that last covered it ("" while not committed since)
+    steps: dict[str, Step] = field(default_factory=dict)  # by intent, the newest last
+
+
+@dataclass
+class Step:
+    """The edits of one file made for one stated intent (the assistant's words before them)."""
+
+    intent: str
+    added: dict[str, None] = field(default_factory=dict)
+    removed: dict[str, None] = field(default_factory=dict)
 
 
 @dataclass
@@ -200,6 +214,25 @@ def report_lines(text: str) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+_FILLER = re.compile(
+    r"^(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|next|first|then|also|finally|so|right|"
+    r"i see)\b[!,.:]*\s*)*(?:(?:let me|let's|i'll|i will|i need to|we need to|i'm going to|"
+    r"i can|i should)\s+(?:also\s+|now\s+|first\s+)?)?", re.IGNORECASE)
+
+
+def intent_of(text: str) -> str:
+    """What the assistant said it was about to do: the last paragraph of its words before a
+    call, without filler ("Now let me", "Perfect!"), cut to :data:`INTENT_CHARS`."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    if not paragraphs:
+        return ""
+    lines = [_MARKUP.sub("", ln).strip() for ln in paragraphs[-1].splitlines()]
+    words = " ".join(ln for ln in lines if ln and not ln.startswith("```"))
+    sentences = [_FILLER.sub("", s).strip() for s in re.split(r"(?<=[.!?])\s+", words)]
+    said = " ".join(s for s in sentences if len(s.split()) >= 2).rstrip(":. ")
+    return _short(said[:1].upper() + said[1:], INTENT_CHARS)
+
+
 def constraints_in(text: str) -> list[str]:
     """The sentences of a user message that state a constraint or a decision."""
     found = []
@@ -247,8 +280,9 @@ class WorkLog:
         self.active = active[-1] if active else ""
 
     def changed(self, path: str, tool: str, old: str, new: str, position: int,
-                read_before: bool) -> None:
-        """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file)."""
+                read_before: bool, intent: str = "") -> None:
+        """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file),
+        made for ``intent`` (the assistant's words before it)."""
         work = self.files.get(path)
         if work is None:
             work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
@@ -285,8 +319,27 @@ class WorkLog:
                 {" ".join(ln.split()) for ln in new.splitlines()}
             for line in gone & work.added.keys():
                 del work.added[line]
+        self._step(work, intent, before, after, old, new)
         self.since_commit[path] = None
         self.last_change = position
+
+    def _step(self, work: FileWork, intent: str, before: dict[str, None],
+              after: dict[str, None], old: str, new: str) -> None:
+        """The edit's part in its step: the definitions it brought in first, then names."""
+        key = intent_of(intent)
+        step = work.steps.pop(key, None) or Step(key)
+        work.steps[key] = step
+        defined = definitions_in(new)
+        for name in [*defined, *after]:
+            if name not in before and name not in step.added:
+                step.added[name] = None
+                step.removed.pop(name, None)
+        for name in before:
+            if name not in after:
+                step.removed[name] = None
+                step.added.pop(name, None)
+        while len(work.steps) > STEPS_PER_FILE:
+            del work.steps[next(iter(work.steps))]
 
     def check(self, command: str, passed: bool, result: str, position: int,
               detail: str) -> None:
@@ -384,29 +437,51 @@ class WorkLog:
     # --- reading back ------------------------------------------------------------------------------
 
     def file_lines(self, path: str, limit: int,
-                   rank: Callable[[Iterable[str], int], list[str]]) -> list[str]:
-        """What the changes to ``path`` did, in short lines: the names they added, changed and
-        removed (the ``2 * limit`` most central each, by ``rank``), then ``limit`` lines of code
-        they wrote (definitions not already named, config entries, then lines naming
+                   rank: Callable[[Iterable[str], int], list[str]], names: bool = True) -> list[str]:
+        """What the changes to ``path`` did, in short lines: the ``limit`` steps that brought in
+        the most (what the assistant set out to do, and the names it added and removed), in
+        order; then the names the changes added, changed and removed that those lines leave
+        out (the ``2 * limit`` most central each, by ``rank``); then ``limit - 1`` lines of
+        code they wrote (definitions not already named, config entries, lines naming
         identifiers; the newest first)."""
         work = self.files.get(path)
         if work is None or limit <= 0:
             return []
-        lines = []
-        count = 2 * limit + 2
-        added = list(work.new_defs)[:count]  # definitions first, in the order written
-        added += rank((n for n in work.new_names if n not in work.new_defs), count - len(added))
+        steps = [s for s in work.steps.values() if s.intent or s.added or s.removed]
+        chosen = sorted(steps, key=lambda s: len(s.added) + len(s.removed), reverse=True)[:limit]
+        lines = [_step_line(step, rank) for step in steps if step in chosen]
+        shown = " ".join(lines)
+        count = 2 * limit + 2 if names else 0
+        added = [n for n in work.new_defs if n not in shown][:count]  # definitions first
+        added += rank((n for n in work.new_names if n not in work.new_defs and n not in shown),
+                      count - len(added))
         for label, names in (("added", added), ("changed", rank(work.changed, count)),
                              ("removed", rank(work.removed, count))):
-            kept = _rank(dict.fromkeys(names), count)
+            kept = [n for n in _rank(dict.fromkeys(names), count) if not _named(n, shown)]
             if kept:
                 lines.append(f"{label}: " + ", ".join(kept))
         shown = " ".join(lines)
         newest = list(reversed(work.added))  # the weightiest first, the newest first among equals
         code = sorted((ln for ln in newest if not any(d in shown for d in definitions_in(ln))),
                       key=lambda ln: -work.added[ln])
-        lines.extend(f"`{_short(line, 110)}`" for line in code[:limit])
+        lines.extend(f"`{_short(line, 110)}`" for line in code[:limit - 1])
         return lines
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
+
+
+def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]]) -> str:
+    """``Add the X handler: added f, g; removed h`` (the most central names, a few each)."""
+    parts = [f"{label} " + ", ".join(_rank(dict.fromkeys(rank(names, STEP_NAMES)), STEP_NAMES))
+             for label, names in (("added", step.added), ("removed", step.removed)) if names]
+    if not step.intent:  # edits the assistant said nothing about
+        return "; ".join(part.replace(" ", ": ", 1) for part in parts)
+    return step.intent + (": " + "; ".join(parts) if parts else "")
+
+
+STEP_NAMES = 4  # names given per step and kind
 
 
 def _push(names: dict[str, None], name: str) -> None:
