@@ -2,7 +2,7 @@
 # Install the real agent clients that tests/e2e drives, at pinned versions, into a cache that
 # later runs reuse (one npm install per client and version, ever, on a machine).
 #
-#   scripts/install-clients.sh                 # all three; prints NAME<TAB>BINARY per client
+#   scripts/install-clients.sh                 # all four; prints NAME<TAB>BINARY per client
 #   scripts/install-clients.sh claude codex    # just these
 #   scripts/install-clients.sh ccusage         # optional tool, only when named: the usage report
 #                                              # cleanup --keep-usage is checked against
@@ -17,6 +17,7 @@ set -euo pipefail
 CLAUDE_CODE="@anthropic-ai/claude-code@2.1.332"
 OPENCODE="opencode-ai@1.18.33"
 CODEX="@openai/codex@0.171.0"
+GEMINI="@google/gemini-cli@0.61.0"  # Node >= 20
 CCUSAGE="ccusage@18.0.11"  # optional; the version cleanup --keep-usage is tested with (Node >= 20.19.4)
 
 cache="${CTXTOOL_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxtool-e2e}"
@@ -26,8 +27,9 @@ spec_of() {
         claude) echo "$CLAUDE_CODE claude" ;;
         opencode) echo "$OPENCODE opencode" ;;
         codex) echo "$CODEX codex" ;;
+        gemini) echo "$GEMINI gemini" ;;
         ccusage) echo "$CCUSAGE ccusage" ;;
-        *) echo "install-clients.sh: unknown client '$1' (claude, opencode, codex, ccusage)" >&2
+        *) echo "install-clients.sh: unknown client '$1' (claude, opencode, codex, gemini, ccusage)" >&2
            return 2 ;;
     esac
 }
@@ -54,7 +56,7 @@ install_one() {
 }
 
 status=0
-for name in "${@:-claude opencode codex}"; do
+for name in "${@:-claude opencode codex gemini}"; do
     for one in $name; do install_one "$one" || status=1; done
 done
 exit $status

@@ -1,5 +1,5 @@
-"""End-to-end tests: the real agent clients (Claude Code, OpenCode, Codex CLI) resume what ctxtool
-wrote, talking to a fake API server inside the test on 127.0.0.1, with a fresh HOME each time.
+"""End-to-end tests: the real agent clients (Claude Code, OpenCode, Codex CLI, Gemini CLI) resume
+what ctxtool wrote, talking to a fake API server inside the test on 127.0.0.1, with a fresh HOME each time.
 
 The clients come from ``scripts/install-clients.sh`` (pinned versions, cached); a test that needs a
 client that cannot be installed is skipped with the installer's reason. Every test here is marked
@@ -61,3 +61,8 @@ def opencode_bin() -> str:
 @pytest.fixture(scope="session")
 def codex_bin() -> str:
     return client_binary("codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> str:
+    return client_binary("gemini")
