@@ -72,6 +72,11 @@ class InputError(CtxtoolError):
     exit_code = ExitCode.INVALID_INPUT
 
 
+class UnsupportedFormatError(InputError):
+    """A transcript of a format ctxtool recognises but does not read yet (a Gemini CLI session):
+    every command refuses it, ``validate`` too (it has no rules to check it against)."""
+
+
 class StoreError(CtxtoolError):
     """A file could not be read or written: inputs, outputs, the tool-result store, archives."""
 

@@ -16,7 +16,8 @@ import json
 import os
 import sys
 from datetime import datetime
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from ctxtool.clock import parse_now
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
@@ -25,6 +26,7 @@ from ctxtool.core.sizing.session_tail import (HEAD_BYTES, TailOptions, first_cha
 from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, StoreError, UsageError
+from ctxtool.formats.unsupported import refuse
 from ctxtool.printable import visible
 from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed
@@ -65,6 +67,20 @@ def stdin_input() -> StatusInput:
     return read_status_input(value)
 
 
+def _head_entries(handle: BinaryIO, path: str) -> Iterator[dict[str, Any]]:
+    """The entries at the transcript's start; the first refused when it is a line of a format
+    ctxtool does not read (a Gemini CLI session is not Claude Code's)."""
+    first = True
+    for lineno, line in enumerate(iter_head_lines(handle, max_bytes=HEAD_BYTES), start=1):
+        entry = parse_line(line)
+        if not entry:
+            continue
+        if first:
+            refuse(entry, source=path, lineno=lineno)
+            first = False
+        yield entry
+
+
 def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]:
     """The template's fields: from the transcript's tail when there is one; else (a session not
     written yet) from what the JSON reports, or the assumed system prompt before any call.
@@ -75,8 +91,7 @@ def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]
     if path and os.path.isfile(path):
         try:
             with open(path, "rb") as handle:
-                chain = first_chain(filter(None, map(parse_line, iter_head_lines(
-                    handle, max_bytes=HEAD_BYTES))))
+                chain = first_chain(_head_entries(handle, path))
                 report, _ = report_of_tail(
                     iter_lines_reversed(handle), parse=parse_line, chain=chain, fmt=CLAUDE_CODE,
                     source=path, options=TailOptions(model=given.model_id,

@@ -12,7 +12,7 @@ from ctxtool.cli.selectors import selector_options
 from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.cli.terminal import visible
 from ctxtool.core.validating.validate import ERROR, WARNING, Problem, validate
-from ctxtool.errors import ExitCode, InputError
+from ctxtool.errors import ExitCode, InputError, UnsupportedFormatError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.validate import entry_checker
 from ctxtool.formats.registry import format_names
@@ -80,11 +80,14 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
 
 
 def _file_problems(path: str, io: IOOptions) -> Iterator[Problem]:
-    """Problems of one input; a file that is not a transcript at all yields one error."""
+    """Problems of one input; a file that is not a transcript at all yields one error. A format
+    ctxtool does not read is refused as by every command (stderr), not reported as a problem."""
     name = display_name(path)
     try:
         fmt, entries = detect_format(iter_file_entries(path, io, warn=_ignore, exact_ints=False),
                                      io.format)
+    except UnsupportedFormatError:
+        raise
     except InputError as exc:
         yield Problem.from_error(exc, file=name)
         return
