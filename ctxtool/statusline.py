@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, BinaryIO
 
 from ctxtool.clock import parse_now

@@ -15,7 +15,8 @@ from tests.conftest import FIXTURES, run_ctxtool
 
 GEMINI = FIXTURES / "gemini-cli-0.61.0"
 COMMANDS = [["estimate"], ["validate"], ["persist"], ["snip"], ["microcompact"], ["summarize"],
-            ["filter-compacted"], ["restore"], ["convert", "--to", "anthropic"], ["statusline"]]
+            ["filter-compacted"], ["restore"], ["convert", "--to", "anthropic"], ["statusline"],
+            ["vacuum"]]
 
 
 def assert_refused(proc, where: str) -> None:  # type: ignore[no-untyped-def]
