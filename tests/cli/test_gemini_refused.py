@@ -5,6 +5,7 @@ untouched — where it used to be read as a Claude Code transcript (estimate: 24
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -68,3 +69,18 @@ def test_validate_goes_on_with_the_other_files(tmp_path: Path) -> None:
     assert b"Gemini" not in proc.stdout
     assert f"{GEMINI / 'new.jsonl'}:1: a Gemini CLI session (its metadata line)" in err
     assert "1 of 2 files failed" in err
+
+
+def test_an_older_one_document_session_is_refused_too(tmp_path: Path) -> None:
+    """Sessions from before the JSONL form are one JSON object (sessionId, projectHash,
+    messages): on one line it is named a Gemini session; indented, it is no JSONL at all."""
+    document = {"sessionId": "s1", "projectHash": "ab12", "startTime": "2026-03-01T10:00:00Z",
+                "lastUpdated": "2026-03-01T10:05:00Z",
+                "messages": [{"id": "m1", "timestamp": "2026-03-01T10:00:00Z", "type": "user",
+                              "content": [{"text": "hi"}]}]}
+    assert_refused(run_ctxtool("estimate", input=json.dumps(document).encode()), "<stdin>:1")
+    indented = tmp_path / "session-2026-03-01T10-00-s1.json"
+    indented.write_text(json.dumps(document, indent=2))
+    proc = run_ctxtool("estimate", str(indented))
+    assert proc.returncode == ExitCode.INVALID_INPUT and proc.stdout == b""
+    assert f"{indented}:1: not JSONL" in proc.stderr.decode()
