@@ -74,8 +74,16 @@ def test_example_output_validates_and_filter_compacted_starts_at_the_boundary(tm
     written = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     ours = [e for e in written if e.get("subtype") == "compact_boundary"]
     assert len(ours) == 1 and first == ours[0]
-    kept = ours[0]["compactMetadata"]["preservedMessages"]["allUuids"]  # kept by reference
-    assert kept and len(view.stdout.splitlines()) == len(written) - written.index(ours[0]) + len(kept)
+    # kept by reference, in the form 2.1.14 (the example's version) would read if it could:
+    # the segment, walked from its tail back to its head (2.1.76-2.1.140's only form)
+    segment = ours[0]["compactMetadata"]["preservedSegment"]
+    assert "preservedMessages" not in ours[0]["compactMetadata"]
+    parents = {e.get("uuid"): e.get("parentUuid") for e in written}
+    kept = [segment["tailUuid"]]
+    while kept[-1] != segment["headUuid"]:
+        kept.append(parents[kept[-1]])
+    assert len(view.stdout.splitlines()) == len(written) - written.index(ours[0]) + len(kept)
+    assert "Claude Code 2.1.14 does not keep messages across a compaction" in proc.stderr.decode()
 
 
 def test_text_prints_only_the_summary(runner) -> None:

@@ -123,9 +123,14 @@ def model_view(entries: list) -> list:
     return list(filter_compacted(entries, plan_cut(entries, CLAUDE_CODE), view="model"))
 
 
+def newest(entries: list) -> list:
+    """The session as Claude Code 2.1.332 would have written it (both preserved forms)."""
+    return [{**e, "version": "2.1.332"} if "version" in e else e for e in entries]
+
+
 def test_keep_last_keeps_messages_by_reference_never_splitting_a_tool_pair() -> None:
     session = coding_session(history=40)  # enough for the summary to save something
-    items = read(session.jsonl())
+    items = newest(read(session.jsonl()))
     done = compact(items, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, keep_last=3))
     boundary, summary = done.entries[len(items):]  # nothing copied: kept where they are
@@ -157,7 +162,7 @@ def test_keep_tokens_and_streamed_responses_stay_whole() -> None:
     s.assistant(text_block("a" * 4000), text_block("b" * 4000), message_id="msg_stream")
     s.user("second")
     s.assistant(text_block("ok"))
-    done = compact(s.entries, fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
+    done = compact(newest(s.entries), fmt=CLAUDE_CODE, summarizer=OfflineSummarizer(),
                    options=SummarizeOptions(now=NOW, keep_tokens=200))
     listed = set(done.entries[-2]["compactMetadata"]["preservedMessages"]["uuids"])
     stream = [e["uuid"] for e in s.entries if e["message"].get("id") == "msg_stream"]

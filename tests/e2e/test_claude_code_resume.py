@@ -267,6 +267,13 @@ def kept_tool_ids(data: bytes) -> set[str]:
     boundary = [e for e in entries if e.get("subtype") == "compact_boundary"][-1]
     meta = boundary["compactMetadata"]
     listed = set((meta.get("preservedMessages") or {}).get("allUuids") or [])
+    segment = meta.get("preservedSegment")
+    if not listed and segment:  # the older form alone: its chain from the tail to the head
+        parents = {e.get("uuid"): e.get("parentUuid") for e in entries}
+        walked = [segment["tailUuid"]]
+        while walked[-1] != segment["headUuid"] and walked[-1] in parents:
+            walked.append(parents[walked[-1]])
+        listed = set(walked)
     after = entries[entries.index(boundary):]
     return {b["id"] for e in entries if e.get("uuid") in listed or e in after
             for b in ((e.get("message") or {}).get("content") or [])

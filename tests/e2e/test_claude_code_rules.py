@@ -91,3 +91,46 @@ def test_estimate_of_the_output_is_within_15_percent_of_what_claude_code_sends(
         boundary = orjson.loads(proc.stdout.splitlines()[-1])["microcompactMetadata"]
         # Claude Code's count of what went: characters / 4 of 7,000-token outputs
         assert boundary["tokensSaved"] >= 7_000 * len(boundary["compactedToolIds"]) * 0.95
+
+
+def kept_by_reference(entries: list[dict]) -> list[dict]:
+    """The entries the last boundary keeps, as the form it holds names them: preservedMessages'
+    uuids, else the preservedSegment chain from its tail back to its head."""
+    meta = [e for e in entries if e.get("subtype") == "compact_boundary"][-1]["compactMetadata"]
+    by_uuid = {e.get("uuid"): e for e in entries}
+    if "preservedMessages" in meta:
+        return [by_uuid[u] for u in meta["preservedMessages"]["uuids"]]
+    segment = meta["preservedSegment"]
+    chain = [by_uuid[segment["tailUuid"]]]
+    while chain[-1]["uuid"] != segment["headUuid"]:
+        chain.append(by_uuid[chain[-1]["parentUuid"]])
+    return chain[::-1]
+
+
+def block_ids(items: list[dict], kind: str, key: str) -> list[str]:
+    return [b[key] for m in items if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == kind]
+
+
+@pytest.mark.parametrize("version", ["2.1.332", "2.1.140"])
+def test_claude_code_reads_the_kept_messages_in_the_form_the_version_writes(
+        written: bytes, claude_bin: str, tmp_path: Path, version: str) -> None:
+    """summarize --keep-last writes 2.1.332's form (preservedMessages and the segment) for its
+    session, and the segment alone for one of 2.1.140 (before preservedMessages existed); the
+    real 2.1.332 resumes both with the kept messages right after the summary, nothing else."""
+    data = written.replace(b'"version":"2.1.332"', f'"version":"{version}"'.encode())
+    proc = run_ctxtool("summarize", "--llm", "offline", "--keep-last", "4", input=data)
+    assert proc.returncode == 0, proc.stderr
+    entries = [orjson.loads(line) for line in proc.stdout.splitlines()]
+    meta = [e for e in entries if e.get("subtype") == "compact_boundary"][-1]["compactMetadata"]
+    assert ("preservedMessages" in meta) is (version == "2.1.332") and "preservedSegment" in meta
+    kept = [e["message"] for e in kept_by_reference(entries) if "message" in e]
+    assert block_ids(kept, "tool_use", "id"), "the kept tail holds a tool call"
+    body = resume(claude_bin, tmp_path / "home", proc.stdout)
+    sent = [m for m in body["messages"] if m["role"] != "system"]
+    first = sent[0]["content"]
+    assert "This session is being continued" in (first if isinstance(first, str)
+                                                  else first[0]["text"])
+    assert block_ids(sent, "tool_use", "id") == block_ids(kept, "tool_use", "id")
+    assert block_ids(sent, "tool_result", "tool_use_id") == block_ids(kept, "tool_result",
+                                                                      "tool_use_id")

@@ -1,6 +1,6 @@
 """What ``summarize`` appends to a Claude Code transcript: the compact boundary and the summary,
-restored files, the kept tail by reference (``compactMetadata.preservedSegment``, as Claude Code
-2.1 keeps recent messages).
+restored files, the kept tail by reference (``compactMetadata``'s preserved messages, in the form
+the transcript's version writes: :func:`preserved_metadata`).
 
 New entries look like the ones Claude Code writes (see the corpus): the boundary restarts the chain
 (``parentUuid: null``) and points back with ``logicalParentUuid``; the summary is a user entry
@@ -124,23 +124,47 @@ def preserved_segment(entries: Sequence[Mapping[str, Any]], kept: Sequence[Mappi
     return list(reversed(walked[:on_path[-1] + 1])) if on_path else []
 
 
-def preserved_metadata(segment: Sequence[str], messages: Sequence[str],
-                       anchor: str) -> dict[str, Any]:
-    """``compactMetadata`` keys for messages kept by reference (Claude Code 2.1's own form): on
-    loading, the segment head..tail is spliced in after ``anchor`` (the summary)."""
+# Which version writes which form of the kept messages (npm bundles, bisected): 2.1.76 is the
+# first to write preservedSegment {headUuid, anchorUuid, tailUuid} and to read it (it relinks
+# tail..head after the anchor); 2.1.141 the first to add preservedMessages {anchorUuid, uuids,
+# allUuids}, which it reads first; 2.1.332 still writes both.
+SEGMENT_FROM = (2, 1, 76)
+MESSAGES_FROM = (2, 1, 141)
+
+
+def preserved_metadata(segment: Sequence[str], messages: Sequence[str], anchor: str,
+                       version: Any = None) -> dict[str, Any]:
+    """``compactMetadata`` keys for messages kept by reference, as Claude Code ``version`` (the
+    newest when unknown) writes them: on loading, the kept entries (``segment``: all of them,
+    head first; ``messages``: those sent to the model) follow ``anchor`` (the summary). As
+    2.1.332: the segment runs from the first to the last message (2.1.112: kept entry) and is
+    left out when no message is kept; preservedMessages from 2.1.141 on."""
     if not segment:
         return {}
-    return {"preservedSegment": {"headUuid": segment[0], "anchorUuid": anchor,
-                                 "tailUuid": segment[-1]},
-            "preservedMessages": {"anchorUuid": anchor, "uuids": list(messages),
-                                  "allUuids": list(segment)}}
+    number = version_tuple(version)
+    ends = (messages[0], messages[-1]) if messages else (segment[0], segment[-1])
+    meta: dict[str, Any] = {}
+    if messages or (number is not None and number < MESSAGES_FROM):
+        meta["preservedSegment"] = {"headUuid": ends[0], "anchorUuid": anchor,
+                                    "tailUuid": ends[1]}
+    if number is None or number >= MESSAGES_FROM:
+        meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": list(messages),
+                                     "allUuids": list(segment)}
+    return meta
+
+
+def keeps_messages(version: Any) -> bool:
+    """Claude Code ``version`` (the newest when unknown) reads messages kept by reference."""
+    number = version_tuple(version)
+    return number is None or number >= SEGMENT_FROM
 
 
 class ClaudeCodeWriter:
     """Writes a compaction the way Claude Code's ``/compact`` does (module docstring). Reads of
     the main chain only what the new entries copy or point to: the last entry with a
-    ``sessionId`` (the fields to copy), the last uuid (the logical parent) and the dropped tokens
-    the last boundary records; the chain itself only to keep a tail by reference."""
+    ``sessionId`` and a ``version`` (the fields to copy), the last uuid (the logical parent)
+    and the dropped tokens the last boundary records; the chain itself only to keep a tail by
+    reference."""
 
     def __init__(self) -> None:
         self.template: dict[str, Any] | None = None
@@ -148,7 +172,10 @@ class ClaudeCodeWriter:
         self.dropped_before = 0  # cumulativeDroppedTokens of the last earlier boundary
 
     def add(self, entry: dict[str, Any]) -> None:
-        if isinstance(entry.get("sessionId"), str):
+        # a line with a version over one without (2.1.332 ends a turn with last-prompt,
+        # cost-state... lines that have a sessionId but no version, cwd or branch)
+        if isinstance(entry.get("sessionId"), str) and (
+                "version" in entry or self.template is None or "version" not in self.template):
             self.template = entry
         uuid_ = entry.get("uuid")
         if isinstance(uuid_, str):
@@ -172,13 +199,16 @@ class ClaudeCodeWriter:
         digest, stamp = compaction.digest, compaction.timestamp
         anchor = derived_uuid(digest, "summary")
         version = common.get("version")
+        if segment and not keeps_messages(version):
+            out.notes.append(f"Claude Code {version} does not keep messages across a compaction "
+                             "(2.1.76 and later do): resumed by it, the summary stands alone")
         text = compaction.continuation(bool(segment), compaction.transcript_path,
                                        continue_note(version, auto=compaction.auto))
         boundary = boundary_entry(common=common, logical_parent=self.last_uuid, digest=digest,
                                   timestamp=stamp, trigger="auto" if compaction.auto else "manual",
                                   pre_tokens=compaction.pre_tokens,
                                   duration_ms=compaction.duration_ms,
-                                  preserved=preserved_metadata(segment, kept, anchor))
+                                  preserved=preserved_metadata(segment, kept, anchor, version))
         added = [boundary, summary_entry(common=common, parent=boundary["uuid"], digest=digest,
                                          timestamp=stamp, text=text)]
         for path, note in compaction.restored:
@@ -191,5 +221,6 @@ class ClaudeCodeWriter:
 
 
 __all__ = ["ClaudeCodeWriter", "boundary_entry", "common_fields", "continue_note",
-           "derived_uuid", "meta_user_entry", "preserved_metadata", "preserved_segment",
+           "derived_uuid", "keeps_messages", "meta_user_entry", "preserved_metadata",
+           "preserved_segment",
            "set_post_tokens", "summary_entry", "version_tuple"]
