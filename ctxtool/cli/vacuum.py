@@ -42,8 +42,9 @@ AGENTS_HELP = "Only these agents' sessions (repeat or comma-separate)"
 @click.option("--agent", "agents", multiple=True, metavar="NAME[,...]",
               help=f"{AGENTS_HELP}: claude-code, codex, opencode.")
 @click.option("--json", "as_json", is_flag=True,
-              help="One JSON record per session, then a total, on stdout (with --all or "
-                   "--in-place: stdout carries no transcript then).")
+              help="One JSON record per session, then a total, on stdout "
+                   "(schemas/vacuum-record.schema.json; with --all or --in-place: stdout "
+                   "carries no transcript then).")
 @store_options
 @report_options
 def vacuum_cmd(io: IOOptions, sweep: bool, apply: bool, agents: tuple[str, ...], as_json: bool,

@@ -6,8 +6,10 @@ import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from ctxtool.formats.schemas import load_schema
 from tests.conftest import run_ctxtool
 from tests.vacuum.builders import SESSION, doubled_session, entry, write_session
 
@@ -38,6 +40,8 @@ def test_in_place_keeps_lines_appended_after_it_for_restore(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert records[0]["bytes_before"] == len(data) and records[-1]["record"] == "total"
+    for record in records:
+        jsonschema.Draft202012Validator(load_schema("vacuum-record")).validate(record)
     # the store is the session's own folder, beside the transcript (as persist's)
     assert list((path.parent / SESSION / "ctxtool-vacuum").glob("recipe-*.json"))
     with path.open("ab") as handle:  # the agent goes on writing
@@ -73,6 +77,9 @@ def test_the_sweep_plans_then_applies(tmp_path: Path) -> None:
     plan = run_ctxtool("vacuum", "--all", "--json", env=env)
     assert plan.returncode == 0, plan.stderr
     records = [json.loads(line) for line in plan.stdout.splitlines()]
+    validator = jsonschema.Draft202012Validator(load_schema("vacuum-record"))
+    for record in records:
+        validator.validate(record)
     assert [r["record"] for r in records] == ["session", "total"]
     assert records[0]["path"] == str(path) and records[0]["bytes_saved"] == twice
     assert records[1]["sessions"] == 2 and records[1]["bytes_saved"] == twice
