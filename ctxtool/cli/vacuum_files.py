@@ -159,18 +159,22 @@ def database_keeper(fmt: str, db: Path, store_dir: str | None) -> VacuumStore:
 
 def recipe_for(source: Spooled, head: SessionHead, store_dir: str | None
                ) -> tuple[dict[str, Any], VacuumStore] | None:
-    """The recipe a vacuum left for this file (matched by the bytes it wrote), and its store:
-    looked for in the store vacuum would use for it or for it on stdin, --store/$CTXTOOL_STORE
-    and ./ctxtool-store."""
+    """The recipe the last vacuum left for this file (matched by the bytes it wrote), and its
+    store: looked for in the store vacuum would use for it or for it on stdin,
+    --store/$CTXTOOL_STORE and ./ctxtool-store. A file vacuumed twice starts with what both
+    wrote; the longer match is the later vacuum (what follows the earlier one's bytes is not an
+    append but what the later one wrote)."""
+    found: tuple[dict[str, Any], VacuumStore] | None = None
     for vacuum in _stores(head, store_dir, source.name):
         for recipe in vacuum.recipes():
-            if not is_recipe(recipe):
+            if not is_recipe(recipe) or (
+                    found and recipe["vacuumed"]["bytes"] <= found[0]["vacuumed"]["bytes"]):
                 continue
             with source.open() as stream:
                 head_bytes = stream.read(recipe["vacuumed"]["bytes"])
             if matches(recipe, head_bytes):
-                return recipe, vacuum
-    return None
+                found = recipe, vacuum
+    return found
 
 
 def _stores(head: SessionHead, store_dir: str | None, name: str) -> Iterator[VacuumStore]:

@@ -180,3 +180,20 @@ def test_stdin_of_a_claude_code_session_restores_from_its_folder(tmp_path: Path)
     (tmp_path / "elsewhere" / "v.jsonl").write_bytes(out.stdout)
     back = run_ctxtool("restore", str(tmp_path / "elsewhere" / "v.jsonl"), env=env, cwd=tmp_path)
     assert back.stdout == data, back.stderr
+
+
+def test_vacuumed_twice_restore_twice_gives_the_first_original(tmp_path: Path) -> None:
+    data, _ = doubled_session()
+    path = write_session(tmp_path / "cfg", data)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    assert run_ctxtool("vacuum", "--in-place", str(path), env=env).returncode == 0
+    more = entry(20) + entry(0) + entry(1) + entry(21)  # the agent goes on, and repeats again
+    with path.open("ab") as handle:
+        handle.write(more)
+    appended = path.read_bytes()
+    assert run_ctxtool("vacuum", "--in-place", "--force", str(path), env=env).returncode == 0
+    assert len(path.read_bytes()) == len(appended) - len(entry(0) + entry(1))
+    once = run_ctxtool("restore", str(path), "-o", str(tmp_path / "once.jsonl"), env=env)
+    assert once.returncode == 0 and (tmp_path / "once.jsonl").read_bytes() == appended
+    twice = run_ctxtool("restore", str(tmp_path / "once.jsonl"), env=env)
+    assert twice.stdout == data + more
