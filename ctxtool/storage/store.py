@@ -489,12 +489,21 @@ def resolve_store(option: str | None, *, env: Mapping[str, str], fmt: str,
     file = source if source and not source.startswith("<") else None
     if adapter_for(fmt).results_beside_session and session_id and cwd and os.path.isabs(cwd):
         project = claude_project_dir(cwd, env)
-        if _inside(file, project.parent) if file else (project / f"{session_id}.jsonl").is_file():
+        if _inside(file, project.parent) if file else _is_file(project / f"{session_id}.jsonl"):
             store = ToolResultStore(project, notice=notice)
             store._claimed = True  # Claude Code's own project folder: never marked as a store
             return store
     beside = os.path.dirname(file) if file else ""
     return ToolResultStore(os.path.join(beside, DEFAULT_ROOT), notice=notice)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name no file can have (a session id from a
+    transcript may be 10 KB long)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _inside(path: str, folder: Path) -> bool:
