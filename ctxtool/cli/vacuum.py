@@ -267,20 +267,17 @@ def _tell_database_row(row: SessionSize, fmt: str, totals: Totals, *, done: bool
 
 
 def _tell_file(run: FileRun, *, done: bool, as_json: bool) -> None:
-    """One session: a JSON record (--json), a line of the plan (stdout), or what was done
-    (stderr)."""
+    """One session: its line on stderr (bytes now -> after, what goes), and its JSON record
+    on stdout with --json."""
     if as_json:
         record = {"record": "session", "action": "vacuumed" if done else "plan",
                   **run.as_dict()}
         binary_stdout().write(orjson.dumps(record) + b"\n")
     report = run.report
     what = ", ".join(f"{reason}: {n:,}" for reason, n in sorted(report.removed.items()))
-    if not done and not as_json:  # the plan is the data: one line a session, on stdout
-        binary_stdout().write(f"{run.path}\t{size(report.bytes_before)} -> "
-                              f"{size(report.bytes_after)}\t{what}\n".encode())
-        return
+    verb = "took out" if done else "would take out"
     messages.info(f"vacuum: {run.path}: {size(report.bytes_before)} -> "
-                  f"{size(report.bytes_after)} (took out {what})"
+                  f"{size(report.bytes_after)} ({verb} {what})"
                   if report.saved else f"vacuum: {run.path}: {size(report.bytes_before)}, "
                                        "nothing to take out")
 

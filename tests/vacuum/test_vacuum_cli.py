@@ -84,8 +84,11 @@ def test_the_sweep_plans_then_applies(tmp_path: Path) -> None:
     assert records[0]["path"] == str(path) and records[0]["bytes_saved"] == twice
     assert records[1]["sessions"] == 2 and records[1]["bytes_saved"] == twice
     assert path.read_bytes() == data  # a plan changes nothing
-    rows = run_ctxtool("vacuum", "--all", env=env).stdout.decode().splitlines()
-    assert rows == [f"{path}\t7.5 KB -> 5.1 KB\trepeated entry: 5"]
+    rows = run_ctxtool("vacuum", "--all", env=env)
+    assert rows.stdout == b""  # stdout: --json's records only
+    assert rows.stderr.decode().splitlines() == [
+        f"ctxtool: vacuum: {path}: 7.5 KB -> 5.1 KB (would take out repeated entry: 5)",
+        "ctxtool: vacuum: 2 sessions, 8.0 KB -> 5.6 KB: 2.4 KB to reclaim"]
     done = run_ctxtool("vacuum", "--all", "--apply", env=env)
     assert done.returncode == 0, done.stderr
     assert len(path.read_bytes()) == len(data) - twice
