@@ -12,7 +12,7 @@ from typing import Any
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections
 from ctxtool.core.summarizing.request import build_request
-from ctxtool.core.summarizing.work import commit_message, intent_of, report_lines
+from ctxtool.core.summarizing.work import WorkLog, commit_message, intent_of, report_lines
 from ctxtool.types import CLAUDE_CODE
 
 CODEX = "codex"
@@ -126,6 +126,21 @@ def test_an_issue_tracker_closed_from_the_shell_is_a_task_done() -> None:
                                      "  - Closed app-7.1: Added the OTEL bootstrap"]
 
 
+def test_an_issue_shown_from_the_shell_gives_its_task_a_title() -> None:
+    s = Session()
+    s.user("Work on the epic")
+    s.call("b0", "Bash", {"command": "bd show app-7.1"},
+           "\u25cb app-7.1 \u00b7 Add the OTEL bootstrap   [\u25cf P1 \u00b7 OPEN]\nOwner: M\n")
+    s.call("b1", "Bash", {"command": "bd update app-7.1 --status in_progress"}, "Updated")
+    s.call("b2", "Bash", {"command": "mix test"}, "12 tests, 0 failures")
+    done = sections(s.entries)["Problem Solving"]
+    assert done.splitlines()[0] == '- Task "app-7.1" (in progress at the cut) - Add the OTEL bootstrap:'
+    log = WorkLog()
+    assert log.tracker("gh issue view 12", "title:\tFix the pager\nstate:\tOPEN\n", 1)
+    log.tracker("gh issue close 12", "Closed issue #12", 2)
+    assert (log.tasks["12"].status, log.tasks["12"].detail) == ("completed", "Fix the pager")
+
+
 def test_commit_messages_and_report_lines() -> None:
     assert commit_message("git commit -m 'fix: a' -m 'Body line one\nwraps here'") == \
         ["fix: a", "Body line one wraps here"]
@@ -181,6 +196,83 @@ def test_the_names_line_is_ranked_and_never_repeats_what_other_sections_show() -
     names = line.split(": ", 1)[1].split(", ")
     assert len(names) == 40  # 80 names were discussed: the line stops at 40, however long
     assert "load_rows" not in names and "keep_rows" not in names  # shown elsewhere already
+
+
+def test_tasks_whose_work_is_left_out_keep_a_line_with_what_they_were_to_do() -> None:
+    s = Session()
+    s.user("Add the two hooks")
+    s.call("t1", "TaskCreate", {"subject": "Add the start hook", "description":
+                                "In hooks.go: add HookStart, register it in InstallHooks()"},
+           "Task #1 created successfully: Add the start hook")
+    s.call("t2", "TaskUpdate", {"taskId": "1", "status": "in_progress"}, "Updated task #1 status")
+    s.call("e1", "Edit", {"file_path": "/work/app/hooks.go", "old_string": "x",
+                          "new_string": "const HookStart = \"start\""}, "updated")
+    s.call("t3", "TaskUpdate", {"taskId": "1", "status": "completed"}, "Updated task #1 status")
+    for n in range(80):  # later work pushes the task's own lines out of the section
+        s.user(f"step {n}")
+        s.assistant(text_block(f"Added the handler number {n} to `hooks.go`"))
+    done = sections(s.entries)["Problem Solving"]
+    assert "earlier pieces of work are left out here; the tasks they were for:\n" \
+        '  - "Add the start hook" (done): In hooks.go: add HookStart, register it in ' \
+        "InstallHooks()\n" in done
+    assert "Added the handler number 79" in done
+
+
+def test_a_commit_made_for_a_tracker_issue_in_progress_names_it() -> None:
+    s = Session()
+    s.user("Work on bead spotter-4te")
+    s.call("b1", "Bash", {"command": "bd update spotter-4te.1 --status in_progress"}, "Updated")
+    s.call("e1", "Edit", {"file_path": "/work/app/config/dev.exs", "old_string": "import Config",
+                          "new_string": "import Config\nconfig :otel, exporter: :stdout"}, "ok")
+    s.call("c1", "Bash", {"command": "git add -A && git commit -m 'feat: otel config'"},
+           "[main 12e2d10] feat: otel config")
+    s.assistant(text_block("Committed."))
+    files = sections(s.entries)["Files and Code Sections"]
+    assert "- config/dev.exs (edited x1, committed in 12e2d10 for spotter-4te.1)" in files
+
+
+def test_a_piped_test_run_that_failed_counts_as_failed() -> None:
+    s = Session()
+    s.user("Run the tests")
+    s.call("b1", "Bash", {"command": "go test ./... 2>&1 | tail -5"},
+           "--- FAIL: TestParse (0.00s)\nFAIL\nFAIL\tentire.io/cli\t0.4s")  # tail exits 0
+    s.call("b2", "Bash", {"command": "mise run lint 2>&1 | head"}, "[lint] 0 issues.")
+    s.assistant(text_block("One test fails."))
+    found = sections(s.entries)
+    assert "- `go test ./...` failed: FAIL entire.io/cli 0.4s" in found["Problem Solving"]
+    assert "- `mise run lint` passed" in found["Problem Solving"]  # a build check now too
+
+
+def test_what_was_said_before_a_read_stays_the_intent_of_the_edit_after_it() -> None:
+    s = Session()
+    s.user("Fix the lint")
+    s.assistant(text_block("Let me fix the errcheck issue:"))
+    s.call("r1", "Read", {"file_path": "/work/app/h.go"}, "func end() {\n\tread()\n}")
+    s.call("e1", "Edit", {"file_path": "/work/app/h.go", "old_string": "\tread()",
+                          "new_string": "\tif err := read(); err != nil {\n\t\tlogWarn(err)\n\t}"},
+           "updated")
+    s.assistant(text_block("Let me check the caller."))
+    s.call("r2", "Read", {"file_path": "/work/app/c.go"}, "func c() {}")
+    s.call("e2", "Edit", {"file_path": "/work/app/c.go", "old_string": "func c() {}",
+                          "new_string": "func c() { end() }"}, "updated")
+    s.assistant(text_block("Both fixed."))
+    files = sections(s.entries)["Files and Code Sections"]
+    assert "- h.go (read x1, edited x1)\n  - Fix the errcheck issue: added logWarn" in files
+    assert "Check the caller" not in files  # those words were for the read
+
+
+def test_a_file_rewritten_whole_says_which_definitions_are_new() -> None:
+    s = Session()
+    s.user("Rewrite the renderer")
+    s.call("r1", "Read", {"file_path": "/work/app/renderer.ex"},
+           "defmodule Renderer do\n  def render(x), do: x\nend")
+    s.assistant(text_block("Now I'll do a comprehensive rewrite of the renderer:"))
+    s.call("w1", "Write", {"file_path": "/work/app/renderer.ex", "content":
+                           "defmodule Renderer do\n  def render(x), do: classify_line(x)\n"
+                           "  defp classify_line(x), do: x\nend"}, "File written")
+    s.assistant(text_block("Rewritten."))
+    files = sections(s.entries)["Files and Code Sections"]
+    assert "- Do a comprehensive rewrite of the renderer: added classify_line" in files
 
 
 # --- other agents, through their adapters ---------------------------------------------------------

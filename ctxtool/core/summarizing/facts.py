@@ -24,7 +24,7 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         definitions_in, identifiers_in, paths_in, test_names_in,
                                         whole_words)
 from ctxtool.core.summarizing.tools import BOOKKEEPING, ToolCall, TodoList, error_gist
-from ctxtool.core.summarizing.work import WorkLog
+from ctxtool.core.summarizing.work import WorkLog, intent_of
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
@@ -50,8 +50,10 @@ _TEST = re.compile(_ENV + r"(?:pytest|py\.test|tox|nox|go test|cargo test|mix te
                    r"unittest|phpunit|ctest|gradle\w* test|mvn test)\b")
 _BUILD = re.compile(_ENV + r"(?:go (?:build|vet)|golangci-lint|cargo (?:build|check|clippy)|"
                     r"mix (?:compile|credo|dialyzer|format --check\w*)|tsc|eslint|ruff|mypy|"
-                    r"(?:npm|pnpm|yarn|bun) run (?:build|lint|typecheck|check)\w*|make\b|"
+                    r"(?:npm|pnpm|yarn|bun|mise|just|task) run (?:build|lint|typecheck|check)\w*|make\b|"
                     r"pre-commit run|gradle\w* build|mvn (?:package|compile|verify))\b")
+_FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^ERROR\b|^error(?:\[\w+\])?:|^\S+\.\w+:\d+:\d+: |"
+                     r"\b[1-9]\d* (?:failed|failures?|errors?|issues?)\b", re.MULTILINE)
 _COMMIT = re.compile(_ENV + r"git\s+(?:-C\s+\S+\s+)?commit\b")
 _PUSH = re.compile(_ENV + r"(?:git\s+(?:-C\s+\S+\s+)?push\b|gh\s+pr\s+(?:create|merge)\b)")
 
@@ -136,6 +138,7 @@ class Facts:
         self.last_said = ""
         self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
         self.narration = ""  # the assistant's latest words since the user's: why it calls tools
+        self.narration_reads = False  # they announce reading (so a read's result ends them)
         self.reported = -1  # position of the last end-of-turn text given to the work log
         self.work = WorkLog()
         self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
@@ -187,6 +190,7 @@ class Facts:
             self.last_said = text[:SAID_CHARS]
             self.said_full = text[:REPORT_CHARS]
             self.narration = self.last_said
+            self.narration_reads = _LOOKING.match(intent_of(text[:SAID_CHARS])) is not None
             if self.rounds:
                 self.rounds[-1].said = self.last_said
             self.last_event = "text"
@@ -246,6 +250,8 @@ class Facts:
                 touch.edits += name in EDIT_TOOLS
                 touch.writes += name in WRITE_TOOLS
                 touch.last_edit = dict(data, tool=name)
+                if name in WRITE_TOOLS and touch.reads:  # a rewrite: what was there, as read
+                    call.known = frozenset(touch.names)
                 self.glimpsed.discard(path)
                 for key in ("new_string", "content", "new_source"):
                     self._defined(touch, str(data.get(key) or ""), position)
@@ -262,7 +268,7 @@ class Facts:
             self._mentions(str(data.get("prompt") or ""), WEIGHT_MENTIONED)
         if self.todos.apply_call(call):
             self.todo_at = position
-            self.work.task_list(self.todos.items, position)
+            self.work.task_list(self.todos.items, position, self.todos.details)
 
     def _defined(self, touch: FileTouch, code: str, position: int) -> None:
         defined = definitions_in(code)
@@ -291,8 +297,9 @@ class Facts:
             return
         call.has_result, call.is_error, call.result = True, bool(block.get("is_error")), text
         call.result_turn = self.position
-        if call.name not in EDIT_TOOLS + WRITE_TOOLS:  # what it said was for that call
-            self.narration = ""
+        if call.name not in EDIT_TOOLS + WRITE_TOOLS + READ_TOOLS + SEARCH_TOOLS or \
+                self.narration_reads:
+            self.narration = ""  # what it said was for that call, not for a change after it
         target = call.input.get("file_path") if isinstance(call.input, dict) else None
         if call.is_error:
             self.failure_count += 1
@@ -320,7 +327,7 @@ class Facts:
             self._check(call, text)
         if self.todos.apply_result(call):
             self.todo_at = self.position
-            self.work.task_list(self.todos.items, self.position)
+            self.work.task_list(self.todos.items, self.position, self.todos.details)
         if not call.is_error:
             self._work_result(call, text)
         if not call.is_error and call.name not in ("Read",) + SEARCH_TOOLS:
@@ -348,7 +355,7 @@ class Facts:
                  str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
             for old, new in pairs:
                 self.work.changed(path, call.name, old, new, self.position, read_before,
-                                  call.intent)
+                                  call.intent, call.known)
             for failure in self.failures:
                 if failure.same is None and path not in failure.changes:
                     failure.changes.append(path)
@@ -369,8 +376,10 @@ class Facts:
         for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0]):
             part = re.sub(r"\s\d?>&?\d?\S*", "", part).strip()
             if _TEST.match(part) or _BUILD.match(part):
-                self.work.check(part, not call.is_error, text, self.position,
-                                "" if not call.is_error else error_gist(text, 160))
+                # piped into head or tail, a failed run exits 0: its output tells
+                failed = call.is_error or ("|" in command and _FAILED.search(text) is not None)
+                self.work.check(part, not failed, text, self.position,
+                                error_gist(text, 160) if failed else "")
                 return
 
     def _fresh_read(self, call: ToolCall) -> bool:
@@ -432,6 +441,9 @@ class Facts:
         return None
 
 
+# words that announce reading, not changing: they were for the reads that followed
+_LOOKING = re.compile(r"(?:read|look|check|see|view|explore|search|find|examine|inspect|"
+                      r"understand|investigate|review|verify|open|grep|get)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_][\w.]{2,}")
 _STOP = frozenset("the and for with that this from into should would have when then task tasks "
                   "pending completed progress user also make sure all are was not but its".split())

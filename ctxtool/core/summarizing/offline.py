@@ -18,7 +18,8 @@ No network and no model: the sections are built from what the transcript records
    command then succeeded;
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
    its state at the cut: commits, pushes, tests and builds, issues closed, the assistant's own
-   end-of-turn reports;
+   end-of-turn reports; the tasks whose work is left out for size keep a line each (their state
+   and description);
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
    tool results, given as the reason for rejecting a tool call; a very long one keeps its start
    and end;
@@ -51,7 +52,7 @@ from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
-from ctxtool.core.summarizing.work import Task, WorkLog
+from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog
 from ctxtool.llm.base import QUEUED, Progress, SummaryRequest, SummaryResult, Turn, no_progress
 
 # detail factors for the sections other than the user messages, most detail first: the first
@@ -60,7 +61,7 @@ DETAIL = (1.0, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.0)
 MESSAGE_CAP = 2000
 # when the messages alone outgrow the target: very long ones are cut (start and end kept) to
 # reach it, down to SQUEEZE's last cap; below that only to keep within the bound (BOUND_CAPS)
-SQUEEZE = ((0.1, 1500), (0.05, 1000), (0.0, 600))
+SQUEEZE = ((0.1, 1500), (0.05, 1000), (0.0, 600), (0.0, 400))
 BOUND_CAPS = (400, 250, 150, 80)
 BASE_TOKENS = 1200  # target size: this much...
 SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summarized)
@@ -342,19 +343,26 @@ def problem_solving(v: View, f: float) -> str:
     """The work done, in order, grouped by the task in progress at the time: commits, pushes,
     tests and builds that changed outcome, the assistant's own reports."""
     facts, work, lines = v.facts, v.facts.work, []
-    entries = list(work.lines)[-max(15, int(70 * f)):]
+    window = max(15, int(70 * f))
+    entries = list(work.lines)[-window:]
+    if len(work.lines) > window:  # the tasks whose work is left out get a line each, in its room
+        entries = entries[min(len(entries) - 1, len(_left_out(work, entries))):]
     while entries and entries[0].detail:  # a commit's body without its commit: left out too
         entries.pop(0)
     earlier = len(work.lines) - len(entries)
     if earlier > 0:
-        lines.append(f"- {earlier} earlier pieces of work are left out here.")
+        lines.append(f"- {earlier} earlier pieces of work are left out here; the tasks they "
+                     "were for:" if _left_out(work, entries) else
+                     f"- {earlier} earlier pieces of work are left out here.")
+        lines.extend("  " + _task_line(facts, task) for task in _left_out(work, entries))
     group = ""
     for entry in entries:
         if entry.task != group:
             group = entry.task
             task = work.tasks.get(group)
             if task is not None:
-                lines.append(f"- Task \"{clip(group, 160)}\" ({_task_state(facts, task)}):")
+                detail = f" - {clip(task.detail, 160)}" if task.detail else ""
+                lines.append(f"- Task \"{clip(group, 160)}\" ({_task_state(facts, task)}){detail}:")
         lines.append(("  " if group else "") + ("  - " if entry.detail else "- ")
                      + clip(entry.text, 300))
     if not entries:
@@ -369,6 +377,19 @@ def problem_solving(v: View, f: float) -> str:
     elif v.prior_text and f > 0:
         lines.append(f"{PRIOR_MARK}:\n" + indent(clip(v.prior_text, int(3000 * f))))
     return "\n".join(lines) or "None recorded."
+
+
+def _left_out(work: WorkLog, entries: list[WorkLine]) -> list[Task]:
+    """The tasks none of the work lines shown belongs to, in order."""
+    shown = {entry.task for entry in entries}
+    return [task for content, task in work.tasks.items() if content not in shown]
+
+
+def _task_line(facts: Facts, task: Task) -> str:
+    """``- Task "X" (done at the cut): what it was to do``."""
+    detail = f": {clip(task.detail, 240)}" if task.detail else ""
+    state = _task_state(facts, task).split(" at the cut")[0]
+    return f"- \"{clip(task.content, 160)}\" ({state}){detail}"
 
 
 def message_lines(v: View, cap: int) -> list[str]:

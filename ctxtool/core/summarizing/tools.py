@@ -25,6 +25,7 @@ class ToolCall:
     result: str = ""
     result_turn: int = -1  # index of the turn holding the result
     intent: str = ""  # the assistant's words before the call (why it was made)
+    known: frozenset[str] = frozenset()  # a rewritten file's names known before (its reads)
 
     @property
     def target(self) -> str:
@@ -84,6 +85,7 @@ class TodoList:
 
     def __init__(self) -> None:
         self.tasks: dict[str, tuple[str, str]] = {}
+        self.details: dict[str, str] = {}  # a task's description (TaskCreate's), by content
 
     def apply_call(self, call: ToolCall) -> bool:
         """Take a TodoWrite in (a whole new list); True when the list changed."""
@@ -103,7 +105,10 @@ class TodoList:
         if call.name == "TaskCreate":
             found = _TASK_ID.search(call.result)
             key = found.group(1) if found else str(len(self.tasks) + 1)
-            self.tasks[key] = ("pending", str(data.get("subject") or data.get("description") or ""))
+            subject = str(data.get("subject") or data.get("description") or "")
+            self.tasks[key] = ("pending", subject)
+            if data.get("subject") and data.get("description"):
+                self.details[subject] = str(data["description"])
             return True
         key = str(data.get("taskId"))
         if call.name != "TaskUpdate" or key not in self.tasks:

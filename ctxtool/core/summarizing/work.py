@@ -62,13 +62,19 @@ _COUNTS = re.compile(r"\b\d+ (?:passed|failed|tests?|examples?|failures?|errors?
                      r"properties)\b|^(?:ok|PASS|FAIL)\s", re.IGNORECASE | re.MULTILINE)
 CHECK_WORDS = 2  # a test or build command is known by its first words (``mix test``)
 # issue trackers driven from the shell: beads (``bd``) and GitHub's ``gh issue``
-_TRACKER = re.compile(r"(?:^|&&|;|\|\|)\s*(?:bd|beads|gh issue)\s+(?P<verb>close|update|create|reopen)"
+_TRACKER = re.compile(r"(?:^|&&|;|\|\|)\s*(?:bd|beads|gh issue)\s+"
+                      r"(?P<verb>close|update|create|reopen|show|view)"
                       r"\s+(?P<id>[\w.#-]+)")
+# an issue's title as ``bd show`` (``○ spotter-4te.1 · Add OTEL deps   [● P1 · OPEN]``) or
+# ``gh issue view`` (``title:\tAdd OTEL deps``) prints it
+_SHOWN_TITLE = re.compile(r"\A\W*[\w.#-]+(?:\s+\[\w+\])?\s+\u00b7\s+(.+?)(?:\s{2,}\[.*)?$|^title:\s+(.+)$",
+                          re.MULTILINE)
 _FLAG_STATUS = re.compile(r"--status[= ]+([\w-]+)")
 _STATUS = {"in_progress": "in_progress", "in-progress": "in_progress", "open": "pending",
            "closed": "completed", "done": "completed", "blocked": "pending"}
 _REASON = re.compile(r"""--(?:reason|comment)[= ]+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
 _TITLE = re.compile(r"""(?:--title|-t)[= ]+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_TASK_ID = re.compile(r"^[\w.#-]{1,40}$")  # an issue's id, not a todo item's sentence
 _CREATED = re.compile(r"(?:Created issue|created)[: ]+([\w.#-]+)", re.IGNORECASE)
 
 
@@ -123,6 +129,7 @@ class Task:
     status: str
     first: int
     changed: int  # position of the latest status change
+    detail: str = ""  # what the task is to do, when the agent wrote it down
 
 
 def _rank(names: dict[str, None], limit: int) -> list[str]:
@@ -216,7 +223,7 @@ def report_lines(text: str) -> list[str]:
 
 _FILLER = re.compile(
     r"^(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|next|first|then|also|finally|so|right|"
-    r"i see)\b[!,.:]*\s*)*(?:(?:let me|let's|i'll|i will|i need to|we need to|i'm going to|"
+    r"i see)\b[!,.:]*\s*(?:[-\u2013\u2014]\s*)?)*(?:(?:let me|let's|i'll|i will|i need to|we need to|i'm going to|"
     r"i can|i should)\s+(?:also\s+|now\s+|first\s+)?)?", re.IGNORECASE)
 
 
@@ -229,8 +236,8 @@ def intent_of(text: str) -> str:
     lines = [_MARKUP.sub("", ln).strip() for ln in paragraphs[-1].splitlines()]
     words = " ".join(ln for ln in lines if ln and not ln.startswith("```"))
     sentences = [_FILLER.sub("", s).strip() for s in re.split(r"(?<=[.!?])\s+", words)]
-    said = " ".join(s for s in sentences if len(s.split()) >= 2).rstrip(":. ")
-    return _short(said[:1].upper() + said[1:], INTENT_CHARS)
+    said = " ".join(s[:1].upper() + s[1:] for s in sentences if len(s.split()) >= 2)
+    return _short(said.rstrip(":. "), INTENT_CHARS)
 
 
 def constraints_in(text: str) -> list[str]:
@@ -257,6 +264,7 @@ class WorkLog:
         self.last_change = -1  # position of the last successful edit or write
         self.constraints: deque[str] = deque(maxlen=CONSTRAINTS)
         self.commits = 0
+        self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
 
     def _line(self, position: int, text: str, detail: bool = False) -> None:
         self.lines.append(WorkLine(position, self.active, text, detail))
@@ -268,21 +276,25 @@ class WorkLog:
             if sentence not in self.constraints:
                 self.constraints.append(sentence)
 
-    def task_list(self, items: list[tuple[str, str]], position: int) -> None:
-        """The task list as it stands now ((status, content) in order)."""
+    def task_list(self, items: list[tuple[str, str]], position: int,
+                  details: dict[str, str] | None = None) -> None:
+        """The task list as it stands now ((status, content) in order; ``details``: the
+        descriptions of those that have one, by content)."""
         for status, content in items:
             task = self.tasks.get(content)
             if task is None:
-                self.tasks[content] = Task(content, status, position, position)
+                task = self.tasks[content] = Task(content, status, position, position,
+                                                  (details or {}).get(content, ""))
             elif task.status != status:
                 task.status, task.changed = status, position
         active = [c for s, c in items if s == "in_progress"]
         self.active = active[-1] if active else ""
 
     def changed(self, path: str, tool: str, old: str, new: str, position: int,
-                read_before: bool, intent: str = "") -> None:
+                read_before: bool, intent: str = "", known: Iterable[str] = ()) -> None:
         """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file),
-        made for ``intent`` (the assistant's words before it)."""
+        made for ``intent`` (the assistant's words before it); ``known``: the names a
+        rewritten file was read to hold."""
         work = self.files.get(path)
         if work is None:
             work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
@@ -319,7 +331,7 @@ class WorkLog:
                 {" ".join(ln.split()) for ln in new.splitlines()}
             for line in gone & work.added.keys():
                 del work.added[line]
-        self._step(work, intent, before, after, old, new)
+        self._step(work, intent, dict.fromkeys(known) if known else before, after, old, new)
         self.since_commit[path] = None
         self.last_change = position
 
@@ -365,9 +377,11 @@ class WorkLog:
         message = lines[0] if lines else "(message not on the command line)"
         files = list(self.since_commit)
         label = found.group(2)[:7] if found else ""
+        # an issue tracker's task in progress (``spotter-4te.1``) names what the commit was for
+        task = f" for {self.active}" if _TASK_ID.match(self.active) else ""
         for path in files:
             if path in self.files:
-                self.files[path].commit = label or "a commit"
+                self.files[path].commit = (label or "a commit") + task
         self.since_commit = {}
         self.commits += 1
         names = ", ".join(p.rsplit("/", 1)[-1] for p in files[-6:])
@@ -397,6 +411,13 @@ class WorkLog:
         if match is None:
             return False
         verb, ident = match.group("verb"), match.group("id")
+        if verb in ("show", "view"):
+            shown = _SHOWN_TITLE.search(result.lstrip())
+            if shown:
+                self.titles[ident] = _short(shown.group(1) or shown.group(2), 160)
+                if ident in self.tasks and not self.tasks[ident].detail:
+                    self.tasks[ident].detail = self.titles[ident]
+            return True
         status = "completed" if verb == "close" else _STATUS.get(
             (_FLAG_STATUS.search(command) or [None, ""])[1], "")
         if verb == "create":
@@ -407,7 +428,8 @@ class WorkLog:
             return True
         task = self.tasks.get(ident)
         if task is None:
-            task = self.tasks[ident] = Task(ident, status or "pending", position, position)
+            task = self.tasks[ident] = Task(ident, status or "pending", position, position,
+                                            self.titles.get(ident, ""))
         if status and status != task.status:
             task.status, task.changed = status, position
         if status == "in_progress":
