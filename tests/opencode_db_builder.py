@@ -161,13 +161,3 @@ def snapshot(db: Path, folder: Path) -> Path:
         if Path(f"{db}{suffix}").exists():
             shutil.copyfile(f"{db}{suffix}", folder / f"opencode.db{suffix}")
     return folder / "opencode.db"
-
-
-def as_one_file(db: Path) -> bytes:
-    """The bytes of a database once its WAL is checkpointed into it (what opening and closing it
-    leaves behind)."""
-    conn = sqlite3.connect(db)
-    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    conn.close()  # the last connection checkpoints the WAL and removes it
-    assert not Path(f"{db}-wal").exists()
-    return db.read_bytes()

@@ -45,16 +45,22 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     OpenCode sessions get each tool part's output back, and parts marked compacted (by
     microcompact or OpenCode's own prune, which keep the output) lose the mark, so OpenCode
     sends their output again.
+    A FILE that is the backup an --in-place write into opencode.db left beside it
+    (opencode.db.ctxtool-backup-<time>.jsonl) puts the rows that write replaced back into that
+    database, every column as it was, and removes the rows it added (nothing on stdout).
 
     \b
         ctxtool restore smaller.jsonl > full.jsonl
         ctxtool persist session.jsonl | ctxtool restore | cmp - session.jsonl
         ctxtool restore --strict --store ./moved-store smaller.jsonl -o full.jsonl
+        ctxtool restore ~/.local/share/opencode/opencode.db.ctxtool-backup-20261127T164000Z.jsonl
     """
     root = store_dir or os.environ.get(STORE_ENV)
     totals = RestoreReport()
     undone = 0
     for unit, target in units(io):
+        if put_rows_back(unit, report):
+            continue
         with on_its_own(io, target):
             if undid_vacuum(unit, target, store_dir):
                 undone += 1
@@ -125,6 +131,19 @@ def _undid_database_vacuum(path: str, store_dir: str | None) -> bool:
             messages.summary("restore", f"{path}: {rows:,} row(s) vacuum removed put back")
             return True
     return False
+
+
+def put_rows_back(unit: IOOptions, report: ReportOptions) -> bool:
+    """Whether ``unit`` is a backup of OpenCode rows, now put back into its database."""
+    from ctxtool.storage import opencode_backup
+
+    if len(unit.paths) != 1 or not opencode_backup.is_backup(unit.paths[0]):
+        return False
+    done = opencode_backup.restore(unit.paths[0])
+    messages.summary("restore", f"{done.database}: session {done.session}: "
+                                f"{done.rows_put_back} row(s) put back, {done.rows_removed} removed")
+    report.emit(done.as_dict())
+    return True
 
 
 def own_folders(paths: tuple[str, ...]) -> list[str]:

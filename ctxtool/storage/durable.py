@@ -116,7 +116,7 @@ def flush() -> None:
             for name in names:
                 _fsync_path(os.path.join(folder, name))
         for folder in folders:
-            _fsync_folder(folder)
+            fsync_folder(folder)
     discard()
 
 
@@ -227,7 +227,7 @@ def _folders() -> list[str]:
     return list(found)
 
 
-def _fsync_folder(path: str) -> None:
+def fsync_folder(path: str) -> None:
     """fsync a folder; one that cannot be opened for reading (a parent of the store root the
     user may only pass through) or synced (a filesystem without folder fsync, EINVAL) is
     skipped: its entries are as durable as that filesystem makes them."""
@@ -300,5 +300,5 @@ def crash_point(where: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-__all__ = ["CRASH_ENV", "FEW", "TICK", "crash_point", "defer", "discard", "flush", "pending",
-           "unwatch", "watch"]
+__all__ = ["CRASH_ENV", "FEW", "TICK", "crash_point", "defer", "discard", "flush",
+           "fsync_folder", "pending", "unwatch", "watch"]

@@ -14,16 +14,15 @@ that session's ``opencode export``, byte for byte.
 
 Reading opens the file read-only (``mode=ro``), which is safe while OpenCode runs (it uses WAL).
 :func:`write_session` changes only the ``message`` and ``part`` rows whose content differs, in one
-``BEGIN IMMEDIATE`` transaction, after a byte-for-byte copy of the database file (checkpointed
-first, so the file alone holds every committed change) next to it; a lock held too long, a schema
-ctxtool does not know, or a row OpenCode changed since it was read stops it with nothing written.
+``BEGIN IMMEDIATE`` transaction, after keeping the rows it replaces beside the database
+(:mod:`ctxtool.storage.opencode_backup`); a lock held too long, a schema ctxtool does not know,
+or a row OpenCode changed since it was read stops it with nothing written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -37,6 +36,7 @@ import orjson
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.opencode.export import SESSION_KEY, check_message, is_message, is_session_line, sort_messages
+from ctxtool.storage import durable, opencode_backup
 # finding the file needs no sqlite3: in a module of its own, which every command's input check
 # imports (kept importable from here)
 from ctxtool.storage.opencode_db_file import (
@@ -44,7 +44,6 @@ from ctxtool.storage.opencode_db_file import (
 )
 
 BUSY_TIMEOUT = 5.0  # seconds to wait for OpenCode to finish a write before giving up
-BACKUP_SUFFIX = ".ctxtool-backup"
 SCHEMA_HINT = "ctxtool knows the schema of OpenCode 1.2 to 1.18.33; use `opencode export` instead"
 LOCK_HINT = "OpenCode is writing to it; try again when the session is idle"
 
@@ -355,9 +354,10 @@ def write_session(path: str | os.PathLike[str], entries: Iterable[Mapping[str, A
 
     Only ``message`` and ``part`` rows whose data differs are updated (new ones are inserted;
     rows the entries leave out stay). ``expected`` is the session as it was read: a row to be
-    changed that OpenCode changed since then stops the write. Before the first change, the whole
-    database is copied next to it (``<name>.ctxtool-backup-<time>``, kept). One transaction:
-    any failure leaves the database as it was."""
+    changed that OpenCode changed since then stops the write. Before the first change, the rows
+    it replaces (and the ids of those it adds) are kept next to the database
+    (``<name>.ctxtool-backup-<time>.jsonl``, kept; ``ctxtool restore`` puts them back). One
+    transaction: any failure, or a kill, leaves the database as it was."""
     db = _need_database(path)
     session_id, rows = _rows(entries, source)
     before = {(r.table, r.id): r.data for r in _rows(expected, source)[1]} if expected else None
@@ -368,7 +368,10 @@ def write_session(path: str | os.PathLike[str], entries: Iterable[Mapping[str, A
         try:
             changes = _plan(conn, session_id, rows, before, report, str(db))
             if changes:
-                report.backup = str(_backup(db)) if backup else None
+                if backup:
+                    report.backup = str(opencode_backup.save(
+                        conn, db, session_id, [(r.table, r.id, exists) for r, exists in changes]))
+                durable.crash_point("after-backup")
                 _apply(conn, session_id, changes)
             conn.execute("COMMIT")
         except BaseException:
@@ -408,84 +411,11 @@ def _plan(conn: sqlite3.Connection, session_id: str, rows: list[_Row],
     return changes
 
 
-def _backup(db: Path) -> Path:
-    """Copy the database file, byte for byte, as the transaction about to write sees it.
-
-    Called under our write lock (``BEGIN IMMEDIATE``, nothing written yet), so no one else can
-    commit. In WAL mode the committed state is the file plus the frames in ``-wal``: a second
-    connection checkpoints them into the file first (a passive checkpoint runs beside a writer),
-    and once every frame is in, the file alone is the database and stays as it is until our
-    commit (which goes to the WAL). Restoring means putting the copy back as ``opencode.db``
-    with no ``-wal``/``-shm`` beside it. When a reader holds an old snapshot the checkpoint
-    cannot finish; the copy is then made with SQLite's backup API (the same rows, a few header
-    bytes different) rather than wait on the reader."""
-    target = _backup_name(db)
-    partial = target.with_name(target.name + ".partial")
-    try:
-        if _checkpointed(db):
-            with open(db, "rb") as source, open(partial, "wb") as copy:
-                shutil.copyfileobj(source, copy, 1 << 20)
-                copy.flush()
-                os.fsync(copy.fileno())
-        else:
-            _backup_by_api(db, partial)
-        _same_owner(db, partial)
-        os.replace(partial, target)
-    except (OSError, sqlite3.Error) as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise StoreError(f"cannot back the database up: {exc}", source=str(target),
-                         hint="nothing was changed; free some space or check permissions") from exc
-    return target
-
-
-def _same_owner(db: Path, copy: Path) -> None:
-    """The copy gets the database's owner, group and mode: root backing up a user's private
-    database must not leave a copy only root can read, or one anyone can (the umask's 0644)."""
-    st = os.stat(db)
-    if os.stat(copy).st_uid != st.st_uid or os.stat(copy).st_gid != st.st_gid:
-        os.chown(copy, st.st_uid, st.st_gid)
-    os.chmod(copy, st.st_mode & 0o7777)
-
-
-def _backup_name(db: Path) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = db.with_name(f"{db.name}{BACKUP_SUFFIX}-{stamp}")
-    n = 1
-    while target.exists():
-        n += 1
-        target = db.with_name(f"{db.name}{BACKUP_SUFFIX}-{stamp}-{n}")
-    return target
-
-
-def _checkpointed(db: Path, *, attempts: int = 8) -> bool:
-    """Whether the database file holds every committed change: not in WAL mode, or a passive
-    checkpoint (from a connection of its own) moved every WAL frame into it. Retried a little
-    while a reader's old snapshot holds frames back."""
-    with connect(db, write=True) as conn:
-        for attempt in range(attempts):
-            _, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            if frames == -1 or done == frames:  # -1: not in WAL mode
-                return True
-            time.sleep(0.05 * (attempt + 1))
-    return False
-
-
-def _backup_by_api(db: Path, partial: Path) -> None:
-    """SQLite's backup API through a read-only connection (a reader still sees the state
-    before our first change)."""
-    with connect(db, write=False) as source:
-        copy = sqlite3.connect(str(partial))
-        try:
-            source.backup(copy)
-        finally:
-            copy.close()
-
-
 def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, bool]]) -> None:
     now = int(time.time() * 1000)
     # messages before their parts: a part row points at its message
-    for row, exists in sorted(changes, key=lambda change: change[0].table != "message"):
+    ordered = sorted(changes, key=lambda change: change[0].table != "message")
+    for n, (row, exists) in enumerate(ordered):
         data = dumps_json(row.data).decode("utf-8")
         if exists:
             conn.execute(f"UPDATE {row.table} SET data = ?, time_updated = ? WHERE id = ?",
@@ -497,6 +427,9 @@ def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, 
             conn.execute("INSERT INTO part (id, message_id, session_id, time_created, "
                          "time_updated, data) VALUES (?, ?, ?, ?, ?, ?)",
                          (row.id, row.message_id, session_id, row.created, now, data))
+        if n == (len(ordered) - 1) // 2:
+            durable.crash_point("mid-rows")  # tests: killed with half the rows written
+    durable.crash_point("before-commit")  # tests: every row written, not committed
 
 
 __all__ = ["BUSY_TIMEOUT", "DB_NAME", "DatabaseWrite", "KNOWN_MIGRATIONS", "SessionSummary",

@@ -57,13 +57,19 @@ def test_microcompact_and_restore_in_place(db: Path) -> None:
     assert [r[1] for r in changed] == ["prt_00200"]
     part = orjson.loads(changed[0][-1])
     assert "compacted" in part["state"]["time"] and part["state"]["output"] == BIG
-    backups = sorted(db.parent.glob("opencode.db.ctxtool-backup-*"))
-    assert len(backups) == 1 and rows(backups[0]) == before
     restored = run_ctxtool("restore", "--in-place", str(db), "--session", SESSION)
     assert restored.returncode == 0, restored.stderr
     assert [r[:-2] for r in rows(db)] == [r[:-2] for r in before]  # time_updated aside
     assert [orjson.loads(r[-1]) for r in rows(db) if r[0] != "session"] == \
         [orjson.loads(r[-1]) for r in before if r[0] != "session"]
+    # each write left the rows it replaced beside the database; the first one's, put back,
+    # gives every row back as it was, time_updated included
+    first, second = sorted(db.parent.glob("opencode.db.ctxtool-backup-*.jsonl"))
+    assert first.stat().st_size < len(BIG) + 2000
+    put_back = run_ctxtool("restore", "--stats", str(first))
+    assert put_back.returncode == 0 and put_back.stdout == b"", put_back.stderr
+    assert b"1 row(s) put back" in put_back.stderr
+    assert rows(db) == before
 
 
 def test_summarize_in_place_adds_opencode_s_compaction_messages(db: Path) -> None:
@@ -124,8 +130,46 @@ def test_the_database_backup_keeps_the_owner_and_mode(db: Path) -> None:
     pruned = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
                          "--in-place", str(db), "--session", SESSION)
     assert pruned.returncode == 0, pruned.stderr
-    (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*")
+    (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")
     for path in (db, backup):
         st = os.stat(path)
         assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == \
             (nobody.pw_uid, nobody.pw_gid, 0o600), path
+
+
+def _integrity(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        conn.close()
+
+
+WRITES = {"microcompact": ["microcompact", "--strategy", "opencode", "--force", "--target", "0"],
+          "summarize": ["summarize", "--llm", "offline"]}  # 1 row replaced; 2 messages added
+
+
+@pytest.mark.parametrize("where", ["after-backup", "mid-rows", "before-commit", "after-replace"])
+@pytest.mark.parametrize("command", list(WRITES))
+def test_a_write_killed_anywhere_leaves_the_database_whole(db: Path, where: str,
+                                                           command: str) -> None:
+    """SIGKILL of the real process: before the commit the database is as it was; after it,
+    the backup beside it puts every row back."""
+    before = rows(db)
+    holder = sqlite3.connect(db)  # OpenCode's open connection: the WAL stays
+    holder.execute("SELECT count(*) FROM session").fetchone()
+    try:
+        killed = run_ctxtool(*WRITES[command], "--in-place", str(db), "--session", SESSION,
+                             env={"CTXTOOL_TEST_CRASH": where})
+        assert killed.returncode == -9, killed.stderr
+        assert _integrity(db) == "ok"
+        (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")
+        assert not list(db.parent.glob("*.partial"))
+        if where == "after-replace":
+            assert rows(db) != before
+        else:
+            assert rows(db) == before
+        assert run_ctxtool("restore", str(backup)).returncode == 0
+        assert rows(db) == before and _integrity(db) == "ok"
+    finally:
+        holder.close()

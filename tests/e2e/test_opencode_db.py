@@ -25,7 +25,7 @@ import pytest
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_messages import FakeMessages, say, tool
 from tests.e2e.opencode_cli import OpenCode, opencode_in
-from tests.opencode_db_builder import as_one_file, snapshot
+from tests.opencode_db_builder import snapshot
 
 CLEARED = "[Old tool result content cleared]"
 TEMPLATE = ["## Objective", "## Important Details", "## Work State", "### Completed", "### Active",
@@ -95,13 +95,15 @@ def test_reading_the_database_equals_reading_the_export(opencode: OpenCode, work
 
 def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work,
                                              tmp_path: Path) -> None:
-    as_it_was = snapshot(opencode.db, tmp_path / "as-it-was")  # OpenCode is not running
     ctxtool_ok("microcompact", "--strategy", "opencode", "--force", "--target", "0",
                "--in-place", str(opencode.db), "--session", work.id)
-    backups = sorted(opencode.db.parent.glob("opencode.db.ctxtool-backup-*"))
-    assert len(backups) == 1
-    # the backup is the database file as it was, byte for byte (its WAL folded in)
-    assert backups[0].read_bytes() == as_one_file(as_it_was)
+    (backup,) = opencode.db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")
+    # the backup holds the one tool part microcompact replaced, not the database
+    assert backup.stat().st_size < 2 * len(work.export)
+    compacted = snapshot(opencode.db, tmp_path / "compacted")  # OpenCode is not running
+    ctxtool_ok("restore", str(backup))
+    assert opencode.export(work.id) == work.export  # as before microcompact, byte for byte
+    _put(compacted, opencode.db)
     opencode.api.push(say("Cleared."))
     turns = [b for b in opencode.prompt("continue", work.id) if b.get("tools")]
     assert tool_results(turns[-1]) == [CLEARED]
@@ -112,12 +114,13 @@ def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work,
     turns = [b for b in opencode.prompt("and again", work.id) if b.get("tools")]
     assert len(tool_results(turns[-1])) == 1 and FILE_TEXT in str(tool_results(turns[-1])[0])
 
-    # put the backup back (alone, no -wal/-shm): OpenCode exports the session exactly as it
-    # did before microcompact
+
+def _put(saved: Path, db: Path) -> None:
+    """The database files :func:`snapshot` saved, back in place (OpenCode not running)."""
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{opencode.db}{suffix}").unlink(missing_ok=True)
-    shutil.copyfile(backups[0], opencode.db)
-    assert opencode.export(work.id) == work.export
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+        if Path(f"{saved}{suffix}").exists():
+            shutil.copyfile(f"{saved}{suffix}", f"{db}{suffix}")
 
 
 def test_summarize_in_place_and_opencode_continues_from_it(opencode: OpenCode, work: Work) -> None:

@@ -4,7 +4,6 @@ what ctxtool does not know (tests on small databases with OpenCode 1.18.33's sch
 from __future__ import annotations
 
 import copy
-import shutil
 import io
 import sqlite3
 from pathlib import Path
@@ -15,9 +14,9 @@ import pytest
 from ctxtool.errors import InputError, StoreError
 from ctxtool.formats.jsonl import write_entries
 from ctxtool.formats.opencode.export import entries_from_export
-from ctxtool.storage import opencode_db
+from ctxtool.storage import opencode_backup, opencode_db
 from tests.opencode_builders import FIXTURE, SESSION, T0, assistant, text, tool, user
-from tests.opencode_db_builder import add_session, as_one_file, make_db, rows, snapshot
+from tests.opencode_db_builder import add_session, make_db, rows
 
 
 def session_messages() -> list[dict]:
@@ -115,8 +114,12 @@ def test_write_changes_only_the_rows_that_differ(db: Path) -> None:
     after = rows(db)
     assert [r for r in after if r not in before] == [r for r in after if r[1] == "prt_00200"]
     assert opencode_db.read_session(db)[2]["parts"][0]["state"]["time"]["compacted"] == T0 + 99
-    # the backup holds the database as it was, and nothing else changed
-    assert result.backup is not None and rows(Path(result.backup)) == before
+    # the backup holds the one row replaced, as it was; putting it back gives every row back
+    backup = orjson.loads(Path(str(result.backup)).read_bytes().splitlines()[1])
+    assert (backup["table"], backup["id"]) == ("part", "prt_00200")
+    assert [tuple(backup["row"].values())] == [r[1:] for r in before if r[1] == "prt_00200"]
+    opencode_backup.restore(str(result.backup))
+    assert rows(db) == before
 
 
 def test_write_inserts_new_messages_and_leaves_unmentioned_rows(db: Path) -> None:
@@ -187,48 +190,46 @@ def test_missing_columns_are_an_unknown_schema(tmp_path: Path) -> None:
         opencode_db.read_session(path)
 
 
-# --- the backup: the database file as it was, byte for byte ---------------------------------------
+# --- the backup: the rows a write replaces ---------------------------------------------------------
 
-def _restore(backup: Path, folder: Path) -> Path:
-    folder.mkdir()
-    shutil.copyfile(backup, folder / "opencode.db")
-    return folder / "opencode.db"
+BIG_PART = "y" * 200_000
 
 
-def test_the_backup_is_the_database_file_byte_for_byte_with_the_wal_folded_in(
-        db: Path, tmp_path: Path) -> None:
-    # OpenCode is running: its connection stays open and its last commits are still in the WAL
-    opencode = sqlite3.connect(db, isolation_level=None)
-    opencode.execute("SELECT count(*) FROM session").fetchone()
-    add_session(db, [user(7)], session="ses_later", updated=T0 + 1)
-    assert Path(f"{db}-wal").stat().st_size > 0
-    try:
-        before = rows(db)
-        as_it_was = snapshot(db, tmp_path / "as-it-was")
-        entries = opencode_db.read_session(db, SESSION)
-        result = opencode_db.write_session(db, _mark(entries), expected=entries)
-    finally:
-        opencode.close()
+def _big_other_session(db: Path) -> None:
+    add_session(db, [user(21), assistant(22, 21, *[tool(f"cat {n}", output=BIG_PART)
+                                                   for n in range(10)])],
+                session="ses_big", updated=T0 - 1)
+
+
+def test_the_backup_is_as_big_as_what_the_write_touches_not_the_database(db: Path) -> None:
+    _big_other_session(db)  # 2 MB of another session
+    before = rows(db)
+    entries = opencode_db.read_session(db, SESSION)
+    result = opencode_db.write_session(db, _mark(entries), expected=entries)
     backup = Path(str(result.backup))
-    assert backup.read_bytes() == as_one_file(as_it_was)
-    restored = _restore(backup, tmp_path / "restored")
-    assert rows(restored) == before
-    assert opencode_db.read_session(restored, SESSION) == entries
-    assert as_one_file(restored) == backup.read_bytes()  # opening it changes nothing either
+    assert backup.name.startswith("opencode.db.ctxtool-backup-") and backup.suffix == ".jsonl"
+    touched = sum(len(str(r)) for r in before if r[1] == "prt_00200")
+    assert backup.stat().st_size < touched + 400
+    assert backup.stat().st_size * 1000 < db.stat().st_size
+    assert opencode_backup.restore(str(backup)).rows_put_back == 1
+    assert rows(db) == before
 
 
-def test_a_database_not_in_wal_mode_is_copied_as_it_is(tmp_path: Path) -> None:
-    path = make_db(tmp_path / "opencode.db", wal=False)
-    add_session(path, session_messages())
-    original = path.read_bytes()
-    entries = opencode_db.read_session(path)
-    result = opencode_db.write_session(path, _mark(entries), expected=entries)
-    assert Path(str(result.backup)).read_bytes() == original
-    assert path.read_bytes() != original
+def test_restoring_removes_the_rows_the_write_added(db: Path) -> None:
+    before = rows(db)
+    entries = opencode_db.read_session(db)
+    changed = _mark(entries)
+    result = opencode_db.write_session(db, [*changed, assistant(5, 3, text("a summary"),
+                                                                summary=True)])
+    assert result.inserted == ["msg_005", "prt_00500"]
+    done = opencode_backup.restore(str(result.backup))
+    assert (done.rows_put_back, done.rows_removed) == (1, 2)
+    assert rows(db) == before
+    assert opencode_backup.restore(str(result.backup)).rows_removed == 0  # again: the same rows
+    assert rows(db) == before
 
 
-def test_a_reader_on_an_old_snapshot_still_gets_a_complete_backup(db: Path) -> None:
-    """The checkpoint cannot take frames a reader still needs: the backup API copies the rows."""
+def test_a_reader_on_an_old_snapshot_does_not_stop_the_write(db: Path) -> None:
     reader = sqlite3.connect(db, isolation_level=None)
     try:
         reader.execute("BEGIN")
@@ -239,4 +240,32 @@ def test_a_reader_on_an_old_snapshot_still_gets_a_complete_backup(db: Path) -> N
         result = opencode_db.write_session(db, _mark(entries), expected=entries)
     finally:
         reader.close()
-    assert rows(Path(str(result.backup))) == before
+    opencode_backup.restore(str(result.backup))
+    assert rows(db) == before
+
+
+def _backup_with(db: Path, tmp_path: Path, *records: dict) -> str:
+    header = {"backup": opencode_backup.KIND, "version": 1, "database": str(db),
+              "session": SESSION}
+    path = tmp_path / "made.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in (header, *records)))
+    return str(path)
+
+
+@pytest.mark.parametrize(("record", "error", "message"), [
+    ({"table": "session", "id": "x", "row": None}, InputError, "not a saved message or part"),
+    ({"table": "part", "id": "prt_00200", "row": {"id": "other"}}, InputError, "row's id"),
+    ({"table": "part", "id": "prt_00200", "row": {"id": "prt_00200", "evil\" = 1; --": 1}},
+     StoreError, "columns the database lacks"),
+    ({"table": "part", "id": "prt_00200", "row": {"id": "prt_00200", "data": [1]}},
+     StoreError, "no SQLite column takes"),
+])
+def test_a_bad_backup_changes_nothing(db: Path, tmp_path: Path, record: dict,
+                                      error: type[Exception], message: str) -> None:
+    before = rows(db)
+    # a good row first: the bad one after it rolls the whole restore back
+    good = {"table": "message", "id": "msg_001", "row": None}
+    with pytest.raises(error, match=message):
+        opencode_backup.restore(_backup_with(db, tmp_path, good, record))
+    assert rows(db) == before
+    assert not opencode_backup.is_backup(str(db))
