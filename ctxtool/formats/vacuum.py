@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
 class LineEdit(NamedTuple):
@@ -61,6 +61,15 @@ class BlobKeeper(Protocol):
 
     def load(self, digest: str) -> bytes | None:
         """The bytes stored under ``digest``, or None."""
+        ...
+
+    def save_recipe(self, recipe: dict[str, Any]) -> str:
+        """Keep ``recipe`` (a JSON object naming what was kept; ``recipe["vacuumed"]["sha256"]``
+        names it) beside the bytes; its path."""
+        ...
+
+    def recipes(self) -> list[dict[str, Any]]:
+        """Every recipe kept here."""
         ...
 
 

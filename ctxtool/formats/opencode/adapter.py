@@ -28,6 +28,8 @@ from ctxtool.types import location_of
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ctxtool.formats.vacuum import DatabaseVacuum
     from ctxtool.formats.opencode.compaction import OpenCodeWriter
     from ctxtool.llm.base import AgentPrompt
 
@@ -159,6 +161,13 @@ class OpenCodeAdapter(FormatAdapter):
         from ctxtool.storage.session_dirs import opencode_data_dir  # only cleanup asks
 
         return opencode_data_dir(env)
+
+    def vacuum_database(self) -> DatabaseVacuum:
+        """The ``event`` rows OpenCode 1.18.33 never reads back, then ``VACUUM``
+        (:mod:`ctxtool.storage.opencode_vacuum`; why: docs/vacuum.md)."""
+        from ctxtool.storage.opencode_vacuum import OpenCodeVacuum  # sqlite3: when one is asked
+
+        return OpenCodeVacuum()
 
     def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
         """The first text part of a user message, OpenCode's own parts (``synthetic``,
