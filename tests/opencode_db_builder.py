@@ -161,3 +161,12 @@ def snapshot(db: Path, folder: Path) -> Path:
         if Path(f"{db}{suffix}").exists():
             shutil.copyfile(f"{db}{suffix}", folder / f"opencode.db{suffix}")
     return folder / "opencode.db"
+
+
+def integrity(db: Path) -> str:
+    """SQLite's ``PRAGMA integrity_check`` of the database: ``ok`` when it is whole."""
+    conn = sqlite3.connect(db)
+    try:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        conn.close()

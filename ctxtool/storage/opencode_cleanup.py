@@ -257,13 +257,7 @@ def remove_tree(db: Path, tree: SessionTree, *, exports: dict[str, bytes] | None
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         check_schema(conn, db, writing=True)
         tables = check_session_tables(conn, db)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise DatabaseBusy("the database is busy (another process is writing to it); "
-                                   "nothing was changed", source=str(db), hint=LOCK_HINT) from exc
-            raise
+        begin_immediate(conn, db)
         try:
             _check_unchanged(conn, db, tables, tree, exports)
             deleted = _delete(conn, tables, tree.ids)
@@ -274,6 +268,18 @@ def remove_tree(db: Path, tree: SessionTree, *, exports: dict[str, bytes] | None
             raise
     durable.crash_point("opencode-committed")  # tests: killed before its files go
     return deleted
+
+
+def begin_immediate(conn: sqlite3.Connection, db: Path) -> None:
+    """``BEGIN IMMEDIATE``, or DatabaseBusy when another process kept the write lock past the
+    connection's busy timeout."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise DatabaseBusy("the database is busy (another process is writing to it); "
+                               "nothing was changed", source=str(db), hint=LOCK_HINT) from exc
+        raise
 
 
 def _check_unchanged(conn: sqlite3.Connection, db: Path, tables: list[str], tree: SessionTree,
@@ -296,5 +302,5 @@ def _delete(conn: sqlite3.Connection, tables: list[str], ids: list[str]) -> dict
 
 
 __all__ = ["BUSY_TIMEOUT", "DatabaseBusy", "SessionTree", "SideFile", "TreeChanged",
-           "check_session_tables", "export_bytes", "measure", "read_exports", "remove_tree", "scan",
+           "begin_immediate", "check_session_tables", "export_bytes", "measure", "read_exports", "remove_tree", "scan",
            "stamp", "tool_outputs"]

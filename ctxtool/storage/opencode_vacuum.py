@@ -39,8 +39,8 @@ from ctxtool.errors import StoreError
 from ctxtool.formats.vacuum import BlobKeeper, SessionSize
 from ctxtool.storage import durable, sqlite_rows
 from ctxtool.storage.open_files import holders
-from ctxtool.storage.opencode_cleanup import BUSY_TIMEOUT, DatabaseBusy
-from ctxtool.storage.opencode_db import LOCK_HINT, check_schema, connect
+from ctxtool.storage.opencode_cleanup import BUSY_TIMEOUT, DatabaseBusy, begin_immediate
+from ctxtool.storage.opencode_db import check_schema, connect
 
 REASON = "event rows OpenCode never reads back"
 KIND = "opencode-events"
@@ -94,7 +94,7 @@ class OpenCodeVacuum:
         rows = [row for recipe in recipes for row in _stored_rows(recipe, keeper, path)]
         with connect(path, write=True) as conn:
             check_schema(conn, path, writing=True)
-            _begin(conn, path)
+            begin_immediate(conn, path)
             try:
                 for row in rows:
                     sqlite_rows.put_back(conn, "event", row, str(path))
@@ -136,19 +136,9 @@ def _check_tables(conn: sqlite3.Connection, path: Path) -> None:
                              f"{', '.join(sorted(needed))}", source=str(path))
 
 
-def _begin(conn: sqlite3.Connection, path: Path) -> None:
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise DatabaseBusy("the database is busy (another process is writing to it); "
-                               "nothing was changed", source=str(path), hint=LOCK_HINT) from exc
-        raise
-
-
 def _remove_events(conn: sqlite3.Connection, path: Path, keeper: BlobKeeper) -> int:
     """Store, then delete, the removable rows, in one transaction; how many went."""
-    _begin(conn, path)
+    begin_immediate(conn, path)
     try:
         by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in sqlite_rows.select(conn, "event", f"id IN (SELECT e.id {REMOVABLE})", ()):

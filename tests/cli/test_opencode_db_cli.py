@@ -14,7 +14,7 @@ from ctxtool.cli import cli
 from ctxtool.storage import opencode_db
 from tests.conftest import run_ctxtool
 from tests.opencode_builders import SESSION, assistant, text, tool, user
-from tests.opencode_db_builder import add_session, make_db, rows
+from tests.opencode_db_builder import add_session, integrity, make_db, rows
 
 BIG = "x" * 4000
 
@@ -137,14 +137,6 @@ def test_the_database_backup_keeps_the_owner_and_mode(db: Path) -> None:
             (nobody.pw_uid, nobody.pw_gid, 0o600), path
 
 
-def _integrity(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        conn.close()
-
-
 WRITES = {"microcompact": ["microcompact", "--strategy", "opencode", "--force", "--target", "0"],
           "summarize": ["summarize", "--llm", "offline"]}  # 1 row replaced; 2 messages added
 
@@ -162,7 +154,7 @@ def test_a_write_killed_anywhere_leaves_the_database_whole(db: Path, where: str,
         killed = run_ctxtool(*WRITES[command], "--in-place", str(db), "--session", SESSION,
                              env={"CTXTOOL_TEST_CRASH": where})
         assert killed.returncode == -9, killed.stderr
-        assert _integrity(db) == "ok"
+        assert integrity(db) == "ok"
         (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")
         assert not list(db.parent.glob("*.partial"))
         if where == "after-replace":
@@ -170,6 +162,6 @@ def test_a_write_killed_anywhere_leaves_the_database_whole(db: Path, where: str,
         else:
             assert rows(db) == before
         assert run_ctxtool("restore", str(backup)).returncode == 0
-        assert rows(db) == before and _integrity(db) == "ok"
+        assert rows(db) == before and integrity(db) == "ok"
     finally:
         holder.close()

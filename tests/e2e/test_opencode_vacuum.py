@@ -50,6 +50,14 @@ def session(opencode: OpenCode, tmp_path_factory: pytest.TempPathFactory) -> tup
     return ident, snapshot(opencode.db, tmp_path_factory.mktemp("saved") / "as-written")
 
 
+@pytest.fixture(scope="module")
+def untouched(opencode: OpenCode, session: tuple[str, Path]) -> list[bytes]:
+    """What OpenCode sends resuming the session from the database as it wrote it."""
+    ident, saved = session
+    _put(saved, opencode.db)
+    return _resume(opencode, ident)
+
+
 def _put(saved: Path, db: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
@@ -80,12 +88,9 @@ def _env(opencode: OpenCode) -> dict[str, str]:
             "CODEX_HOME": str(opencode.home / "codex")}
 
 
-def test_opencode_resumes_the_same_without_its_event_rows(opencode: OpenCode,
-                                                          session: tuple[str, Path]) -> None:
+def test_opencode_resumes_the_same_without_its_event_rows(
+        opencode: OpenCode, session: tuple[str, Path], untouched: list[bytes]) -> None:
     ident, saved = session
-    _put(saved, opencode.db)
-    untouched = _resume(opencode, ident)
-
     _put(saved, opencode.db)
     (seq,) = _sql(opencode.db, f"SELECT seq FROM event_sequence WHERE aggregate_id = '{ident}'")
     kinds = dict(_sql(opencode.db, "SELECT type, count(*) FROM event GROUP BY type"))
@@ -100,12 +105,9 @@ def test_opencode_resumes_the_same_without_its_event_rows(opencode: OpenCode,
         [(seq[0] + 1,)]
 
 
-def test_vacuum_shrinks_the_file_and_resuming_is_the_same(opencode: OpenCode,
-                                                          session: tuple[str, Path]) -> None:
+def test_vacuum_shrinks_the_file_and_resuming_is_the_same(
+        opencode: OpenCode, session: tuple[str, Path], untouched: list[bytes]) -> None:
     ident, saved = session
-    _put(saved, opencode.db)
-    untouched = _resume(opencode, ident)
-
     _put(saved, opencode.db)
     before = {table: _sql(opencode.db, f"SELECT * FROM {table} ORDER BY 1")
               for table in ("event", "event_sequence", "session", "message", "part")}

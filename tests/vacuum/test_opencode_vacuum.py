@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import ctxtool_executable, run_ctxtool
 from tests.opencode_builders import SESSION, assistant, text, user
-from tests.opencode_db_builder import add_session, make_db
+from tests.opencode_db_builder import add_session, integrity, make_db
 
 SNAPSHOT = "z" * 4000  # what a message.part.updated row repeats: the part as it was then
 
@@ -70,14 +70,6 @@ def _all_rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         conn.close()
 
 
-def _integrity(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
-    finally:
-        conn.close()
-
-
 def _size(db: Path) -> int:
     wal = Path(f"{db}-wal")
     return db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
@@ -105,7 +97,7 @@ def test_plan_changes_nothing_and_apply_takes_out_only_what_is_never_read(home: 
     assert after["event_sequence"] == before["event_sequence"]  # the next event's number
     assert {t: r for t, r in after.items() if t != "event"} == \
         {t: r for t, r in before.items() if t != "event"}
-    assert _integrity(db) == "ok"
+    assert integrity(db) == "ok"
     # the rows went to the store first: one blob of the session's rows, one recipe
     kept = sorted(p.name for p in (db.parent / "ctxtool-store").rglob("*") if p.is_file())
     assert len([n for n in kept if n.endswith(".bin")]) == 1
@@ -171,7 +163,7 @@ def test_killed_at_each_step_the_database_is_untouched_or_complete(home: Path,
     killed = run_ctxtool("vacuum", "--all", "--apply", "--agent", "opencode",
                          env={**_env(home), "CTXTOOL_TEST_CRASH": where})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert _integrity(db) == "ok"
+    assert integrity(db) == "ok"
     after = _all_rows(db)
     if where == "vacuum-vacuumed":  # committed: complete, shrinking when run again
         assert len(after["event"]) == 10
@@ -196,7 +188,7 @@ def test_killed_from_outside_at_any_moment(home: Path) -> None:
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        assert _integrity(db) == "ok"
+        assert integrity(db) == "ok"
         after = _all_rows(db)
         complete = len(after["event"]) == 10
         assert complete or after == before, delay
