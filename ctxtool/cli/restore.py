@@ -139,7 +139,9 @@ def put_rows_back(unit: IOOptions, report: ReportOptions) -> bool:
 
     if len(unit.paths) != 1 or not opencode_backup.is_backup(unit.paths[0]):
         return False
-    done = opencode_backup.restore(unit.paths[0])
+    from ctxtool.storage.opencode_db import restore_backup  # sqlite3: only now
+
+    done = restore_backup(unit.paths[0])
     messages.summary("restore", f"{done.database}: session {done.session}: "
                                 f"{done.rows_put_back} row(s) put back, {done.rows_removed} removed")
     report.emit(done.as_dict())

@@ -14,24 +14,28 @@ the problem, not the cure).
 ``BEGIN IMMEDIATE`` transaction, before the first change: the rows it holds are the committed
 ones nobody can change meanwhile. A write killed after it leaves the database as it was (SQLite
 rolls the transaction back) and a backup whose rows are those the database still holds.
-:func:`restore` (``ctxtool restore BACKUP``) puts every row back as it was, every column, and
-removes the rows the write added, in one transaction.
+:func:`put_back` (``ctxtool restore BACKUP``, :func:`ctxtool.storage.opencode_db.restore_backup`)
+puts every row back as it was, every column, and removes the rows the write added, in one
+transaction.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ctxtool.errors import InputError, StoreError
 from ctxtool.storage import durable, sqlite_rows
+
+if TYPE_CHECKING:  # sqlite3 where a database is opened (restore asks is_backup of every input)
+    import sqlite3
 
 KIND = "ctxtool-opencode-rows"
 VERSION = 1
@@ -111,37 +115,32 @@ class Restored:
                 "rows_put_back": self.rows_put_back, "rows_removed": self.rows_removed}
 
 
-def restore(path: str) -> Restored:
-    """Put the rows of the backup ``path`` back into its database (the one named in it, or
-    ``opencode.db`` beside the backup when that one is gone), in one transaction."""
+def read(path: str) -> tuple[Path, Restored, list[dict[str, Any]]]:
+    """The database a backup is for (the one named in it, or ``opencode.db`` beside the backup
+    when that one is gone), an empty report, and its rows; InputError when it is no backup."""
     header, records = _read(path)
     db = Path(header["database"])
     if not db.is_file():
         db = Path(path).resolve().with_name(db.name)
-    from ctxtool.storage import opencode_db  # imports this module
-
-    report = Restored(str(db), str(header.get("session", "")))
-    with opencode_db.connect(db, write=True) as conn:
-        opencode_db.check_schema(conn, db, writing=True)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for table in reversed(TABLES):
-                for record in records:
-                    if record["table"] == table and record["row"] is None:
-                        report.rows_removed += sqlite_rows.delete(conn, table, record["id"])
-            for table in TABLES:
-                for record in records:
-                    if record["table"] == table and record["row"] is not None:
-                        sqlite_rows.put_back(conn, table, record["row"], path)
-                        report.rows_put_back += 1
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return report
+    return db, Restored(str(db), str(header.get("session", ""))), records
 
 
-def _read(path: str) -> tuple[dict, list[dict]]:
+def put_back(conn: sqlite3.Connection, records: list[dict[str, Any]], report: Restored,
+             source: str) -> None:
+    """The rows of a backup back in the database, in ``conn``'s transaction: the added ones
+    removed (children first), the replaced ones as they were (parents first)."""
+    for table in reversed(TABLES):
+        for record in records:
+            if record["table"] == table and record["row"] is None:
+                report.rows_removed += sqlite_rows.delete(conn, table, record["id"])
+    for table in TABLES:
+        for record in records:
+            if record["table"] == table and record["row"] is not None:
+                sqlite_rows.put_back(conn, table, record["row"], source)
+                report.rows_put_back += 1
+
+
+def _read(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
         lines = Path(path).read_bytes().splitlines()
     except OSError as exc:
@@ -168,4 +167,4 @@ def _read(path: str) -> tuple[dict, list[dict]]:
     return header, records[1:]
 
 
-__all__ = ["KIND", "Restored", "SUFFIX", "is_backup", "restore", "save"]
+__all__ = ["KIND", "Restored", "SUFFIX", "is_backup", "put_back", "read", "save"]

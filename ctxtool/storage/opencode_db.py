@@ -411,6 +411,22 @@ def _plan(conn: sqlite3.Connection, session_id: str, rows: list[_Row],
     return changes
 
 
+def restore_backup(path: str) -> opencode_backup.Restored:
+    """Put the rows of the backup ``path`` (:mod:`ctxtool.storage.opencode_backup`) back into
+    its database, in one transaction."""
+    db, report, records = opencode_backup.read(path)
+    with connect(db, write=True) as conn:
+        check_schema(conn, db, writing=True)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            opencode_backup.put_back(conn, records, report, path)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return report
+
+
 def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, bool]]) -> None:
     now = int(time.time() * 1000)
     # messages before their parts: a part row points at its message
@@ -435,4 +451,4 @@ def _apply(conn: sqlite3.Connection, session_id: str, changes: list[tuple[_Row, 
 __all__ = ["BUSY_TIMEOUT", "DB_NAME", "DatabaseWrite", "KNOWN_MIGRATIONS", "SessionSummary",
            "check_schema", "connect", "find_database", "is_database", "list_sessions",
            "looks_like_database", "not_sqlite", "pick_session", "read_entries", "read_session",
-           "session_info", "session_stamps", "write_session"]
+           "restore_backup", "session_info", "session_stamps", "write_session"]

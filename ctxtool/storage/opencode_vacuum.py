@@ -19,7 +19,7 @@ Order, so that a failure or a kill at any point leaves the database untouched or
    during either, the database holds every row as committed in step 2 and shrinks next time.
 
 :meth:`OpenCodeVacuum.restore` puts every stored row back as it was (``ctxtool restore
---vacuumed``).
+--in-place opencode.db``).
 """
 
 from __future__ import annotations
@@ -66,9 +66,8 @@ class OpenCodeVacuum:
     def plan(self, path: Path) -> list[SessionSize]:
         with connect(path, write=False) as conn:
             check_schema(conn, path, writing=False)
-            _check_tables(conn, path)
             count, size = conn.execute(f"SELECT count(*), coalesce(sum({_ROW_BYTES}), 0) "
-                                       f"{REMOVABLE}").fetchone()
+                                       f"{REMOVABLE}").fetchone() if _logs(conn, path) else (0, 0)
             sessions = conn.execute("SELECT count(*) FROM session").fetchone()[0]
         now = file_bytes(path)
         return [_entry(path, sessions, now, max(0, now - size), count)]
@@ -79,9 +78,8 @@ class OpenCodeVacuum:
         with connect(path, write=True) as conn:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
             check_schema(conn, path, writing=True)
-            _check_tables(conn, path)
             sessions = conn.execute("SELECT count(*) FROM session").fetchone()[0]
-            count = _remove_events(conn, path, keeper)
+            count = _remove_events(conn, path, keeper) if _logs(conn, path) else 0
             if count:
                 conn.execute("VACUUM")
                 durable.crash_point("vacuum-vacuumed")  # tests: killed before the checkpoint
@@ -89,20 +87,23 @@ class OpenCodeVacuum:
         return [_entry(path, sessions, before, file_bytes(path), count)]
 
     def restore(self, path: Path, keeper: BlobKeeper) -> int:
+        """Every row the recipes for ``path`` name, back as it was; how many were missing (so a
+        second ``restore --in-place`` of the database goes on to its tool outputs)."""
         recipes = [r for r in keeper.recipes() if r.get("kind") == KIND
                    and r.get("database") == str(path.resolve())]
         rows = [row for recipe in recipes for row in _stored_rows(recipe, keeper, path)]
+        missing = 0
         with connect(path, write=True) as conn:
             check_schema(conn, path, writing=True)
             begin_immediate(conn, path)
             try:
                 for row in rows:
-                    sqlite_rows.put_back(conn, "event", row, str(path))
+                    missing += not sqlite_rows.put_back(conn, "event", row, str(path))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        return len(rows)
+        return missing
 
 
 _ROW_BYTES = "length(e.id) + length(e.aggregate_id) + length(e.type) + length(e.data) + 8"
@@ -127,13 +128,18 @@ def refuse_if_open(path: Path) -> None:
                                 "run`) and run vacuum again")
 
 
-def _check_tables(conn: sqlite3.Connection, path: Path) -> None:
+def _logs(conn: sqlite3.Connection, path: Path) -> bool:
+    """Whether the database has OpenCode's event log (a database older than the log has
+    nothing to take out); StoreError when its tables are not the ones ctxtool knows."""
+    if not sqlite_rows.columns(conn, "event"):
+        return False
     for table, needed in {"event": {"id", "aggregate_id", "seq", "type", "data"},
                           "event_sequence": {"aggregate_id", "owner_id"},
                           "session": {"workspace_id"}}.items():
         if not needed <= set(sqlite_rows.columns(conn, table)):
             raise StoreError(f"unknown OpenCode database schema: no {table} table with "
                              f"{', '.join(sorted(needed))}", source=str(path))
+    return True
 
 
 def _remove_events(conn: sqlite3.Connection, path: Path, keeper: BlobKeeper) -> int:

@@ -11,11 +11,13 @@ writes each row as it was, all columns, in the caller's transaction.
 from __future__ import annotations
 
 import base64
-import sqlite3
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxtool.errors import StoreError
+
+if TYPE_CHECKING:
+    import sqlite3
 
 Row = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """The real OpenCode (1.18.33) never reads its ``event`` rows back for a session: with them gone
 (deleted by hand, then by ``ctxtool vacuum``) it resumes the session and sends the same request
-as from the untouched database; vacuum shrinks the file and ``restore --vacuumed`` gives every row
+as from the untouched database; vacuum shrinks the file and ``restore --in-place`` gives every row
 back (docs/vacuum.md says why, from OpenCode's source).
 
 One installation, one session of several turns (a ``read`` tool call and its result, text
@@ -123,7 +123,7 @@ def test_vacuum_shrinks_the_file_and_resuming_is_the_same(
     assert _sql(opencode.db, "SELECT count(*) FROM event") == [(0,)]
     assert _sql(opencode.db, "PRAGMA integrity_check") == [("ok",)]
 
-    back = run_ctxtool("restore", "--vacuumed", env=_env(opencode))
+    back = run_ctxtool("restore", "--in-place", str(opencode.db), env=_env(opencode))
     assert back.returncode == 0, back.stderr
     assert {table: _sql(opencode.db, f"SELECT * FROM {table} ORDER BY 1")
             for table in before} == before  # row for row

@@ -118,7 +118,7 @@ def test_write_changes_only_the_rows_that_differ(db: Path) -> None:
     backup = orjson.loads(Path(str(result.backup)).read_bytes().splitlines()[1])
     assert (backup["table"], backup["id"]) == ("part", "prt_00200")
     assert [tuple(backup["row"].values())] == [r[1:] for r in before if r[1] == "prt_00200"]
-    opencode_backup.restore(str(result.backup))
+    opencode_db.restore_backup(str(result.backup))
     assert rows(db) == before
 
 
@@ -211,7 +211,7 @@ def test_the_backup_is_as_big_as_what_the_write_touches_not_the_database(db: Pat
     touched = sum(len(str(r)) for r in before if r[1] == "prt_00200")
     assert backup.stat().st_size < touched + 400
     assert backup.stat().st_size * 1000 < db.stat().st_size
-    assert opencode_backup.restore(str(backup)).rows_put_back == 1
+    assert opencode_db.restore_backup(str(backup)).rows_put_back == 1
     assert rows(db) == before
 
 
@@ -222,10 +222,10 @@ def test_restoring_removes_the_rows_the_write_added(db: Path) -> None:
     result = opencode_db.write_session(db, [*changed, assistant(5, 3, text("a summary"),
                                                                 summary=True)])
     assert result.inserted == ["msg_005", "prt_00500"]
-    done = opencode_backup.restore(str(result.backup))
+    done = opencode_db.restore_backup(str(result.backup))
     assert (done.rows_put_back, done.rows_removed) == (1, 2)
     assert rows(db) == before
-    assert opencode_backup.restore(str(result.backup)).rows_removed == 0  # again: the same rows
+    assert opencode_db.restore_backup(str(result.backup)).rows_removed == 0  # again: the same rows
     assert rows(db) == before
 
 
@@ -240,7 +240,7 @@ def test_a_reader_on_an_old_snapshot_does_not_stop_the_write(db: Path) -> None:
         result = opencode_db.write_session(db, _mark(entries), expected=entries)
     finally:
         reader.close()
-    opencode_backup.restore(str(result.backup))
+    opencode_db.restore_backup(str(result.backup))
     assert rows(db) == before
 
 
@@ -266,6 +266,6 @@ def test_a_bad_backup_changes_nothing(db: Path, tmp_path: Path, record: dict,
     # a good row first: the bad one after it rolls the whole restore back
     good = {"table": "message", "id": "msg_001", "row": None}
     with pytest.raises(error, match=message):
-        opencode_backup.restore(_backup_with(db, tmp_path, good, record))
+        opencode_db.restore_backup(_backup_with(db, tmp_path, good, record))
     assert rows(db) == before
     assert not opencode_backup.is_backup(str(db))

@@ -1,5 +1,5 @@
 """vacuum on OpenCode's database: the event rows OpenCode never reads back go to the store, the
-file shrinks, `restore --vacuumed` puts them back row for row; refused while another process has
+file shrinks, `restore --in-place` puts them back row for row; refused while another process has
 the database open or locked; killed at any point, the database is untouched or complete."""
 
 from __future__ import annotations
@@ -103,9 +103,9 @@ def test_plan_changes_nothing_and_apply_takes_out_only_what_is_never_read(home: 
     assert len([n for n in kept if n.endswith(".bin")]) == 1
     assert len([n for n in kept if n.startswith("recipe-")]) == 1
 
-    back = run_ctxtool("restore", "--vacuumed", "--stats", env=_env(home))
+    back = run_ctxtool("restore", "--in-place", str(db), env=_env(home))
     assert back.returncode == 0, back.stderr
-    assert b"500 row(s) vacuum took out put back" in back.stderr
+    assert b"500 row(s) vacuum removed put back" in back.stderr
     assert _all_rows(db) == before  # row for row, every column
     again = run_ctxtool("vacuum", "--all", "--apply", "--agent", "opencode", env=_env(home))
     assert again.returncode == 0 and len(_all_rows(db)["event"]) == 10
@@ -169,7 +169,7 @@ def test_killed_at_each_step_the_database_is_untouched_or_complete(home: Path,
         assert len(after["event"]) == 10
     else:
         assert after == before
-    back = run_ctxtool("restore", "--vacuumed", env=_env(home))
+    back = run_ctxtool("restore", "--in-place", str(db), env=_env(home))
     assert back.returncode == 0, back.stderr
     assert _all_rows(db) == before
 
@@ -194,6 +194,6 @@ def test_killed_from_outside_at_any_moment(home: Path) -> None:
         assert complete or after == before, delay
         outcomes.add(complete)
         if complete:
-            assert run_ctxtool("restore", "--vacuumed", env=_env(home)).returncode == 0
+            assert run_ctxtool("restore", "--in-place", str(db), env=_env(home)).returncode == 0
             assert _all_rows(db) == before
     assert outcomes  # at least one run observed
