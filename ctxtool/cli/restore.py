@@ -53,7 +53,7 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
         ctxtool restore smaller.jsonl > full.jsonl
         ctxtool persist session.jsonl | ctxtool restore | cmp - session.jsonl
         ctxtool restore --strict --store ./moved-store smaller.jsonl -o full.jsonl
-        ctxtool restore ~/.local/share/opencode/opencode.db.ctxtool-backup-20261127T164000Z.jsonl
+        ctxtool restore opencode.db.ctxtool-backup-20261127T164000.123Z.jsonl
     """
     root = store_dir or os.environ.get(STORE_ENV)
     totals = RestoreReport()
@@ -142,8 +142,8 @@ def put_rows_back(unit: IOOptions, report: ReportOptions) -> bool:
     from ctxtool.storage.opencode_db import restore_backup  # sqlite3: only now
 
     done = restore_backup(unit.paths[0])
-    messages.summary("restore", f"{done.database}: session {done.session}: "
-                                f"{done.rows_put_back} row(s) put back, {done.rows_removed} removed")
+    messages.summary("restore", f"{done.database}: session {done.session}: {done.rows_put_back} "
+                                f"row(s) put back, {done.rows_removed} removed")
     report.emit(done.as_dict())
     return True
 

@@ -3,7 +3,8 @@ and the ids of the rows it adds - kept beside the database before anything chang
 is that of what the write touches, not of the database (a whole copy of a 72 GB file per run was
 the problem, not the cure).
 
-``opencode.db.ctxtool-backup-<UTC time>.jsonl``, one JSON object a line::
+``opencode.db.ctxtool-backup-<UTC time>.jsonl`` (to the millisecond: the names sort as the writes
+came), one JSON object a line::
 
     {"backup": "ctxtool-opencode-rows", "version": 1, "database": "/abs/opencode.db",
      "session": "ses_...", "time": "2026-11-27T16:40:00Z"}
@@ -60,13 +61,16 @@ def save(conn: sqlite3.Connection, db: Path, session_id: str,
 
 
 def _free_name(db: Path) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = db.with_name(f"{db.name}{SUFFIX}-{stamp}.jsonl")
-    n = 1
-    while target.exists():
-        n += 1
-        target = db.with_name(f"{db.name}{SUFFIX}-{stamp}-{n}.jsonl")
-    return target
+    """``<name>.ctxtool-backup-<UTC time to the millisecond>.jsonl``, a millisecond later
+    while taken: the names sort as the writes came, so undoing them newest first is
+    ``ls -r``'s order."""
+    ms = int(time.time() * 1000)
+    while True:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+        target = db.with_name(f"{db.name}{SUFFIX}-{stamp}.jsonl")
+        if not target.exists():
+            return target
+        ms += 1
 
 
 def _write(db: Path, target: Path, data: bytes) -> None:
@@ -94,7 +98,10 @@ def _write(db: Path, target: Path, data: bytes) -> None:
 # --- reading it back ---------------------------------------------------------------------------
 
 def is_backup(path: str) -> bool:
-    """Whether ``path`` is a file :func:`save` wrote (told from its first line)."""
+    """Whether ``path`` is a file :func:`save` wrote (told from its first line). Only a regular
+    file is looked at: a pipe (``<(...)``, stdin) is read once, by the command."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as handle:
             first = handle.readline(4096)
