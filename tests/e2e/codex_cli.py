@@ -6,6 +6,8 @@
         path = cx.session_path(run.thread_id)            # $CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl
         run = cx.resume(run.thread_id, "continue")       # codex exec resume <id>
         run.first                                        # the first request it then sent
+        with cx.app_server() as server:                  # codex app-server (JSON-RPC on stdio)
+            body = server.fork_turn(thread_id, last_turn, "go on")  # thread/fork, turn/start
 
 Codex reads ``$CODEX_HOME/config.toml``: a custom provider (``base_url`` = the fake server's
 ``/v1``, ``wire_api = "responses"``, the key from ``env_key``), ``approval_policy = "never"``. The
@@ -18,7 +20,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +136,73 @@ class CodexCli:
 
     def resume(self, session_id: str, prompt: str = "continue") -> Run:
         return self.run("resume", *self.FLAGS, session_id, "-", prompt=prompt)
+
+    @contextmanager
+    def app_server(self) -> Iterator[AppServer]:
+        """``codex app-server`` on stdio (what the TUI and IDEs drive), killed on leaving."""
+        proc = subprocess.Popen([self.binary, "app-server"], cwd=self.cwd, env=self.env(),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        try:
+            server = AppServer(proc, self.api)
+            server.call("initialize", {"clientInfo": {"name": "ctxtool-e2e", "version": "1"}})
+            server.send({"method": "initialized"})
+            yield server
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+class AppServer:
+    """JSON-RPC with one ``codex app-server``: requests by id, one line each way."""
+
+    def __init__(self, proc: subprocess.Popen[str], api: FakeResponses) -> None:
+        self.proc, self.api, self.ids = proc, api, iter(range(1, 10**6))
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in proc.stdout or ()],
+                         daemon=True).start()
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The result of one request (an error fails the test)."""
+        ident = next(self.ids)
+        self.send({"id": ident, "method": method, "params": params})
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            message = json.loads(self.lines.get(timeout=TIMEOUT))
+            if message.get("id") == ident and "method" not in message:
+                assert "error" not in message, f"{method}: {message['error']}"
+                return dict(message["result"])
+        raise AssertionError(f"{method}: no answer in {TIMEOUT}s")
+
+    def turn(self, thread_id: str, prompt: str) -> dict[str, Any]:
+        """Start a turn; the first request the agent sends for it."""
+        before = len(self.api.turns())
+        self.call("turn/start", {"threadId": thread_id,
+                                 "input": [{"type": "text", "text": prompt}]})
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            sent = self.api.turns()
+            if len(sent) > before:
+                return sent[before]
+            time.sleep(0.1)
+        raise AssertionError(f"no request for the turn in {TIMEOUT}s")
+
+    def fork_turn(self, thread_id: str, last_turn: str, prompt: str) -> dict[str, Any]:
+        """``thread/fork`` through ``last_turn`` (inclusive), then a turn on the fork."""
+        fork = self.call("thread/fork", {"threadId": thread_id, "lastTurnId": last_turn,
+                                         "excludeTurns": True})
+        return self.turn(fork["thread"]["id"], prompt)
+
+    def revert_turn(self, thread_id: str, before_turn: str, prompt: str) -> dict[str, Any]:
+        """``thread/revert`` to the history before ``before_turn``, then a turn."""
+        self.call("thread/resume", {"threadId": thread_id, "excludeTurns": True})
+        self.call("thread/revert", {"threadId": thread_id, "beforeTurnId": before_turn})
+        return self.turn(thread_id, prompt)
 
 
 def tool_session(api: FakeResponses, cx: CodexCli) -> str:
