@@ -7,12 +7,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ctxtool.formats.codex import SUPERSEDED, VACUUM_MARK, superseded_compactions
 from ctxtool.formats.json_spans import SpanError, object_spans
+from tests.conftest import run_ctxtool
 
 IMAGE = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 8).decode()
 
@@ -132,3 +134,21 @@ def test_object_spans_find_each_value(text: str) -> None:
 def test_object_spans_refuse_what_is_not_one_object(text: str) -> None:
     with pytest.raises(SpanError):
         object_spans(text)
+
+
+def test_an_image_in_many_emptied_records_is_stored_once_and_restored(tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout-2026-11-27T16-06-55-01a21dc2-7f57-73e3-8a07-e5f5371a9d2f.jsonl"
+    data = b"".join([line("session_meta", {"id": "01a21dc2-7f57-73e3-8a07-e5f5371a9d2f"}),
+                     started("t"), compacted("a", image=True), compacted("b", image=True),
+                     compacted("c", image=True)])
+    rollout.write_bytes(data)
+    store, out = tmp_path / "store", tmp_path / "vacuumed.jsonl"
+    proc = run_ctxtool("vacuum", str(rollout), "-o", str(out), "--store", str(store))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes().count(b"data:image") == 1  # the last compaction keeps its own
+    payload = IMAGE.split(",", 1)[1].encode()
+    stored = [p.read_bytes() for p in store.rglob("*.bin")]
+    assert stored.count(payload) == 1 and len(stored) == 5  # the image once, 2 x 2 line parts
+    back = run_ctxtool("restore", str(out), "--store", str(store))
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == data
