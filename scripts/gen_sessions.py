@@ -8,7 +8,7 @@ file's modification time is its last entry's time, as Claude Code leaves it.
 
 ``--codex N`` also writes N Codex CLI rollouts (``--codex-size`` in all) under
 ``<output>/codex/sessions/YYYY/MM/DD/``: the real client's rollout of
-``tests/fixtures/codex-0.169.0/tools.jsonl`` (session_meta, two turns of exec_command calls with
+``tests/fixtures/codex-0.171.0/tools.jsonl`` (session_meta, two turns of exec_command calls with
 token_count events) with its turns repeated, renumbered and re-stamped until each reaches its
 size, a ``compacted`` record from ``compacted.jsonl`` (and the lines Codex writes after it)
 between some turns. Point ``CODEX_HOME`` at ``<output>/codex``.
@@ -88,7 +88,7 @@ def write_config(root: Path, *, sessions: int, size: int, projects: int, seed: i
     return written
 
 
-CODEX_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "codex-0.169.0"
+CODEX_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "codex-0.171.0"
 
 
 def _codex_template() -> tuple[dict, list[dict], list[dict]]:

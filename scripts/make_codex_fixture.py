@@ -13,9 +13,10 @@ to OUT_DIR, the temporary folder's path replaced by ``/home/user``:
   ``exec_command`` calls, one with an output large enough for Codex to truncate it, and the
   ``token_count`` events Codex writes after each model call;
 - ``compacted.jsonl``: the same first turn with ``model_auto_compact_token_limit`` low enough that
-  Codex compacts by itself mid-turn, twice (each time the "CONTEXT CHECKPOINT COMPACTION"
-  request, its reply as an assistant item, then a ``compacted`` record followed by copies of
-  the last ``world_state`` and ``turn_context`` lines), and goes on after each;
+  Codex compacts by itself mid-turn (twice with 0.169.0, after each of the four calls with
+  0.171.0; each time the "CONTEXT CHECKPOINT COMPACTION" request, its reply as an assistant
+  item, then a ``compacted`` record followed by copies of the last ``world_state`` and
+  ``turn_context`` lines), and goes on after each;
 - ``snip.jsonl``: a turn that reads notes.txt whole and in part (``cat``, ``sed -n``), searches it
   four times (``grep``), changes it (``sed -i``) and reads it again: what ``snip`` clears as
   superseded (the reads before the change, the oldest search).

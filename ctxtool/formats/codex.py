@@ -1,8 +1,8 @@
 """Codex CLI rollouts: what its lines mean, as Anthropic-shaped blocks, and how to write them back.
 
-Codex CLI (0.169.0 measured, see ``tests/fixtures/codex-0.169.0``) keeps each session in
-``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``CODEX_HOME`` defaults to
-``~/.codex``), one ``{"timestamp", "ordinal", "type", "payload"}`` object per line:
+Codex CLI (0.169.0 and 0.171.0 measured, see ``tests/fixtures/codex-0.171.0``) keeps each
+session in ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`` (``CODEX_HOME``
+defaults to ``~/.codex``), one ``{"timestamp", "ordinal", "type", "payload"}`` object per line:
 
 - ``session_meta``: the session's ``id``, ``cwd``, ``cli_version`` and ``base_instructions``
   (sent in front of every request, never as an item);

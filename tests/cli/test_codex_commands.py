@@ -1,4 +1,4 @@
-"""Every command on rollouts the real Codex CLI 0.169.0 wrote (tests/fixtures/codex-0.169.0),
+"""Every command on rollouts the real Codex CLI 0.171.0 wrote (tests/fixtures/codex-0.171.0),
 through the real entry point: estimate against Codex's own token_count, persist/microcompact
 undone by restore byte for byte, filter-compacted at Codex's compacted records, summarize
 appending a compaction, validate with the schema."""
@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import FIXTURES, run_ctxtool
 
-FOLDER = FIXTURES / "codex-0.169.0"
+FOLDER = FIXTURES / "codex-0.171.0"
 TOOLS, COMPACTED = FOLDER / "tools.jsonl", FOLDER / "compacted.jsonl"
 
 
@@ -58,11 +58,11 @@ def test_estimate_reports_where_codex_compacts() -> None:
         100 * report["context_tokens"] / 36_000, 1)
     text = ok("estimate", str(TOOLS)).decode()
     assert "compacts at      244,800  (Codex: 90% of the model's 272,000" in text
-    assert "Codex check      last turn 13,704 tokens, no compaction due" in text
+    assert "Codex check      last turn 13,936 tokens, no compaction due" in text
 
 
 def test_estimate_past_codex_own_limit_is_auto_compact(tmp_path: Path) -> None:
-    """The same rollout recorded with a 14,000-token window: its last turn (13,704 tokens) is
+    """The same rollout recorded with a 14,000-token window: its last turn (13,936 tokens) is
     past 90% of the model's 14,736, so Codex compacts before its next turn (and at 98% of the
     window it is past the blocking line too)."""
     small = tmp_path / "small.jsonl"
@@ -75,7 +75,7 @@ def test_estimate_past_codex_own_limit_is_auto_compact(tmp_path: Path) -> None:
 
 
 def test_summarize_auto_compacts_by_codex_rule(tmp_path: Path) -> None:
-    assert ok("summarize", "--auto", str(TOOLS)) == TOOLS.read_bytes()  # 13,704 < 244,800
+    assert ok("summarize", "--auto", str(TOOLS)) == TOOLS.read_bytes()  # 13,936 < 244,800
     small = tmp_path / "small.jsonl"
     small.write_bytes(TOOLS.read_bytes().replace(b'"model_context_window":258400',
                                                  b'"model_context_window":14000'))

@@ -1,4 +1,4 @@
-"""``snip`` on a rollout the real Codex CLI 0.169.0 wrote (tests/fixtures/codex-0.169.0/snip.jsonl,
+"""``snip`` on a rollout the real Codex CLI 0.171.0 wrote (tests/fixtures/codex-0.171.0/snip.jsonl,
 made by scripts/make_codex_fixture.py): Codex reads and changes files through ``exec_command``,
 which its adapter shows snip as Claude Code's Read/Write/Grep (``snip_view``)."""
 
@@ -10,7 +10,7 @@ import pytest
 from ctxtool.formats.codex import shell_tool, snip_view
 from tests.conftest import FIXTURES, run_ctxtool
 
-SNIP = FIXTURES / "codex-0.169.0" / "snip.jsonl"
+SNIP = FIXTURES / "codex-0.171.0" / "snip.jsonl"
 
 
 def calls(data: bytes) -> dict[str, str]:

@@ -14,7 +14,7 @@ from ctxtool.core.sizing.tokens import estimate_entry_tokens
 from ctxtool.formats import codex
 from tests.conftest import FIXTURES
 
-FOLDER = FIXTURES / "codex-0.169.0"
+FOLDER = FIXTURES / "codex-0.171.0"
 
 
 def read(path: Path) -> list[dict]:
@@ -73,7 +73,7 @@ def test_after_a_compacted_record_the_breakdown_is_what_is_in_view() -> None:
     # the context restarts at each compacted record: what came before counts as compacted away
     entries = read(FOLDER / "compacted.jsonl")
     report = estimate(entries, fmt=codex.NAME)
-    assert report.compact_boundaries == 2
+    assert report.compact_boundaries == 4
     assert sum(report.breakdown.values()) == report.context_tokens == last_total(entries)
     assert report.breakdown["tool_results"] < 1_000  # the large outputs were summarized
     assert report.total_tokens > report.context_tokens + 5_000

@@ -1,4 +1,4 @@
-"""Rollouts the real Codex CLI 0.169.0 wrote (scripts/make_codex_fixture.py): what the Codex
+"""Rollouts the real Codex CLI 0.171.0 wrote (scripts/make_codex_fixture.py): what the Codex
 adapter reads in them - detection, items as blocks, tool outputs by call_id, the usage anchor of
 ``token_count``, the context after Codex's own ``compacted`` records, the store - and the schema."""
 
@@ -19,7 +19,7 @@ from ctxtool.formats.registry import adapter_for
 from ctxtool.formats.schemas import load_schema
 from tests.conftest import FIXTURES
 
-FOLDER = FIXTURES / "codex-0.169.0"
+FOLDER = FIXTURES / "codex-0.171.0"
 TOOLS = [orjson.loads(line) for line in (FOLDER / "tools.jsonl").read_bytes().splitlines()]
 COMPACTED = [orjson.loads(line) for line in (FOLDER / "compacted.jsonl").read_bytes().splitlines()]
 ADAPTER = adapter_for("codex")
@@ -32,7 +32,7 @@ def items(entries: list[dict], kind: str) -> list[dict]:
 
 def test_written_by_0_169_0() -> None:
     meta = TOOLS[0]
-    assert meta["type"] == "session_meta" and meta["payload"]["cli_version"] == "0.169.0"
+    assert meta["type"] == "session_meta" and meta["payload"]["cli_version"] == "0.171.0"
     assert codex.session_id_of(meta) == meta["payload"]["id"] and ADAPTER.session_id_of(meta)
     assert len(codex.base_instructions(meta)) > 1000
     assert {"timestamp", "ordinal", "type", "payload"} == set(TOOLS[1])
@@ -132,7 +132,7 @@ def test_the_zero_count_codex_writes_after_a_compaction_is_no_anchor() -> None:
 
 def test_context_after_codex_compaction_is_its_replacement_history() -> None:
     records = [e for e in COMPACTED if ADAPTER.is_compaction_record(e)]
-    assert len(records) == 2 and all(ADAPTER.is_summary_entry(e) for e in records)
+    assert len(records) == 4 and all(ADAPTER.is_summary_entry(e) for e in records)
     last = records[-1]
     assert last["payload"]["message"].startswith(codex.SUMMARY_PREFIX)
     at = COMPACTED.index(last)

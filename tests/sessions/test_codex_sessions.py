@@ -1,5 +1,5 @@
 """`ctxtool sessions` and the session selectors on Codex CLI's rollouts ($CODEX_HOME/sessions),
-written by the real Codex CLI 0.169.0 (tests/fixtures/codex-0.169.0): the figures of
+written by the real Codex CLI 0.171.0 (tests/fixtures/codex-0.171.0): the figures of
 `ctxtool estimate` on the same file, read from the file's ends."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from ctxtool.formats.adapter import SessionFile
 from tests.conftest import ROOT, run_ctxtool
 from tests.sessions.helpers import APP, write_session
 
-FIXTURES = ROOT / "tests" / "fixtures" / "codex-0.169.0"
+FIXTURES = ROOT / "tests" / "fixtures" / "codex-0.171.0"
 SCHEMA = json.loads((ROOT / "schemas" / "sessions-report.schema.json").read_text())
-TOOLS_ID = "01a20b28-72e2-7ae2-9fb8-35827a60726d"
-COMPACTED_ID = "01a20b28-7918-7730-ab20-3c8dbb92501a"
+TOOLS_ID = "01a21df8-7ffe-7773-8d27-6c78f6d1d0b6"
+COMPACTED_ID = "01a21df8-89d6-7a13-ac83-71f4b5acc7ed"
 T0 = 1_795_000_000
 
 
@@ -92,10 +92,10 @@ def test_each_rollout_is_one_row_with_the_figures_of_estimate(home: Path, tmp_pa
     newest, oldest = rows
     # Codex's own last token_count: last_token_usage (input + output) and model_context_window
     assert (newest["context_tokens"], newest["context_window"], newest["compactions"]) \
-        == (9_925, 38_000, 2)
+        == (10_054, 38_000, 4)
     assert (oldest["context_tokens"], oldest["context_window"], oldest["compactions"]) \
-        == (13_704, 258_400, 0)
-    assert oldest["percent"] == round(100 * 13_704 / 258_400, 1)
+        == (13_936, 258_400, 0)
+    assert oldest["percent"] == round(100 * 13_936 / 258_400, 1)
     assert oldest["started"] == json.loads(fixture_lines("tools.jsonl")[0])["timestamp"]
     assert oldest["last_activity"] == json.loads(fixture_lines("tools.jsonl")[-1])["timestamp"]
 
@@ -114,7 +114,7 @@ def test_only_the_ends_are_parsed(home: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(tail_read, "parse_line", counting)
     path = next(home.glob(f"sessions/*/*/*/*{TOOLS_ID}.jsonl"))
     row = read_session(SessionFile(TOOLS_ID, path, ""), "codex")
-    assert row.context_tokens == 13_704 and row.model == "gpt-5-codex"
+    assert row.context_tokens == 13_936 and row.model == "gpt-5-codex"
     lines = fixture_lines("tools.jsonl")
     # from the token_count of the call before (line 45: where the walk stops) to the end, and
     # the turn_context naming the model: the first one walking back from there
@@ -140,7 +140,7 @@ def test_a_line_being_written_is_passed_over(tmp_path: Path) -> None:
     lines = fixture_lines("tools.jsonl")
     path = rollout(home, [*lines, b'{"timestamp":"2026-11-24T01:25:40.000Z","type":"event_ms'])
     [row] = sessions(env_of(home, tmp_path))
-    assert figures_of(row)[:3] == (13_704, 0, 258_400)
+    assert figures_of(row)[:3] == (13_936, 0, 258_400)
     assert row["size"] == path.stat().st_size
 
 
@@ -165,7 +165,7 @@ def test_listed_beside_claude_code_sessions_newest_first(home: Path, tmp_path: P
     env = env_of(home, tmp_path)
     write_session(tmp_path / "claude", APP, "cccc0001-claude",
                   [{"type": "user", "message": {"role": "user", "content": "hello"},
-                    "timestamp": "2026-11-24T01:25:31.500Z"}])  # between the two rollouts
+                    "timestamp": "2026-11-27T17:05:56.500Z"}])  # between the two rollouts
     rows = sessions(env)
     assert [(r["agent"], r["id"]) for r in rows] == [
         ("codex", COMPACTED_ID), ("claude-code", "cccc0001-claude"), ("codex", TOOLS_ID)]
@@ -182,9 +182,9 @@ def test_cached_rows_are_the_same(home: Path, tmp_path: Path) -> None:
 
 def test_an_id_prefix_and_latest_name_codex_rollouts(home: Path, tmp_path: Path) -> None:
     env = env_of(home, tmp_path)
-    report = estimate_json("01a20b28-72e2", env=env)
+    report = estimate_json("01a21df8-7ffe", env=env)
     assert report["source"].endswith(f"{TOOLS_ID}.jsonl")
-    assert report["context_tokens"] == 13_704
+    assert report["context_tokens"] == 13_936
     proc = run_ctxtool("estimate", "--json", "--latest", env=env)
     assert json.loads(proc.stdout)["source"].endswith(f"{COMPACTED_ID}.jsonl")
     proc = run_ctxtool("estimate", "--json", "--latest", "--project", "/home/user/work/proj",
@@ -195,15 +195,15 @@ def test_an_id_prefix_and_latest_name_codex_rollouts(home: Path, tmp_path: Path)
 def test_an_ambiguous_prefix_across_agents_lists_the_candidates(home: Path,
                                                                 tmp_path: Path) -> None:
     env = env_of(home, tmp_path)
-    write_session(tmp_path / "claude", APP, "01a20b28-claude",
+    write_session(tmp_path / "claude", APP, "01a21df8-claude",
                   [{"type": "user", "message": {"role": "user", "content": "hello"}}])
-    proc = run_ctxtool("estimate", "01a20b28", env=env)
+    proc = run_ctxtool("estimate", "01a21df8", env=env)
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert "3 sessions match" in err
-    for sid in (TOOLS_ID, COMPACTED_ID, "01a20b28-claude"):
+    for sid in (TOOLS_ID, COMPACTED_ID, "01a21df8-claude"):
         assert sid in err
-    proc = run_ctxtool("estimate", "01a20b28-79", env=env)  # unique again
+    proc = run_ctxtool("estimate", "01a21df8-89", env=env)  # unique again
     assert proc.returncode == 0, proc.stderr.decode()
 
 

@@ -1,5 +1,5 @@
 """``cleanup`` covers Codex CLI sessions: rollouts under ``$CODEX_HOME/sessions/YYYY/MM/DD`` (the
-real ones of tests/fixtures/codex-0.169.0, re-dated) go by the same age rule as Claude Code
+real ones of tests/fixtures/codex-0.171.0, re-dated) go by the same age rule as Claude Code
 sessions, through the real entry point, and nothing else in the Codex folder is touched."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ NEW_ID = "01a20b26-0000-7000-8000-000000000002"
 def rollout(codex: Path, name: str, session: str, last: datetime) -> Path:
     """A real rollout with every timestamp set to ``last`` and its id changed to ``session``."""
     lines = []
-    for line in (FIXTURES / "codex-0.169.0" / name).read_bytes().splitlines():
+    for line in (FIXTURES / "codex-0.171.0" / name).read_bytes().splitlines():
         entry = orjson.loads(line)
         entry["timestamp"] = iso(last)
         if entry["type"] == "session_meta":

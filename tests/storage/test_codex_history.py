@@ -15,7 +15,7 @@ from ctxtool.storage import codex_history
 from ctxtool.storage.codex_history import forget_thread, history_database
 from tests.conftest import ROOT, run_ctxtool
 
-FIXTURE = ROOT / "tests" / "fixtures" / "codex-0.169.0" / "tools.jsonl"
+FIXTURE = ROOT / "tests" / "fixtures" / "codex-0.171.0" / "tools.jsonl"
 THREAD = "01a20b28-72e2-7ae2-9fb8-35827a60726d"  # the fixture's session
 OTHER = "01a20b28-0000-7000-8000-000000000000"
 
