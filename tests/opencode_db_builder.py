@@ -144,6 +144,19 @@ def add_records(path: Path, session: str, *, events: int = 3, updated: int = T0)
     conn.close()
 
 
+def keyed_rows(path: Path, session: str) -> dict[str, int]:
+    """How many rows each table keyed by a session holds for ``session`` (read-only)."""
+    from ctxtool.formats.opencode.layout import SESSION_TABLES
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return {table: conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?",
+                                    (session,)).fetchone()[0]
+                for table, column in SESSION_TABLES.items()}
+    finally:
+        conn.close()
+
+
 def rows(path: Path) -> list[tuple[Any, ...]]:
     """Every row of the three tables, for comparing a database before and after."""
     conn = sqlite3.connect(path)

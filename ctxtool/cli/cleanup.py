@@ -54,12 +54,14 @@ T = TypeVar("T")
 @click.option("--apply", is_flag=True,
               help="Really remove (or archive). Without it: only the plan.")
 @click.option("--archive", "archive_dir", metavar="DIR",
-              help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it.")
+              help="Move what goes into DIR/<session>.tar.gz (verified) instead of deleting it "
+                   "(an OpenCode session: DIR/<session>.json, what `opencode export` prints).")
 @click.option("--keep-usage", "keep_usage", metavar="DIR",
               help="Before a session goes, append its usage (no conversation text) to "
                    "DIR/projects/... (Claude Code) or DIR/sessions/... (Codex), where "
                    "CLAUDE_CONFIG_DIR=\"$HOME/.claude,DIR\" ccusage and CODEX_HOME=DIR still "
-                   "count it.")
+                   "count it; DIR/opencode/<session>.jsonl (OpenCode: tokens and cost of each "
+                   "assistant message).")
 @click.option("--live-window", default="1h", show_default=True, envvar=LIVE_ENV,
               metavar="DURATION",
               help="Sessions active this recently are never touched, whatever --older-than "
@@ -81,11 +83,14 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
     """Remove old sessions of every agent, safely: a plan by default, --apply to act.
 
     Each agent's folder is found as the agent finds it: Claude Code's from $CLAUDE_CONFIG_DIR
-    (~/.claude), Codex CLI's from $CODEX_HOME (~/.codex); --agent limits the run to some.
+    (~/.claude), Codex CLI's from $CODEX_HOME (~/.codex), OpenCode's from $XDG_DATA_HOME
+    (~/.local/share/opencode); --agent limits the run to some.
     A session goes as a whole (Claude Code: transcript, tool-results/, subagents/,
     file-history, todos, plans, debug log, session-env, image-cache; Codex CLI: its
     rollout-*.jsonl under sessions/ or archived_sessions/ and the thread's rows in Codex's
-    databases, as codex delete removes them; its folder in ctxtool's store) once
+    databases, as codex delete removes them; OpenCode: its child sessions and every row of
+    theirs in opencode.db, in one transaction, and their tool outputs; its folder in
+    ctxtool's store) once
     its last activity - the newest timestamp inside or the newest file time, whichever is
     later - is older than --older-than. Never touched: sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
@@ -105,7 +110,8 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
         ctxtool cleanup --json | jq -r 'select(.action == "delete") | .path'
 
     Restore an archived session with the command its record gives (Claude Code:
-    tar -xzf ARCHIVE -C ~/.claude). See docs/cleanup.md.
+    tar -xzf ARCHIVE -C ~/.claude; OpenCode: opencode import DIR/<session>.json, run in the
+    session's directory). See docs/cleanup.md.
     """
     messages.set_quiet(quiet)
     _no_empty_paths(root=root, store=store, archive=archive_dir, codex_home=codex_home,

@@ -173,8 +173,7 @@ class CleanupRun:
 
     def _describe(self, plan: UnitPlan) -> Iterator[Record]:
         """The dry run: what --apply would do."""
-        source = self.plan.agent_source(plan.unit.agent)
-        busy = source.forget(plan, apply=False) if source else None
+        busy = self._busy(plan)
         if busy:
             yield from self._keep(plan, status="busy", reason=f"{BUSY}{busy}")
             return
@@ -201,9 +200,12 @@ class CleanupRun:
         fresh = []
         for plan in plans:
             changed = _changed(plan)
+            busy = None if changed else self._busy(plan)  # before anything is archived
             if changed:
                 yield from self._keep(plan, status="changed",
                                       reason=f"changed since the scan: {changed}")
+            elif busy:
+                yield from self._keep(plan, status="busy", reason=f"{BUSY}{busy}")
             else:
                 fresh.append(plan)
         if not fresh:
@@ -222,6 +224,12 @@ class CleanupRun:
                 continue
             if (yield from self._forget(plan)):
                 yield from self._remove_unit(plan, archives)
+
+    def _busy(self, plan: UnitPlan) -> str | None:
+        """Why the agent cannot forget the session now (its database is being written), or
+        None: asked before anything of it is archived or kept."""
+        source = self.plan.agent_source(plan.unit.agent)
+        return source.forget(plan, apply=False) if source else None
 
     def _forget(self, plan: UnitPlan) -> Generator[Record, None, bool]:
         """Have the agent remove its own records of the session (database rows) before the

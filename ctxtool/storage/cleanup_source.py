@@ -52,6 +52,7 @@ Record = dict[str, Any]
 SOURCES: dict[str, tuple[str, str]] = {
     "claude-code": ("ctxtool.storage.cleanup_claude", "ClaudeCodeSource"),
     "codex": ("ctxtool.storage.cleanup_codex", "CodexSource"),
+    "opencode": ("ctxtool.storage.cleanup_opencode", "OpenCodeSource"),
 }
 #: ctxtool's own store: not an agent's, cleaned with whichever agent's sessions it holds
 STORE_AGENT = "ctxtool"

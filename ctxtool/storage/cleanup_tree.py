@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import ClassVar
 
 from ctxtool.errors import UsageError
 from ctxtool.storage import marker
@@ -23,13 +24,15 @@ from ctxtool.storage.retention import Activity
 from ctxtool.storage.safe_fs import describe
 
 # transcripts first: if one cannot be removed, the session's side files stay with it
-_ORDER = {"transcript": 0, "codex-rollout": 0, "subagent-transcript": 1, "session-folder": 2}
+_ORDER = {"transcript": 0, "codex-rollout": 0, "opencode-session": 0, "subagent-transcript": 1,
+          "session-folder": 2}
 CLAUDE_CATEGORIES = ("projects", "file-history", "todos", "plans", "debug", "shell-snapshots",
                      "session-env", "paste-cache", "image-cache")
 STORE = "store"
 CODEX_SESSIONS = "codex-sessions"
+OPENCODE_SESSIONS = "opencode-sessions"
 CODEX_FOLDERS = ("sessions", "archived_sessions")  # under $CODEX_HOME, as Codex CLI keeps them
-CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX_SESSIONS)
+CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX_SESSIONS, OPENCODE_SESSIONS)
 _CODEX_MARKERS = (*CODEX_FOLDERS, "config.toml", "auth.json", "history.jsonl")
 _CLAUDE_MARKERS = ("projects", "settings.json", "history.jsonl", "file-history", "todos",
                    "statsig", "shell-snapshots", "session-env", ".credentials.json", "ide")
@@ -47,6 +50,8 @@ class Part:
     mtime: float = 0.0  # newest lstat mtime of the path and everything inside it
     symlink: bool = False
     error: str | None = None  # could not be measured (unreadable folder...)
+    # False: the part stands for rows in an agent's database, measured by its source
+    is_path: ClassVar[bool] = True
 
 
 @dataclass
@@ -153,6 +158,8 @@ def _looks_like(real: str, name: str, markers: tuple[str, ...]) -> bool:
 
 def measure(part: Part) -> None:
     """Fill in a part's size and newest mtime by walking it without following symlinks."""
+    if not part.is_path:
+        return
     try:
         top = os.lstat(os.path.join(part.base, part.rel))
         total, newest = (0 if stat.S_ISDIR(top.st_mode) else top.st_size), top.st_mtime

@@ -59,7 +59,10 @@ from collections.abc import Callable, Iterator
 
 FEW = 64  # fewer files than this: fsync each (cheap, touches nobody else's data)
 TICK = 0.2  # seconds between two write-backs the background thread starts
-CRASH_ENV = "CTXTOOL_TEST_CRASH"  # test-only: "after-replace" (or "after-stdout") kills there
+# test-only: the crash_point() named kills there: "after-replace", "after-stdout"; cleanup's
+# "after-usage", and for OpenCode "opencode-archive-write" (half an export written),
+# "opencode-delete" (rows deleted, not committed), "opencode-committed" (files not removed yet)
+CRASH_ENV = "CTXTOOL_TEST_CRASH"
 
 _pending: dict[str, list[str]] = {}  # folder -> names written there, not yet durable
 _count = [0]  # files in _pending (read by the background thread: no walk over the dict)

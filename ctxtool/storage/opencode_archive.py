@@ -85,10 +85,11 @@ def write_side_files(folder: str, root_id: str, data_dir: str, rels: list[str]) 
     return write_archive(folder, SIDE_FILES_STEM.format(root_id), data_dir, rels)
 
 
-def restore_command(path: str, directory: str) -> str:
-    """The command that brings an archived session back: ``opencode import`` files the session
+def restore_command(paths: list[str], directory: str) -> str:
+    """The command that brings archived sessions back: ``opencode import`` files a session
     under the project of the folder it runs in, so it runs in the session's own directory."""
-    return f"cd {shlex.quote(directory)} && opencode import {shlex.quote(path)}"
+    imports = " && ".join(f"opencode import {shlex.quote(path)}" for path in paths)
+    return f"cd {shlex.quote(directory)} && {imports}"
 
 
 __all__ = ["restore_command", "write_export", "write_side_files"]

@@ -17,6 +17,7 @@ raises :class:`DatabaseBusy` and nothing is changed. A tree that changed since i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -247,25 +248,46 @@ def read_exports(db: Path, ids: list[str]) -> dict[str, bytes]:
 
 # --- removing ----------------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def _write_lock(db: Path, busy_timeout: float) -> Iterator[sqlite3.Connection]:
+    """A connection holding the database's write lock (``BEGIN IMMEDIATE``); DatabaseBusy when
+    another process keeps it longer than ``busy_timeout`` seconds. The caller commits or rolls
+    back; an exception rolls back."""
+    with connect(db, write=True) as conn:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        begin_immediate(conn, db)
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def check_writable(db: Path, *, busy_timeout: float = BUSY_TIMEOUT) -> None:
+    """DatabaseBusy unless the write lock can be had now (taken and let go, nothing written):
+    no archive is written of a tree that could not go, and the plan says so. A reader stays
+    open meanwhile: the last connection to close checkpoints the WAL into the file, which a
+    writer may do but a reader cannot, so not a byte of the database changes."""
+    with connect(db, write=False) as reader:
+        reader.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        with _write_lock(db, busy_timeout) as conn:
+            conn.execute("ROLLBACK")
+
+
 def remove_tree(db: Path, tree: SessionTree, *, exports: dict[str, bytes] | None = None,
                 busy_timeout: float = BUSY_TIMEOUT) -> dict[str, int]:
     """Delete every row of the tree in one transaction; the rows deleted per table.
 
     ``exports`` (the archive just written, per session) must still be what the database
     holds, else TreeChanged; without it, the tree's :func:`stamp` must be the one measured."""
-    with connect(db, write=True) as conn:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    with connect(db, write=False) as conn:
         check_schema(conn, db, writing=True)
         tables = check_session_tables(conn, db)
-        begin_immediate(conn, db)
-        try:
-            _check_unchanged(conn, db, tables, tree, exports)
-            deleted = _delete(conn, tables, tree.ids)
-            durable.crash_point("opencode-delete")  # tests: killed inside the transaction
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+    with _write_lock(db, busy_timeout) as conn:
+        _check_unchanged(conn, db, tables, tree, exports)
+        deleted = _delete(conn, tables, tree.ids)
+        durable.crash_point("opencode-delete")  # tests: killed inside the transaction
+        conn.execute("COMMIT")
     durable.crash_point("opencode-committed")  # tests: killed before its files go
     return deleted
 
@@ -302,5 +324,5 @@ def _delete(conn: sqlite3.Connection, tables: list[str], ids: list[str]) -> dict
 
 
 __all__ = ["BUSY_TIMEOUT", "DatabaseBusy", "SessionTree", "SideFile", "TreeChanged",
-           "begin_immediate", "check_session_tables", "export_bytes", "measure", "read_exports", "remove_tree", "scan",
-           "stamp", "tool_outputs"]
+           "begin_immediate", "check_session_tables", "check_writable", "export_bytes", "measure",
+           "read_exports", "remove_tree", "scan", "stamp", "tool_outputs"]

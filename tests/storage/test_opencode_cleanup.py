@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 
 from ctxtool.errors import StoreError
-from ctxtool.formats.opencode.layout import SESSION_TABLES
 from ctxtool.formats.opencode.usage import usage_only
 from ctxtool.storage import opencode_cleanup as oc
 from ctxtool.storage.opencode_archive import write_export
 from tests.opencode_builders import T0, ZERO
-from tests.opencode_db_builder import add_records, add_session, make_db
+from tests.opencode_db_builder import add_records, add_session, keyed_rows, make_db
 
 DAY = 86_400_000
 
@@ -57,16 +56,6 @@ def data(tmp_path: Path) -> Path:
     for session in ("old", "kid", "new"):
         add_records(db, session)
     return folder
-
-
-def count(db: Path, session: str) -> dict[str, int]:
-    conn = sqlite3.connect(db)
-    try:
-        return {table: conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?",
-                                    (session,)).fetchone()[0]
-                for table, column in SESSION_TABLES.items()}
-    finally:
-        conn.close()
 
 
 def test_a_child_session_goes_with_its_parent_and_dates_it(data: Path) -> None:
@@ -114,11 +103,11 @@ def test_remove_tree_takes_every_row_of_the_tree_and_nothing_else(data: Path) ->
     trees = oc.scan(db)
     old = trees[1]
     oc.measure(db, str(data), [old])
-    before_new = count(db, "new")
+    before_new = keyed_rows(db, "new")
     deleted = oc.remove_tree(db, old)
     assert deleted == old.rows
-    assert all(n == 0 for n in count(db, "old").values()) and not any(count(db, "kid").values())
-    assert count(db, "new") == before_new and before_new["event"] == 3
+    assert all(n == 0 for n in keyed_rows(db, "old").values()) and not any(keyed_rows(db, "kid").values())
+    assert keyed_rows(db, "new") == before_new and before_new["event"] == 3
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -133,10 +122,10 @@ def test_a_tree_that_changed_since_it_was_measured_stays_whole(data: Path) -> No
     conn.execute("INSERT INTO event VALUES ('evt_late', 'kid', 99, 'x', '{}')")
     conn.commit()
     conn.close()
-    before = count(db, "old")
+    before = keyed_rows(db, "old")
     with pytest.raises(oc.TreeChanged):
         oc.remove_tree(db, old)
-    assert count(db, "old") == before
+    assert keyed_rows(db, "old") == before
 
 
 def test_an_archived_export_must_still_be_what_the_database_holds(data: Path) -> None:
@@ -148,7 +137,7 @@ def test_an_archived_export_must_still_be_what_the_database_holds(data: Path) ->
     assert document["info"]["id"] == "old" and len(document["messages"]) == 2
     with pytest.raises(oc.TreeChanged, match="changed since it was archived"):
         oc.remove_tree(db, old, exports={**exports, "kid": exports["kid"] + b" "})
-    assert count(db, "old")["message"] == 2
+    assert keyed_rows(db, "old")["message"] == 2
     assert oc.remove_tree(db, old, exports=exports)["session"] == 2
 
 
@@ -164,7 +153,7 @@ def test_a_database_another_process_is_writing_is_left_alone(data: Path) -> None
     finally:
         writer.execute("ROLLBACK")
         writer.close()
-    assert count(db, "old")["session"] == 1
+    assert keyed_rows(db, "old")["session"] == 1
 
 
 def test_an_unknown_table_keyed_by_session_stops_the_removal(data: Path) -> None:
