@@ -10,6 +10,8 @@ XDG folders, as several e2e tests do::
         oc.export(session)                               # opencode export ID (bytes)
         oc.import_file("ses_x.json")                     # opencode import FILE
         oc.db, oc.data                                 # $XDG_DATA_HOME/opencode/opencode.db
+        oc.age([session], 60 * 86_400_000)             # its rows' times 60 days back
+        oc.age_tool_outputs(60 * 86_400_000)           # tool-output/ files too (after the last run)
 
 The provider ``fake`` (``@ai-sdk/anthropic``, model ``claude-test``: 200,000-token window, 8,000
 output) points at the fake server; sharing, updates and the model list fetch are off.
@@ -76,6 +78,26 @@ class OpenCode:
     def import_file(self, path: str | Path) -> str:
         """``opencode import FILE`` in the project folder; what it printed."""
         return self.run("import", str(path)).stdout
+
+    def age(self, sessions: list[str], by_ms: int) -> None:
+        """Make sessions look ``by_ms`` older: every time of their session, message and part
+        rows moved back (run while OpenCode is not running; export them afterwards)."""
+        conn = sqlite3.connect(self.db)
+        marks = ", ".join("?" * len(sessions))
+        for table in ("session", "message", "part"):
+            column = "id" if table == "session" else "session_id"
+            conn.execute(f"UPDATE {table} SET time_created = time_created - ?, "
+                         f"time_updated = time_updated - ? WHERE {column} IN ({marks})",
+                         (by_ms, by_ms, *sessions))
+        conn.commit()
+        conn.close()
+
+    def age_tool_outputs(self, by_ms: int) -> None:
+        """The files in ``tool-output/`` made ``by_ms`` older (OpenCode removes those over a
+        week old when it next starts: age them after the last OpenCode run)."""
+        for path in (self.data / "tool-output").glob("tool_*"):
+            then = path.stat().st_mtime - by_ms / 1000
+            os.utime(path, (then, then))
 
     def newest_session(self) -> str:
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)

@@ -12,7 +12,6 @@ archive brings ``old`` back as it was exported.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,19 +34,6 @@ class Sessions:
     old: list[str]  # the root, then its child
     kept: str
     exports: dict[str, bytes]  # session -> its export once aged
-
-
-def age(db: Path, ids: list[str], by: int) -> None:
-    """Move every time of these sessions' rows back by ``by`` ms (OpenCode is not running)."""
-    conn = sqlite3.connect(db)
-    marks = ", ".join("?" * len(ids))
-    for table in ("session", "message", "part"):
-        column = "id" if table == "session" else "session_id"
-        conn.execute(f"UPDATE {table} SET time_created = time_created - ?, "
-                     f"time_updated = time_updated - ? WHERE {column} IN ({marks})",
-                     (by, by, *ids))
-    conn.commit()
-    conn.close()
 
 
 @pytest.fixture(scope="module")
@@ -77,14 +63,11 @@ def sessions(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
                                                    (old,))]
         conn.close()
         assert len(children) == 1, "OpenCode's task tool made no child session"
-        age(oc.db, [old, *children], 60 * DAY)
         ids = [old, *children]
+        oc.age(ids, 60 * DAY)
         exports = {ident: oc.export(ident) for ident in [*ids, kept]}
-        # its truncated outputs as old as it (after the exports: OpenCode sweeps week-old ones
-        # when it starts)
-        for path in (oc.data / "tool-output").iterdir():
-            then = path.stat().st_mtime - 60 * DAY / 1000
-            os.utime(path, (then, then))
+        # after the exports: OpenCode sweeps week-old tool outputs when it starts
+        oc.age_tool_outputs(60 * DAY)
         yield Sessions(oc, ids, kept, exports)
 
 
