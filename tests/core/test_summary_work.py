@@ -9,7 +9,8 @@ import json
 import textwrap
 from typing import Any
 
-from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.facts import Facts
+from ctxtool.core.summarizing.offline import View, offline_summary, problem_solving
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections
 from ctxtool.core.summarizing.request import build_request
 from ctxtool.core.summarizing.work import WorkLog, commit_message, intent_of, report_lines
@@ -216,6 +217,20 @@ def test_tasks_whose_work_is_left_out_keep_a_line_with_what_they_were_to_do() ->
         '  - "Add the start hook" (done): In hooks.go: add HookStart, register it in ' \
         "InstallHooks()\n" in done
     assert "Added the handler number 79" in done
+
+
+def test_a_commit_whose_body_starts_the_shown_work_keeps_its_subject() -> None:
+    facts = Facts()
+    facts.work.commit("git commit -m 'feat: the exporter' -m '- Add the CSV writer\n"
+                      "- Add the JSON writer\n- Add the XML writer'", "[main 1a2b3c4] x", 1)
+    for n in range(13):  # 17 lines: the 15 shown start inside the commit's body
+        facts.work.report(f"Added the writer number {n}", 2 + n)
+    s = Session()
+    s.user("Ship it")
+    done = problem_solving(View(build_request(s.entries, CLAUDE_CODE), facts), 0.0)
+    assert done.splitlines()[:3] == ["- Committed 1a2b3c4 \"feat: the exporter\"",
+                                     "  - Add the CSV writer", "  - Add the JSON writer"]
+    assert done.splitlines()[-1] == "- Added the writer number 12"
 
 
 def test_a_commit_made_for_a_tracker_issue_in_progress_names_it() -> None:

@@ -138,7 +138,7 @@ class Facts:
         self.last_said = ""
         self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
         self.narration = ""  # the assistant's latest words since the user's: why it calls tools
-        self.narration_reads = False  # they announce reading (so a read's result ends them)
+        self.narration_reads: bool | None = None  # they announce reading (None: not yet known)
         self.reported = -1  # position of the last end-of-turn text given to the work log
         self.work = WorkLog()
         self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
@@ -178,7 +178,7 @@ class Facts:
             self.round_count += 1
         self.last_user = self.position
         self.last_event = "user"
-        self.narration = ""
+        self.narration, self.narration_reads = "", None
 
     def _assistant_block(self, block: dict[str, Any]) -> None:
         kind = block.get("type")
@@ -190,7 +190,7 @@ class Facts:
             self.last_said = text[:SAID_CHARS]
             self.said_full = text[:REPORT_CHARS]
             self.narration = self.last_said
-            self.narration_reads = _LOOKING.match(intent_of(text[:SAID_CHARS])) is not None
+            self.narration_reads = None
             if self.rounds:
                 self.rounds[-1].said = self.last_said
             self.last_event = "text"
@@ -298,7 +298,7 @@ class Facts:
         call.has_result, call.is_error, call.result = True, bool(block.get("is_error")), text
         call.result_turn = self.position
         if call.name not in EDIT_TOOLS + WRITE_TOOLS + READ_TOOLS + SEARCH_TOOLS or \
-                self.narration_reads:
+                call.name not in EDIT_TOOLS + WRITE_TOOLS and self._narration_reads():
             self.narration = ""  # what it said was for that call, not for a change after it
         target = call.input.get("file_path") if isinstance(call.input, dict) else None
         if call.is_error:
@@ -334,6 +334,12 @@ class Facts:
             call.result = text[:600]  # the rest is never shown
         else:
             call.result = text[:3000]
+
+    def _narration_reads(self) -> bool:
+        """The assistant's latest words announce reading ("Let me check ..."): a read ends them."""
+        if self.narration_reads is None:
+            self.narration_reads = _LOOKING.match(intent_of(self.narration)) is not None
+        return self.narration_reads
 
     def end_turn(self) -> None:
         """The latest assistant text ended its turn: its report goes to the work log."""

@@ -344,12 +344,13 @@ def problem_solving(v: View, f: float) -> str:
     tests and builds that changed outcome, the assistant's own reports."""
     facts, work, lines = v.facts, v.facts.work, []
     window = max(15, int(70 * f))
-    entries = list(work.lines)[-window:]
-    if len(work.lines) > window:  # the tasks whose work is left out get a line each, in its room
-        entries = entries[min(len(entries) - 1, len(_left_out(work, entries))):]
-    while entries and entries[0].detail:  # a commit's body without its commit: left out too
-        entries.pop(0)
-    earlier = len(work.lines) - len(entries)
+    start = max(0, len(work.lines) - window)
+    if start:  # the tasks whose work is left out get a line each, in its room
+        start += min(window - 1, len(_left_out(work, list(work.lines)[start:])))
+    while 0 < start < len(work.lines) and work.lines[start].detail:
+        start -= 1  # a commit's body keeps its commit
+    entries = list(work.lines)[start:]
+    earlier = start
     if earlier > 0:
         lines.append(f"- {earlier} earlier pieces of work are left out here; the tasks they "
                      "were for:" if _left_out(work, entries) else
