@@ -36,12 +36,11 @@ from tests.e2e.fake_responses import say as codex_says
 from tests.e2e.opencode_cli import OpenCode, opencode_in
 from tests.e2e.test_cleanup_codex_threads import age as age_rollout
 from tests.e2e.test_cleanup_codex_threads import rows_naming
-from tests.e2e.test_cleanup_opencode import DAY
-from tests.e2e.test_cleanup_opencode import age as age_opencode_rows
 from tests.opencode_db_builder import keyed_rows
 
 pytestmark = pytest.mark.e2e
 AGE = timedelta(days=60)
+AGE_MS = int(AGE.total_seconds() * 1000)
 
 
 @dataclass
@@ -149,7 +148,7 @@ def home(claude_bin: str, codex_bin: str, opencode_bin: str, tmp_path: Path):  #
             target["opencode"] = oc.newest_session()
         age_claude(cc.home / ".claude", old["claude-code"])
         age_rollout(next(cx.codex_home.rglob(f"rollout-*{old['codex']}.jsonl")), AGE)
-        age_opencode_rows(oc.db, [old["opencode"]], 60 * DAY)
+        oc.age([old["opencode"]], AGE_MS)
         yield Home(cc, cx, oc, old, kept)
 
 
