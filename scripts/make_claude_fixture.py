@@ -8,6 +8,8 @@ server of tests/e2e, with a fresh HOME under a temporary folder: scripted tool c
 a Bash output large enough for Claude Code to persist it to tool-results/), then Claude Code's own
 ``/compact``, then one more turn. Copies the transcript and its tool-results folder to OUT_DIR,
 with the temporary folder's path replaced by ``/home/user`` so nothing of this machine remains.
+Only the previous session (its id-named transcript and folder) is replaced in OUT_DIR: the other
+files there (single records of the same version, such as context-command.jsonl) stay.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tests.e2e.claude_code import ClaudeCode, project_slug  # noqa: E402
 from tests.e2e.fake_messages import FakeMessages, say, tool  # noqa: E402
 
 NEUTRAL_HOME = "/home/user"
+SESSION_NAME = "????????-????-????-????-????????????.jsonl"  # as tests/conftest.py finds it
 
 
 def claude_binary() -> str:
@@ -63,9 +66,10 @@ def main() -> int:
         cc = ClaudeCode(binary, Path(tmp), api)
         cc.flags = sys.argv[2:]
         session = script(api, cc)
-        if out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True)
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob(SESSION_NAME):  # the previous session; other files stay
+            shutil.rmtree(out / old.stem, ignore_errors=True)
+            old.unlink()
         home, slug = str(cc.home), project_slug(cc.cwd)
         neutral_slug = project_slug(Path(NEUTRAL_HOME) / cc.cwd.relative_to(cc.home))
         for source in [cc.session_path(session), *sorted((cc.projects / session).rglob("*"))]:

@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = Path(os.environ.get("CTXTOOL_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus"
+# The session the real Claude Code wrote (scripts/make_claude_fixture.py), named by its id; other
+# files in its folder are single records of the same version
+CLAUDE_CODE_FIXTURE = next((FIXTURES / "claude-code-2.1.332").glob(
+    "????????-????-????-????-????????????.jsonl"))
 
 
 def corpus_files(suffix: str = ".jsonl") -> list[Path]:

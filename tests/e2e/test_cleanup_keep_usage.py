@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, FIXTURES, run_ctxtool
+from tests.conftest import CLAUDE_CODE_FIXTURE, CORPUS, run_ctxtool
 from tests.e2e.conftest import client_binary
 
 NOW = datetime(2027, 6, 1, tzinfo=timezone.utc)  # after every corpus timestamp
@@ -24,7 +24,7 @@ OLD, RECENT = (NOW - timedelta(days=60)).timestamp(), (NOW - timedelta(days=1)).
 
 
 def _sources() -> list[Path]:
-    fixture = FIXTURES / "claude-code-2.1.330" / "663757e7-328c-4300-89ef-0f9781bc26c0.jsonl"
+    fixture = CLAUDE_CODE_FIXTURE
     found = sorted(CORPUS.rglob("*.jsonl")) if CORPUS.is_dir() else []
     return [fixture, *(path for path in found if b'"usage"' in path.read_bytes())]
 

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from ctxtool.formats.claude_code.compaction import keeps_messages, preserved_metadata
-from tests.conftest import FIXTURES, run_ctxtool
+from tests.conftest import CLAUDE_CODE_FIXTURE, run_ctxtool
 from tests.summarize_builder import coding_session
 
 SEGMENT = ["head", "tool-result", "attachment", "tail"]  # every kept entry, head first
@@ -41,12 +41,11 @@ def test_as_2_1_332_the_segment_spans_the_messages_only() -> None:
     assert preserved_metadata([], [], "s", "2.1.332") == {}
 
 
-def test_the_real_2_1_330_boundary_has_our_shape() -> None:
-    session = next((FIXTURES / "claude-code-2.1.330").glob("*.jsonl"))
-    entries = [orjson.loads(line) for line in session.read_bytes().splitlines()]
+def test_the_real_2_1_332_boundary_has_our_shape() -> None:
+    entries = [orjson.loads(line) for line in CLAUDE_CODE_FIXTURE.read_bytes().splitlines()]
     meta = next(e for e in entries if e.get("subtype") == "compact_boundary")["compactMetadata"]
     listed = meta["preservedMessages"]
-    ours = preserved_metadata(listed["allUuids"], listed["uuids"], listed["anchorUuid"], "2.1.330")
+    ours = preserved_metadata(listed["allUuids"], listed["uuids"], listed["anchorUuid"], "2.1.332")
     assert ours == {k: meta[k] for k in ("preservedSegment", "preservedMessages")}
 
 

@@ -26,7 +26,7 @@ _COMMON_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBra
 
 # Claude Code's note asking to carry on after the summary, by the version that writes it. The
 # corpus's 2.0.76-2.1.42 summaries end with the first two (2.1.39 dropped the "it"), and only
-# automatic ones; 2.1.330's manual /compact (tests/fixtures) and 2.1.332's code (the reactive
+# automatic ones; 2.1.330's and 2.1.332's manual /compact (tests/fixtures) and 2.1.332's code (the reactive
 # path sets suppressFollowUpQuestions) end with the third for manual ones too. Versions between
 # 2.1.42 and 2.1.330 are not pinned down: they get the older rule.
 _OLD_NOTE = ("Please continue the conversation from where we left {it}off without asking the "

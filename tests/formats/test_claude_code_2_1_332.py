@@ -1,4 +1,4 @@
-"""A session the real Claude Code 2.1.330 wrote (scripts/make_claude_fixture.py: tool calls, a
+"""A session the real Claude Code 2.1.332 wrote (scripts/make_claude_fixture.py: tool calls, a
 Bash output it persisted to tool-results/, its own /compact keeping a message by reference, one
 more turn): the schemas, validate, estimate and filter-compacted read the newest format."""
 
@@ -8,16 +8,16 @@ import orjson
 
 from ctxtool.core.clearing.restore import placeholder_path
 from ctxtool.core.messages.filter_compacted import filter_compacted, plan_cut
-from tests.conftest import FIXTURES, run_ctxtool
+from tests.conftest import CLAUDE_CODE_FIXTURE, run_ctxtool
 
-FOLDER = FIXTURES / "claude-code-2.1.330"
-SESSION = next(FOLDER.glob("*.jsonl"))
+SESSION = CLAUDE_CODE_FIXTURE
+FOLDER = SESSION.parent
 ENTRIES = [orjson.loads(line) for line in SESSION.read_bytes().splitlines()]
 BOUNDARY = next(e for e in ENTRIES if e.get("subtype") == "compact_boundary")
 
 
-def test_written_by_2_1_330_with_its_own_compaction_fields() -> None:
-    assert {e.get("version") for e in ENTRIES if "version" in e} == {"2.1.330"}
+def test_written_by_2_1_332_with_its_own_compaction_fields() -> None:
+    assert {e.get("version") for e in ENTRIES if "version" in e} == {"2.1.332"}
     meta = BOUNDARY["compactMetadata"]
     assert {"preTokens", "postTokens", "cumulativeDroppedTokens", "durationMs",
             "preservedSegment", "preservedMessages"} <= set(meta)
