@@ -54,10 +54,12 @@ def vacuum_cmd(io: IOOptions, sweep: bool, apply: bool, agents: tuple[str, ...],
     Only what the agent provably does not need goes, each agent by its own rules
     (docs/vacuum.md): Claude Code's entries written twice (the same uuid, the same bytes, as
     its repeated /compact writes them) are kept once; Codex's compactions that a later one of
-    the same turn replaces lose their history lists. Everything taken out goes to ctxtool's
-    store first (DIR/<session>/ctxtool-vacuum/, each payload once under its SHA-256, with the
-    recipe), and `ctxtool restore` gives back the original byte for byte. The agent resumes
-    the vacuumed session exactly as before.
+    the same turn replaces lose their history lists; OpenCode's database loses the event rows
+    OpenCode never reads back, then shrinks (SQLite VACUUM, only while OpenCode does not hold
+    it). Everything taken out goes to ctxtool's store first (DIR/<session>/ctxtool-vacuum/,
+    each payload once under its SHA-256, with the recipe), and `ctxtool restore` gives back
+    the original byte for byte (the database: row for row). The agent resumes the vacuumed
+    session exactly as before.
 
     A FILE (or stdin) is written vacuumed to stdout, -o FILE or back in place (--in-place:
     sessions modified within --live-window are skipped unless --force; lines appended while
