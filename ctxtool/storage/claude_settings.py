@@ -28,9 +28,7 @@ GLOBAL_MAX_BYTES = 64 << 20  # ~/.claude.json keeps per-project history: it grow
 
 def settings_files(env: Mapping[str, str], project: str | None = None) -> list[str]:
     """The settings files Claude Code would read, oldest (weakest) first."""
-    configured = (env.get("CLAUDE_CONFIG_DIR") or "").strip()
-    home = env.get("HOME") or os.path.expanduser("~")
-    config = os.path.expanduser(configured) if configured else os.path.join(home, ".claude")
+    config = _configured_dir(env) or os.path.join(_home(env), ".claude")
     here = project if project is not None else os.getcwd()
     return [os.path.join(config, "settings.json"),
             os.path.join(here, ".claude", "settings.json"),
@@ -58,9 +56,17 @@ def read_settings(env: Mapping[str, str], project: str | None = None) -> Setting
 
 def global_config(env: Mapping[str, str]) -> str:
     """Claude Code's global config file: ``.claude.json`` in $CLAUDE_CONFIG_DIR, else home."""
+    return os.path.join(_configured_dir(env) or _home(env), ".claude.json")
+
+
+def _configured_dir(env: Mapping[str, str]) -> str | None:
+    """``$CLAUDE_CONFIG_DIR`` with ``~`` expanded, or None when unset or blank."""
     configured = (env.get("CLAUDE_CONFIG_DIR") or "").strip()
-    home = env.get("HOME") or os.path.expanduser("~")
-    return os.path.join(os.path.expanduser(configured) if configured else home, ".claude.json")
+    return os.path.expanduser(configured) if configured else None
+
+
+def _home(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")
 
 
 def _read(path: str, *, limit: int = MAX_BYTES, needs: bytes = b"") -> Mapping[str, Any] | None:
