@@ -1,8 +1,8 @@
 """The layering DESIGN.md promises, checked rather than hoped for.
 
 * ``ctxtool.core`` and ``ctxtool.formats`` import no click, tqdm or anthropic (and no jsonschema:
-  only ``ctxtool.formats.validate`` uses it, lazily) — both by importing every module in a fresh
-  interpreter and by reading their import statements;
+  only ``ctxtool.formats.validate`` uses it, lazily), nor ``ctxtool.cli`` or ``ctxtool.io`` — both
+  by importing every module in a fresh interpreter and by reading their import statements;
 * ``import ctxtool``, ``ctxtool --help`` and ``ctxtool estimate < one-line.jsonl`` stay light:
   the real console script is run with ``PYTHONPROFILEIMPORTTIME`` so Python itself lists every
   module it imported; ``estimate --json`` and ``statusline`` on a Claude Code transcript import
@@ -30,6 +30,7 @@ from tests.conftest import ROOT, ctxtool_executable
 PACKAGE = ROOT / "ctxtool"
 HEAVY = {"click", "tqdm", "anthropic", "jsonschema"}
 LAYERS = ("core", "formats")
+EDGE = ("ctxtool.cli", "ctxtool.io")  # the commands, and the plumbing only they use (click, tqdm)
 GOOD_LINE = (b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s",'
              b'"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hello"}}\n')
 
@@ -110,7 +111,7 @@ def test_layer_import_statements(layer: str) -> None:
         lazy_schema_ok = path == PACKAGE / "formats" / "validate.py"
         for module, module_level in imports_in(path):
             root = module.split(".")[0]
-            if root in {"click", "tqdm", "anthropic"} or module.startswith("ctxtool.cli"):
+            if root in {"click", "tqdm", "anthropic"} or module.startswith(EDGE):
                 wrong.append(f"{path.relative_to(ROOT)}: import {module}")
             elif root in {"jsonschema", "referencing"} and (module_level or not lazy_schema_ok):
                 wrong.append(f"{path.relative_to(ROOT)}: import {module} (only lazily, in "
@@ -150,7 +151,7 @@ def test_estimate_imports_no_anthropic_or_jsonschema() -> None:
 NOT_AT_START_UP = {
     "ctxtool.formats.codex", "ctxtool.formats.opencode.adapter", "ctxtool.formats.openai_chat",
     "ctxtool.formats.anthropic", "ctxtool.storage.opencode_db", "ctxtool.storage.opencode_config",
-    "ctxtool.storage.retention", "ctxtool.core.sizing.timeline", "ctxtool.cli.timeline_render",
+    "ctxtool.storage.retention", "ctxtool.core.sizing.timeline", "ctxtool.cli.estimate_timeline",
     "sqlite3", "html", "shutil", "tempfile", "hashlib",
 }
 MODULES_AT_EXIT = """
@@ -250,7 +251,7 @@ def test_the_lazy_paths_import_what_they_need(tmp_path: Path) -> None:
     loaded, _ = modules_at_exit(tmp_path, "estimate", str(messages), "--timeline",
                              str(tmp_path / "context.svg"))
     assert {"ctxtool.formats.anthropic", "ctxtool.formats.codex",
-            "ctxtool.core.sizing.timeline", "ctxtool.cli.timeline_render"} <= loaded
+            "ctxtool.core.sizing.timeline", "ctxtool.cli.estimate_timeline"} <= loaded
     assert (tmp_path / "context.svg").exists()
 
 
@@ -303,7 +304,7 @@ FORMAT_CONSTANTS = {"CLAUDE_CODE", "OPENCODE", "OPENAI", "ANTHROPIC", "CODEX"}
 FORMAT_VARIABLES = {"fmt", "format", "in_fmt", "target", "to", "agent"}
 # where format names may be compared: the adapters and the detector
 FORMAT_HOME = PACKAGE / "formats"
-LOWER = ("formats", "llm", "storage")  # import nothing from core/ or cli/
+LOWER = ("formats", "llm", "storage")  # import nothing from core/, io/ or cli/
 # core's floors, lowest first: a module imports its own folder or a lower floor only
 CORE_FLOORS = {"messages": 0, "sizing": 1, "validating": 1, "vacuuming": 1, "clearing": 2,
                "summarizing": 3}
@@ -440,8 +441,27 @@ def test_lower_folders_import_no_transform_or_command(layer: str) -> None:
     graph = import_graph()
     wrong = [f"{module} -> {target}" for module, targets in sorted(graph.items())
              if module.startswith(f"ctxtool.{layer}") for target in sorted(targets)
-             if target.startswith(("ctxtool.core", "ctxtool.cli"))]
+             if target.startswith(("ctxtool.core", *EDGE))]
     assert wrong == []
+
+
+def test_io_imports_no_command() -> None:
+    """io/ sits under the commands: cli/ imports it, never the other way round."""
+    wrong = [f"{module} -> {target}" for module, targets in sorted(import_graph().items())
+             if module.startswith("ctxtool.io") for target in sorted(targets)
+             if target.startswith("ctxtool.cli")]
+    assert wrong == []
+
+
+def test_cli_holds_the_commands() -> None:
+    """cli/ reads as the list of commands: each module is a command's, or its own presentation
+    (``cleanup_table.py`` beside ``cleanup.py``); the plumbing they share lives in io/."""
+    from ctxtool.cli import COMMANDS
+    commands = {target.split(":")[0].rsplit(".", 1)[1] for target in COMMANDS.values()}
+    loose = [p.name for p in sorted((PACKAGE / "cli").glob("*.py"))
+             if p.stem != "__init__" and p.stem not in commands
+             and not any(p.stem.startswith(f"{name}_") for name in commands)]
+    assert loose == [], "move what is not one command's own to ctxtool/io/"
 
 
 def test_core_modules_sit_on_floors() -> None:

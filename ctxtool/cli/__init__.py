@@ -16,12 +16,10 @@ from typing import Any
 import click
 
 from ctxtool import __version__
-from ctxtool.cli import batch, messages
 from ctxtool.errors import CtxtoolError, ExitCode, Terminated
+from ctxtool.io import ARGS_KEY, batch, messages
 from ctxtool.storage import durable
 from ctxtool.types import Entry
-
-ARGS_KEY = "ctxtool.args"  # ctx.meta: the command's arguments as typed (see resolve_command)
 
 # name -> "module:function", in the order of a working session: find it, measure it, check it,
 # shrink it, look at what the model sees, undo, convert, clean up. --help lists them this way.
@@ -94,7 +92,7 @@ class CtxtoolGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         # the command line as typed, for an option whose meaning depends on how a value was
-        # given (``--backup=SUFFIX`` against ``--backup FILE``: cli/options.py)
+        # given (``--backup=SUFFIX`` against ``--backup FILE``: io/options.py)
         ctx.meta[ARGS_KEY] = tuple(args)
         return super().resolve_command(ctx, args)
 
@@ -245,8 +243,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _hold_closed_fds() -> None:
     """Started with stdin, stdout or stderr closed (`<&-`, `>&-`, `2>&-`), Python sets them to
-    None: commands that need stdin or stdout say so (cli/streams.py), messages go nowhere
-    (cli/messages.py), and the fd points at /dev/null so no file opened later (an input, a temp
+    None: commands that need stdin or stdout say so (io/streams.py), messages go nowhere
+    (io/messages.py), and the fd points at /dev/null so no file opened later (an input, a temp
     file) lands on it."""
     for fd, stream, flags in ((0, sys.stdin, os.O_RDONLY), (1, sys.stdout, os.O_WRONLY),
                               (2, sys.stderr, os.O_WRONLY)):

@@ -11,15 +11,15 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from ctxtool.cli import messages
 from ctxtool.cli.cleanup_table import render, rows
-from ctxtool.cli.live import LIVE_ENV
-from ctxtool.cli.options import ReportOptions, now_option, report_options
-from ctxtool.cli.progress import progress
-from ctxtool.cli.streams import open_output
-from ctxtool.cli.terminal import colour_enabled, is_terminal, size, width
 from ctxtool.clock import parse_duration, parse_now
 from ctxtool.errors import UsageError
+from ctxtool.io import messages
+from ctxtool.io.live import LIVE_ENV
+from ctxtool.io.options import ReportOptions, now_option, report_options
+from ctxtool.io.progress import progress
+from ctxtool.io.streams import open_output
+from ctxtool.io.terminal import colour_enabled, is_terminal, size, width
 from ctxtool.storage import marker
 from ctxtool.storage.cleanup import BUSY, CleanupOptions, CleanupRun, Summary, plan_cleanup
 from ctxtool.storage.cleanup_plan import sources_of

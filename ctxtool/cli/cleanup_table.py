@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ctxtool.cli.terminal import paint, shorten_middle, size, visible
+from ctxtool.io.terminal import paint, shorten_middle, size, visible
 from ctxtool.storage.retention import format_age
 
 REMOVING = ("delete", "archive")

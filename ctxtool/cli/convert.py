@@ -15,11 +15,6 @@ from typing import Any, BinaryIO
 
 import click
 
-from ctxtool.cli import database, messages
-from ctxtool.cli.options import ReportOptions, report_options
-from ctxtool.cli.progress import byte_progress
-from ctxtool.cli.selectors import selector_options
-from ctxtool.cli.streams import STDIN_NAME, open_input, open_output
 from ctxtool.core.messages.convert import ConvertReport, to_messages
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.detect import detect_format
@@ -30,6 +25,11 @@ from ctxtool.formats.opencode.export import (
 )
 from ctxtool.formats.opencode.view import is_message
 from ctxtool.formats.registry import adapter_for, format_names
+from ctxtool.io import database, messages
+from ctxtool.io.options import ReportOptions, report_options
+from ctxtool.io.progress import byte_progress
+from ctxtool.io.selectors import selector_options
+from ctxtool.io.streams import STDIN_NAME, open_input, open_output
 from ctxtool.storage import opencode_tree
 from ctxtool.storage.opencode_db_file import find_database  # no sqlite3 to tell it is one
 from ctxtool.types import ANTHROPIC, OPENCODE

@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from ctxtool.cli import batch
-from ctxtool.cli.options import read_io_options
-from ctxtool.cli.terminal import (colour_enabled, fit_line, paint, shorten, shorten_middle,
-                                  visible, width)
-from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.core.sizing.estimate import (
     CATEGORIES, DEFAULT_SYSTEM_TOKENS, DEFAULT_TOP, EstimateReport, annotate, api_view, estimate,
 )
 from ctxtool.errors import InputError, LLMError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import dumps_json, write_entries
+from ctxtool.io import batch
+from ctxtool.io.options import read_io_options
+from ctxtool.io.terminal import (colour_enabled, fit_line, paint, shorten, shorten_middle,
+                                  visible, width)
+from ctxtool.io.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
 from ctxtool.storage.atomic import write_named
 from ctxtool.storage.claude_settings import read_settings
 
@@ -141,7 +141,7 @@ def _report(path: str, io: IOOptions, out: BinaryIO, *, counter: Any, timeline: 
     if not seen:  # not a session of 24,000 tokens (the assumed system prompt): no input
         raise InputError("empty input: no transcript lines to estimate", source=display_name(path))
     if builder is not None and timeline == "-":
-        from ctxtool.cli.timeline_render import render_text  # see the imports
+        from ctxtool.cli.estimate_timeline import render_text  # see the imports
 
         drawn = render_text(finished(builder, report), width=width())
         out.write(("\n".join(drawn) + "\n\n").encode())
@@ -191,7 +191,7 @@ def finished(builder: TimelineBuilder, report: EstimateReport) -> Timeline:
 
 
 def _draw(path: str, line: Timeline) -> None:
-    from ctxtool.cli.timeline_render import render_html, render_svg  # see the imports
+    from ctxtool.cli.estimate_timeline import render_html, render_svg  # see the imports
 
     page = render_svg(line) if path.lower().endswith(".svg") else render_html(line)
     write_named(path, page.encode())

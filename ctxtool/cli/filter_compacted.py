@@ -7,14 +7,14 @@ from typing import Any
 
 import click
 
-from ctxtool.cli import messages
-from ctxtool.cli.options import ReportOptions, read_io_options, report_options
-from ctxtool.cli.spool import spooled_input
-from ctxtool.cli.streams import IOOptions, check_stdin, open_output
 from ctxtool.core.messages.convert import to_messages
 from ctxtool.core.messages.filter_compacted import FilterReport, View, filter_compacted, plan_cut
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import write_entries
+from ctxtool.io import messages
+from ctxtool.io.options import ReportOptions, read_io_options, report_options
+from ctxtool.io.spool import spooled_input
+from ctxtool.io.streams import IOOptions, check_stdin, open_output
 
 
 @click.command("filter-compacted")

@@ -13,16 +13,16 @@ from typing import Any
 
 import click
 
-from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
-from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
-                                 report_options)
-from ctxtool.cli.spool import FileSource
-from ctxtool.cli.streams import IOOptions
 from ctxtool.clock import parse_duration, parse_now
 from ctxtool.core.clearing.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
                                        STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
                                        MicrocompactReport, default_strategy, microcompact)
 from ctxtool.formats.registry import adapter_for
+from ctxtool.io.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
+from ctxtool.io.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options)
+from ctxtool.io.spool import FileSource
+from ctxtool.io.streams import IOOptions
 
 @click.command("microcompact")
 @io_options

@@ -11,18 +11,18 @@ from typing import Any, BinaryIO
 
 import click
 
-from ctxtool.cli import batch, messages
-from ctxtool.cli.options import (LazyChoice, ReportOptions, in_place_options, io_options,
-                                 now_option, report_options, store_options)
-from ctxtool.cli.spool import spooled_inputs, staged_output
-from ctxtool.cli.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
-                                 open_output)
 from ctxtool.clock import parse_now
 from ctxtool.core.clearing.persist import (DEFAULT_MAX_CHARS, DEFAULT_MAX_MESSAGE_CHARS,
                                   PersistOptions, PersistReport, auto_max_chars, measure_context,
                                   persist, styles)
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import ExitCode, StoreError
+from ctxtool.io import batch, messages
+from ctxtool.io.options import (LazyChoice, ReportOptions, in_place_options, io_options,
+                                 now_option, report_options, store_options)
+from ctxtool.io.spool import spooled_inputs, staged_output
+from ctxtool.io.streams import (IOOptions, check_stdin, in_place_paths, iter_input_entries,
+                                 open_output)
 # --max-bytes shows the opencode style's own limit as its default (the help names the styles)
 from ctxtool.formats.opencode.truncate import MAX_BYTES as OPENCODE_MAX_BYTES
 from ctxtool.formats.detect import detect_format
@@ -35,7 +35,7 @@ from ctxtool.types import Entry
 
 def units(io: IOOptions) -> Iterator[tuple[IOOptions, str | None]]:
     """(inputs, output) pairs: all inputs to stdout/-o as one stream, or each file in place
-    (pinned while its unit runs: see cli/live.py; run it inside :func:`on_its_own`)."""
+    (pinned while its unit runs: see io/live.py; run it inside :func:`on_its_own`)."""
     if not io.in_place:
         yield io, io.output
         return
@@ -45,7 +45,7 @@ def units(io: IOOptions) -> Iterator[tuple[IOOptions, str | None]]:
 
 def on_its_own(io: IOOptions, target: str | None) -> contextlib.AbstractContextManager[None]:
     """Around a unit's work: an --in-place file that fails is reported and the run goes on
-    (cli/batch.py); one stream of all inputs stops at the first error."""
+    (io/batch.py); one stream of all inputs stops at the first error."""
     if io.in_place and target:
         return batch.each(target, of=len(io.inputs))
     return contextlib.nullcontext()
@@ -62,7 +62,7 @@ def output_for(target: str | None, *, hold: bool,
 @contextlib.contextmanager
 def input_entries(io: IOOptions, *, twice: bool) -> Iterator[Callable[[], Iterator[Entry]]]:
     """A function giving the entries of all inputs; with ``twice`` it may be called again
-    (stdin is spooled to a temp file, see cli/spool.py)."""
+    (stdin is spooled to a temp file, see io/spool.py)."""
     if not twice:
         # read without the big-integer search: persist writes back only the entries it
         # changes, and core.clearing.persist reads those again exactly (exact_entry)

@@ -6,14 +6,14 @@ import os
 
 import click
 
-from ctxtool.cli import messages
-from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, report_options,
-                                 store_options)
 from ctxtool.cli.persist import on_its_own, output_for, units
-from ctxtool.cli.streams import IOOptions, is_rereadable, read_transcript
 from ctxtool.core.clearing.restore import RestoreReport, restore
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import write_entries
+from ctxtool.io import messages
+from ctxtool.io.options import (ReportOptions, in_place_options, io_options, report_options,
+                                 store_options)
+from ctxtool.io.streams import IOOptions, is_rereadable, read_transcript
 from ctxtool.storage.store import DEFAULT_ROOT, STORE_ENV, ToolResultStore
 
 
@@ -96,12 +96,12 @@ def undid_vacuum(unit: IOOptions, target: str | None, store_dir: str | None) -> 
     # a pipe (<(cmd), a FIFO) is read once, by the restore of placeholders
     if len(unit.paths) != 1 or path == "-" or not is_rereadable(path):
         return False
-    from ctxtool.cli import database
+    from ctxtool.io import database
 
     if database.is_database(path):
         return target == path and _undid_database_vacuum(path, store_dir)
-    from ctxtool.cli.spool import spool
-    from ctxtool.cli.vacuum_files import read_head, recipe_for, undo_vacuum
+    from ctxtool.io.spool import spool
+    from ctxtool.io.vacuum_files import read_head, recipe_for, undo_vacuum
 
     with spool(path) as source:
         found = recipe_for(source, read_head(source, unit.format), store_dir)
@@ -119,7 +119,7 @@ def _undid_database_vacuum(path: str, store_dir: str | None) -> bool:
     agent's hook, :class:`ctxtool.formats.vacuum.DatabaseVacuum`)."""
     from pathlib import Path
 
-    from ctxtool.cli.vacuum_files import database_keeper
+    from ctxtool.io.vacuum_files import database_keeper
     from ctxtool.formats.registry import adapters
     from ctxtool.storage.opencode_db_file import find_database
 

@@ -8,15 +8,15 @@ from datetime import datetime
 
 import click
 
-from ctxtool.cli import messages
-from ctxtool.cli.options import now_option
-from ctxtool.cli.session_files import list_sessions
-from ctxtool.cli.streams import open_output
-from ctxtool.cli.terminal import shorten_middle, size, visible, width
 from ctxtool.clock import parse_duration, parse_now, parse_timestamp
 from ctxtool.core.sizing.sessions import SessionInfo, one_line
 from ctxtool.errors import UsageError
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.io import messages
+from ctxtool.io.options import now_option
+from ctxtool.io.session_files import list_sessions
+from ctxtool.io.streams import open_output
+from ctxtool.io.terminal import shorten_middle, size, visible, width
 
 
 @click.command("sessions")

@@ -8,14 +8,14 @@ from typing import Any
 
 import click
 
-from ctxtool.cli.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
-from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
-                                 report_options)
-from ctxtool.cli.spool import FileSource
-from ctxtool.cli.streams import IOOptions
 from ctxtool.clock import parse_now
 from ctxtool.core.clearing.snip import (MIN_TOKENS, READ_TOOLS, SEARCH_TOOLS, WRITE_TOOLS, SnipOptions,
                                SnipReport, snip)
+from ctxtool.io.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
+from ctxtool.io.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options)
+from ctxtool.io.spool import FileSource
+from ctxtool.io.streams import IOOptions
 
 
 @click.command("snip")

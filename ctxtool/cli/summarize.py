@@ -10,12 +10,6 @@ from typing import Any
 
 import click
 
-from ctxtool.cli import messages
-from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, now_option,
-                                 report_options, store_options)
-from ctxtool.cli.progress import progress
-from ctxtool.cli.spool import FileSource, run_two_pass, source_format, spooled_inputs
-from ctxtool.cli.streams import IOOptions, STDIN_NAME, check_stdin, open_output
 from ctxtool.clock import parse_now
 from ctxtool.core.sizing.tokens import DEFAULT_WINDOW, thresholds
 from ctxtool.core.summarizing.backend import make_summarizer
@@ -24,6 +18,12 @@ from ctxtool.core.summarizing.summarize import (Compaction, SummarizeOptions, Su
                                                 compact, reads_twice)
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.registry import adapter_for
+from ctxtool.io import messages
+from ctxtool.io.options import (ReportOptions, in_place_options, io_options, now_option,
+                                 report_options, store_options)
+from ctxtool.io.progress import progress
+from ctxtool.io.spool import FileSource, run_two_pass, source_format, spooled_inputs
+from ctxtool.io.streams import IOOptions, STDIN_NAME, check_stdin, open_output
 from ctxtool.llm import BACKENDS, LLM_ENV, choose_backend
 from ctxtool.llm.anthropic import DEFAULT_MODEL, DEFAULT_TIMEOUT, MODEL_ENV, TIMEOUT_ENV
 from ctxtool.llm.base import Summarizer

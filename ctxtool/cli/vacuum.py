@@ -3,7 +3,7 @@
 Two shapes, as the other commands: a transform (FILE or stdin -> stdout, -o, --in-place) and a
 sweep over every agent's sessions (--all: a plan, --apply to act). What goes is each agent's
 adapter's answer (:mod:`ctxtool.formats.vacuum`); the work on one file is in
-:mod:`ctxtool.cli.vacuum_files`.
+:mod:`ctxtool.io.vacuum_files`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import Any
 import click
 import orjson
 
-from ctxtool.cli import batch, database, live, messages
-from ctxtool.cli.options import (ReportOptions, in_place_options, io_options, report_options,
-                                 store_options)
 from ctxtool.cli.persist import on_its_own, units
-from ctxtool.cli.streams import IOOptions, binary_stdout, check_stdin
-from ctxtool.cli.terminal import size
-from ctxtool.cli.vacuum_files import FileRun, database_keeper, plan_file, vacuum_file
 from ctxtool.core.vacuuming.lines import VacuumReport
 from ctxtool.errors import UsageError
 from ctxtool.formats.registry import adapter_for, format_names
 from ctxtool.formats.vacuum import SessionSize
+from ctxtool.io import batch, database, live, messages
+from ctxtool.io.options import (ReportOptions, in_place_options, io_options, report_options,
+                                 store_options)
+from ctxtool.io.streams import IOOptions, binary_stdout, check_stdin
+from ctxtool.io.terminal import size
+from ctxtool.io.vacuum_files import FileRun, database_keeper, plan_file, vacuum_file
 
 AGENTS_HELP = "Only these agents' sessions (repeat or comma-separate)"
 

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 import click
 import orjson
 
-from ctxtool.cli import batch, messages
-from ctxtool.cli.selectors import selector_options
-from ctxtool.cli.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
-from ctxtool.cli.terminal import visible
 from ctxtool.core.validating.validate import ERROR, WARNING, Problem, validate
 from ctxtool.errors import ExitCode, InputError, UnsupportedFormatError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.validate import entry_checker
 from ctxtool.formats.registry import format_names
+from ctxtool.io import batch, messages
+from ctxtool.io.selectors import selector_options
+from ctxtool.io.streams import IOOptions, check_stdin, display_name, iter_file_entries, open_output
+from ctxtool.io.terminal import visible
 
 
 @click.command("validate")
@@ -61,7 +61,7 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
     with open_output(output, io.paths) as out:
         for path in io.paths:
             # a file that cannot be read is told on stderr and the others are checked: exit 3
-            # if they have errors, else 1 (cli/batch.py)
+            # if they have errors, else 1 (io/batch.py)
             with batch.each(path, of=len(io.paths)):
                 for problem in _file_problems(path, io):
                     totals[problem.severity] += 1

@@ -49,7 +49,7 @@ only what its agent does differently. The members, grouped by who uses them:
 * converting - :attr:`converts_through_messages`, :meth:`iter_api_messages`,
   :attr:`streams_over_lines`, :attr:`convert_targets`, and as a target :attr:`blocks_kept`,
   :attr:`system_in_messages`;
-* in-place rewrites (``cli/live.py``) - :meth:`rewriting`;
+* in-place rewrites (``io/live.py``) - :meth:`rewriting`;
 * store location (``storage``; ``ctxtool sessions`` and the session selectors) -
   :attr:`results_beside_session`, :meth:`session_and_cwd`, :meth:`session_roots`,
   :meth:`home_folder`,

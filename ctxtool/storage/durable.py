@@ -7,8 +7,8 @@ takes the place of the one that held the content. ``fsync`` after each file kept
 3,431 files, 3,431 journal commits, 1.84 s of a 7.1 s ``snip -o``. Nothing reads the files
 before the output is replaced, so they only have to be on disk by then: the store records what
 it wrote (:func:`defer`) and every replacement calls :func:`flush` first
-(:func:`ctxtool.storage.atomic.atomic_writer`, the --in-place writer in cli/live.py, the
-database writer in cli/database.py). A crash before that point leaves the old transcript, which
+(:func:`ctxtool.storage.atomic.atomic_writer`, the --in-place writer in io/live.py, the
+database writer in io/database.py). A crash before that point leaves the old transcript, which
 does not point at the new files: at worst files nobody references, as a crash mid-run always
 could.
 

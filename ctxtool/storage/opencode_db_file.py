@@ -1,7 +1,7 @@
 """Whether a path is OpenCode's database (``opencode.db``, or a folder holding it), told from the
 file's first bytes without opening it as a database.
 
-Every command asks this about each input (cli/database.py), so it lives apart from
+Every command asks this about each input (io/database.py), so it lives apart from
 :mod:`ctxtool.storage.opencode_db`, whose sqlite3 and OpenCode modules are imported only when an
 input is a database.
 """

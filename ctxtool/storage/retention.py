@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-# LIVE_WINDOW and format_age live in clock, which --in-place (cli/live.py) imports without this
+# LIVE_WINDOW and format_age live in clock, which --in-place (io/live.py) imports without this
 from ctxtool.clock import LIVE_WINDOW, format_age, parse_timestamp
 DEFAULT_PERIOD_DAYS = 30  # Claude Code's own default for cleanupPeriodDays
 MIN_PERIOD_DAYS = 1

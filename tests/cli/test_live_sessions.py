@@ -1,4 +1,4 @@
-"""--in-place on sessions that may be live (cli/live.py).
+"""--in-place on sessions that may be live (io/live.py).
 
 The acceptance test of issue 13: lines appended to a 100 MB session while ``snip --in-place``
 rewrites it are never lost, over 20 runs that start appending at different moments of the run

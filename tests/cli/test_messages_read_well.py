@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.cli.terminal import size
 from ctxtool.errors import ExitCode
+from ctxtool.io.terminal import size
 from tests.conftest import FIXTURES, ROOT, run_ctxtool
 from tests.fake_anthropic import FakeAnthropic, error
 

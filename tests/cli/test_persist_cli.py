@@ -241,7 +241,7 @@ def test_help_examples(session: tuple[Path, bytes], tmp_path: Path) -> None:
 
 def test_style_choices_are_checked_and_completed(session: tuple[Path, bytes],
                                                  tmp_path: Path) -> None:
-    """--style's choices are looked up when used (cli.options.LazyChoice): a wrong one is a
+    """--style's choices are looked up when used (io.options.LazyChoice): a wrong one is a
     usage error naming them, and the shell completion offers them."""
     path, _ = session
     wrong = run_ctxtool("persist", "--style", "claude", str(path), cwd=tmp_path)

@@ -13,10 +13,10 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from ctxtool.cli import spool
-from ctxtool.cli.spool import LineTable, iter_lazy_entries, iter_spans
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.io import spool
+from ctxtool.io.spool import LineTable, iter_lazy_entries, iter_spans
 from ctxtool.types import Entry
 from tests.clearing_helpers import Session
 from tests.conftest import ctxtool_executable, run_ctxtool

@@ -9,11 +9,11 @@ from collections.abc import Collection, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxtool.cli.spool import iter_lazy_entries
 from ctxtool.core.clearing.microcompact import (MicrocompactOptions, MicrocompactReport,
                                                microcompact)
 from ctxtool.core.clearing.snip import SnipReport, snip
 from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.io.spool import iter_lazy_entries
 from ctxtool.types import CLAUDE_CODE, Entry
 from tests.clearing_helpers import MemoryStore, Session, text_with_tokens
 

@@ -346,7 +346,7 @@ FOUND: list[tuple[str, int, Path_, str]] = [
     ("opencode", 7, ("parts", 1, "tool"), "list"),  # opencode._walk_parts
     # the last call's usage past 64 bits: estimate --json, and every --stats report
     ("opencode", 7, ("info", "tokens", "input"), "huge"),  # cli/estimate.py
-    ("claude-code", 15, ("message", "usage", "input_tokens"), "huge"),  # cli/options.py
+    ("claude-code", 15, ("message", "usage", "input_tokens"), "huge"),  # io/options.py
     *(("openai", 2, ("tool_calls",), wrong) for wrong in ("number", "bool", "huge")),
     *(("openai", 2, ("tool_calls", 0, "function"), wrong)  # blocks._openai_blocks
       for wrong in ("list", "number", "bool", "huge", "string")),

@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ctxtool.cli.session_files import read_session
 from ctxtool.formats.adapter import SessionFile
+from ctxtool.io.session_files import read_session
 from tests.conftest import ROOT, run_ctxtool
 from tests.sessions.helpers import APP, write_session
 
@@ -102,7 +102,7 @@ def test_each_rollout_is_one_row_with_the_figures_of_estimate(home: Path, tmp_pa
 
 def test_only_the_ends_are_parsed(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tail walk parses the last token_count and what follows it, nothing before."""
-    import ctxtool.cli.tail_read as tail_read
+    import ctxtool.io.tail_read as tail_read
 
     parsed: list[bytes] = []
     real = tail_read.parse_line

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.cli.session_files import count_compactions, read_session
-from ctxtool.cli.tail_read import parse_lines, tail_report
 from ctxtool.core.sizing.sessions import read_head
 from ctxtool.formats.adapter import SessionFile
+from ctxtool.io.session_files import count_compactions, read_session
+from ctxtool.io.tail_read import parse_lines, tail_report
 from ctxtool.types import CLAUDE_CODE
 from ctxtool.storage.tail import (
     complete_length,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctxtool.cli import cli
-from ctxtool.cli.timeline_render import columns_of, render_html, render_svg, render_text
+from ctxtool.cli.estimate_timeline import columns_of, render_html, render_svg, render_text
 from ctxtool.core.sizing.estimate import estimate
 from ctxtool.core.sizing.timeline import TimelineBuilder, observe
 from ctxtool.core.sizing.tokens import thresholds
@@ -131,6 +131,6 @@ def test_every_compaction_of_a_real_session(tmp_path: Path) -> None:
 
 
 def test_nice_steps() -> None:
-    from ctxtool.cli.timeline_render import nice_step
+    from ctxtool.cli.estimate_timeline import nice_step
     assert [nice_step(210_000, 5), nice_step(111, 10), nice_step(3, 10), nice_step(1e6, 5)] == [
         50_000, 20, 1, 200_000]

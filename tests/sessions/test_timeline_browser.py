@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.cli.timeline_render import COLORS
+from ctxtool.cli.estimate_timeline import COLORS
 from tests.conftest import CORPUS, run_ctxtool
 from tests.sessions.helpers import full_estimate
 from tests.sessions.png import count_near, read_png

@@ -75,7 +75,7 @@ def test_killed_after_an_in_place_rewrite(inputs: dict[str, bytes], tmp_path: Pa
 
 def test_killed_right_after_stdout_got_the_transcript(inputs: dict[str, bytes],
                                                       tmp_path: Path) -> None:
-    """Staged stdout (cli/spool.py) is copied out once the run succeeded; killed right after
+    """Staged stdout (io/spool.py) is copied out once the run succeeded; killed right after
     (``after-stdout``), every file the transcript on stdout references is complete."""
     source, store = tmp_path / "in.jsonl", tmp_path / "store"
     source.write_bytes(inputs["snip"])
@@ -265,11 +265,11 @@ def test_a_write_back_error_stops_the_replacement(recorded: list[tuple[str, int]
 
 def test_an_in_place_rewrite_starts_the_write_back(recorded: list[tuple[str, int]],
                                                    tmp_path: Path) -> None:
-    """--in-place (cli/live.py) watches its new file as -o does: a thread starts the write-back
+    """--in-place (io/live.py) watches its new file as -o does: a thread starts the write-back
     while it is written; the rewrite itself goes on as before."""
     import threading
 
-    from ctxtool.cli.live import LiveFile, LiveOptions
+    from ctxtool.io.live import LiveFile, LiveOptions
 
     session = tmp_path / "session.jsonl"
     session.write_bytes(b"{}\n")
@@ -293,7 +293,7 @@ def test_a_write_back_error_stops_the_in_place_rewrite(recorded: list[tuple[str,
     before the swap: the session stays as it was and the temp file goes."""
     import errno
 
-    from ctxtool.cli.live import LiveFile, LiveOptions
+    from ctxtool.io.live import LiveFile, LiveOptions
     from ctxtool.errors import StoreError
 
     def failing(fd: int) -> None:
@@ -316,12 +316,12 @@ def test_a_write_back_error_stops_the_in_place_rewrite(recorded: list[tuple[str,
 
 def test_a_database_write_back_starts_the_write_back(recorded: list[tuple[str, int]],
                                                      tmp_path: Path) -> None:
-    """--in-place into OpenCode's database (cli/database.py): the rows go in at the end, and
+    """--in-place into OpenCode's database (io/database.py): the rows go in at the end, and
     while the command runs the thread starts the write-back (of the store files once there
     are FEW or more; here of the database file, which it leaves as it was)."""
     import threading
 
-    from ctxtool.cli import database
+    from ctxtool.io import database
     from tests.opencode_builders import SESSION, assistant, user
     from tests.opencode_db_builder import add_session, make_db, rows
 

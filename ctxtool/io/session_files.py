@@ -21,8 +21,6 @@ from datetime import datetime, timezone
 from typing import BinaryIO, NamedTuple
 
 from ctxtool import __version__
-from ctxtool.cli.opencode_sessions import list_opencode
-from ctxtool.cli.tail_read import HEAD_BYTES, marks_of, parse_lines, report_of_tail
 from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.estimate import EstimateReport, estimate
 from ctxtool.core.sizing.session_tail import in_chain
@@ -30,6 +28,8 @@ from ctxtool.core.sizing.sessions import SessionInfo, read_head, session_info, t
 from ctxtool.formats.adapter import SessionFile, SessionMarks
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.formats.registry import adapter_for, adapters
+from ctxtool.io.opencode_sessions import list_opencode
+from ctxtool.io.tail_read import HEAD_BYTES, marks_of, parse_lines, report_of_tail
 from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
 from ctxtool.storage.tail import (
     Buffer,

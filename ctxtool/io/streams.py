@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import batch, database, live, messages
-from ctxtool.cli.live import READ_BUFFER, LiveOptions
-from ctxtool.cli.progress import bars_enabled, byte_progress
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, bounded_lines, iter_entries, write_entries
+from ctxtool.io import batch, database, live, messages
+from ctxtool.io.live import READ_BUFFER, LiveOptions
+from ctxtool.io.progress import bars_enabled, byte_progress
 from ctxtool.storage import marker
 from ctxtool.storage.atomic import named_output
 from ctxtool.storage.paths import claude_config_dir
@@ -63,7 +63,7 @@ class IOOptions:
     format: str | None = None
     on_invalid: OnInvalid = "error"
     quiet: bool = False
-    live: LiveOptions = LiveOptions()  # --force, --backup, --live-window (see cli/live.py)
+    live: LiveOptions = LiveOptions()  # --force, --backup, --live-window (see io/live.py)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -216,13 +216,13 @@ Transform = Callable[[str, Iterator[Entry]], Iterable[dict[str, Any]]]
 
 
 def in_place_paths(io: IOOptions) -> Iterator[str]:
-    """The files --in-place rewrites, each pinned while the caller works on it (cli/live.py:
+    """The files --in-place rewrites, each pinned while the caller works on it (io/live.py:
     files that may be live sessions are skipped); it needs file arguments and no -o. Each is
-    done on its own: the caller works on it inside ``batch.each`` (cli/batch.py)."""
+    done on its own: the caller works on it inside ``batch.each`` (io/batch.py)."""
     if not io.inputs or "-" in io.inputs or io.output:
         raise UsageError("--in-place needs file arguments and no -o/--output")
     for path in io.inputs:
-        if database.is_database(path):  # not pinned: a transaction guards it (cli/database.py)
+        if database.is_database(path):  # not pinned: a transaction guards it (io/database.py)
             yield path
             continue
         with batch.each(path, of=len(io.inputs)), live.pin(path, io.live) as pinned:

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import BinaryIO
 
-from ctxtool.cli import messages
 from ctxtool.clock import LIVE_WINDOW, format_age
 from ctxtool.errors import StoreError, UsageError
+from ctxtool.io import messages
 from ctxtool.storage import durable
 from ctxtool.storage.atomic import temp_file
 

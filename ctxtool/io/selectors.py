@@ -28,11 +28,11 @@ from typing import Any, NamedTuple, TypeVar
 import click
 import orjson
 
-from ctxtool.cli import messages
-from ctxtool.cli.streams import binary_stdin
 from ctxtool.errors import InputError, StoreError, UsageError
 from ctxtool.formats.adapter import SessionFile
 from ctxtool.formats.registry import adapters
+from ctxtool.io import messages
+from ctxtool.io.streams import binary_stdin
 
 F = TypeVar("F", bound=Callable[..., Any])
 SHOWN = 8  # candidates named in an error
@@ -73,7 +73,7 @@ def _candidates(env: Mapping[str, str], project: str | None, *, opencode: bool,
              for adapter in adapters() for f in adapter.session_files(env, project)]
     if not opencode:
         return found
-    from ctxtool.cli.opencode_sessions import opencode_sessions  # only to resolve a selector
+    from ctxtool.io.opencode_sessions import opencode_sessions  # only to resolve a selector
 
     try:
         db, sessions = opencode_sessions(env, project=project, children=children)
@@ -111,14 +111,14 @@ def find_session(prefix: str, env: Mapping[str, str], project: str | None = None
 def latest_session(env: Mapping[str, str], project: str | None = None, *,
                    opencode: bool = False) -> Candidate:
     """The newest session, the one ``ctxtool sessions`` lists first: the latest last activity
-    (see :func:`ctxtool.cli.session_files.last_active`; of ``project``; OpenCode's too when
+    (see :func:`ctxtool.io.session_files.last_active`; of ``project``; OpenCode's too when
     ``opencode``, sub-agent sessions left out)."""
     found = _candidates(env, project, opencode=opencode, children=False)
     if not found:
         where = f" for {project}" if project else ""
         raise UsageError(f"--latest: no sessions{where}",
                          hint="`ctxtool sessions` lists the sessions there are")
-    from ctxtool.cli.session_files import Latest, newest  # reads the sessions' ends
+    from ctxtool.io.session_files import Latest, newest  # reads the sessions' ends
 
     return found[newest([Latest(c.id, c.found, c.fmt, c.updated) for c in found], env)]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ctxtool.cli.messages import error  # not `from ctxtool.cli import`: the group imports us
 from ctxtool.errors import InputError, OperationError, StoreError
+from ctxtool.io.messages import error
 
 SHOWN = 3  # failed files named in the closing line; each had its own line already
 _failed: list[str] = []

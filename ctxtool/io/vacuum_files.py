@@ -1,7 +1,7 @@
 """Vacuum one session file, and undo it: shared by ``vacuum`` (a FILE, --in-place, the sweep)
 and ``restore``.
 
-A file is read twice (:func:`ctxtool.cli.spool.spool`): once for the plan (the adapter's
+A file is read twice (:func:`ctxtool.io.spool.spool`): once for the plan (the adapter's
 answer, :func:`ctxtool.core.vacuuming.lines.plan_lines`), once to write it. What goes is kept
 in the store with the recipe before the output is replaced (the store's files are made durable
 first, storage/durable.py), so a kill at any point leaves the file as it was or vacuumed, and
@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ctxtool.cli import messages
-from ctxtool.cli.spool import Spooled, spool
-from ctxtool.cli.live import READ_BUFFER
-from ctxtool.cli.streams import open_output
 from ctxtool.core.vacuuming.lines import FileVacuum, VacuumReport, plan_lines
 from ctxtool.core.vacuuming.recipe import is_recipe, matches, rebuild
 from ctxtool.errors import StoreError
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import OnInvalid, bounded_lines, checked_lines, iter_entries
 from ctxtool.formats.registry import adapter_for
+from ctxtool.io import messages
+from ctxtool.io.spool import Spooled, spool
+from ctxtool.io.live import READ_BUFFER
+from ctxtool.io.streams import open_output
 from ctxtool.storage import durable
 from ctxtool.storage.store import DEFAULT_ROOT, STORE_ENV, ToolResultStore, resolve_store
 from ctxtool.storage.vacuum_store import VacuumStore

@@ -15,9 +15,9 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ctxtool.cli import messages
 from ctxtool.errors import StoreError
 from ctxtool.formats.jsonl import iter_entries, write_entries
+from ctxtool.io import messages
 from ctxtool.storage import durable
 # every command asks whether its inputs are databases: that needs a file's first bytes, not
 # sqlite3 and OpenCode's modules (storage/opencode_db.py), imported when one is

@@ -9,9 +9,9 @@ import html
 import math
 from collections.abc import Sequence
 
-from ctxtool.cli.terminal import fit_line, shorten_middle, visible
 from ctxtool.core.sizing.status import human
 from ctxtool.core.sizing.timeline import Mark, Timeline
+from ctxtool.io.terminal import fit_line, shorten_middle, visible
 
 LEVELS = " ▁▂▃▄▅▆▇█"
 ROWS, MAX_COLUMNS = 12, 96

@@ -7,7 +7,7 @@ twice (a :class:`ctxtool.core.clearing.twopass.LazySource`): the first pass pars
 where each starts (16 bytes a line); the second parses only the lines the core asks for and
 copies the bytes between them in big blocks, so it costs about as much as a copy.
 
-:func:`run_two_pass` is :func:`ctxtool.cli.streams.run_transform` for such commands. Output to
+:func:`run_two_pass` is :func:`ctxtool.io.streams.run_transform` for such commands. Output to
 stdout is staged (:class:`Stage`) and copied out only once the transform succeeded, so a failure
 half-way (a full disk while saving to the store) never leaves a truncated transcript on stdout:
 what the run produced waits in a temp file, the bytes it left unchanged in the input files
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 
-from ctxtool.cli import batch, live, messages
-from ctxtool.cli.progress import bars_enabled, progress
-from ctxtool.cli.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
-                                 in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.errors import StoreError
+from ctxtool.io import batch, live, messages
+from ctxtool.io.progress import bars_enabled, progress
+from ctxtool.io.streams import (IOOptions, binary_stdin, binary_stdout, check_stdin, display_name,
+                                 in_place_paths, is_rereadable, open_input, open_output)
 from ctxtool.storage import durable
 from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import (BOM, bounded_chunks, bounded_lines, is_blank, is_truncated,
@@ -460,7 +460,7 @@ TwoPass = Callable[[str, FileSource], Iterable[dict[str, Any]]]
 
 @contextlib.contextmanager
 def staged_output(output: str | None, inputs: Iterable[str] = ()) -> Iterator[BinaryIO]:
-    """Like :func:`ctxtool.cli.streams.open_output`, but stdout gets the bytes only after the
+    """Like :func:`ctxtool.io.streams.open_output`, but stdout gets the bytes only after the
     block succeeded: they are staged (a :class:`Stage`) until then."""
     if output not in (None, "-"):
         with open_output(output, inputs) as handle:

@@ -9,11 +9,11 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxtool.cli import messages
-from ctxtool.cli.options import ReportOptions, store_options
-from ctxtool.cli.spool import FileSource, run_two_pass
-from ctxtool.cli.streams import IOOptions
 from ctxtool.core.sizing.tokens import AgentSettings, Thresholds, thresholds
+from ctxtool.io import messages
+from ctxtool.io.options import ReportOptions, store_options
+from ctxtool.io.spool import FileSource, run_two_pass
+from ctxtool.io.streams import IOOptions
 from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.store import ToolResultStore, store_for_entries
 

@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxtool.cli import ARGS_KEY, database, messages
-from ctxtool.cli.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
-from ctxtool.cli.selectors import selector_options
-from ctxtool.cli.streams import IOOptions
 from ctxtool.clock import parse_duration
 from ctxtool.errors import StoreError, UsageError
 from ctxtool.formats.jsonl import dumps_json
+from ctxtool.io import ARGS_KEY, database, messages
+from ctxtool.io.live import BACKUP_SUFFIX, LIVE_ENV, LiveOptions
+from ctxtool.io.selectors import selector_options
+from ctxtool.io.streams import IOOptions
 from ctxtool.storage.atomic import write_named
 from ctxtool.formats.registry import format_names
 
@@ -101,7 +101,7 @@ FORCE_HELP = "With --in-place: also rewrite files modified within --live-window.
 
 def in_place_options(*, force: bool = True) -> Callable[[F], F]:
     """--backup[=SUFFIX], --live-window and (unless the command has its own) --force, for the
-    commands that rewrite files with --in-place; they go into ``io.live`` (cli/live.py)."""
+    commands that rewrite files with --in-place; they go into ``io.live`` (io/live.py)."""
 
     def decorate(f: F) -> F:
         @functools.wraps(f)

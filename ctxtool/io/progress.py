@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
-from ctxtool.cli import messages
+from ctxtool.io import messages
 
 T = TypeVar("T")
 

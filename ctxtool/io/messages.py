@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ctxtool.cli.terminal import visible
+from ctxtool.io.terminal import visible
 
 _state = {"quiet": False, "bar_active": False}
 
