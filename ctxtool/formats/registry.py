@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 #: format name -> (module, class). Each class's ``name`` is its key (a test checks it).
 BUILTIN: dict[str, tuple[str, str]] = {
     "claude-code": ("ctxtool.formats.claude_code.adapter", "ClaudeCodeAdapter"),
-    "codex": ("ctxtool.formats.codex", "CodexAdapter"),
+    "codex": ("ctxtool.formats.codex.adapter", "CodexAdapter"),
     "opencode": ("ctxtool.formats.opencode.adapter", "OpenCodeAdapter"),
     "openai": ("ctxtool.formats.openai_chat", "OpenAIChatAdapter"),
     "anthropic": ("ctxtool.formats.anthropic", "AnthropicAdapter"),

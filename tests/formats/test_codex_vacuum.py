@@ -1,5 +1,5 @@
 """What vacuum takes out of a Codex rollout: the history of a compaction that a later compaction
-of the same turn replaces (ctxtool/formats/codex.py, docs/vacuum.md#codex); the real client's
+of the same turn replaces (ctxtool/formats/codex/vacuum.py, docs/vacuum.md#codex); the real client's
 side is tests/e2e/test_codex_vacuum.py."""
 
 from __future__ import annotations
