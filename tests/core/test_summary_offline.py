@@ -49,10 +49,11 @@ def test_files_with_counts_and_latest_edit() -> None:
 
 def test_errors_and_what_followed() -> None:
     errors = sections_of(summary_of(coding_session()))["Errors and fixes"]
-    assert "Bash `pytest -q tests/test_pager.py` failed: Exit code 4: ERROR: file or directory not found" in errors
-    assert "The assistant then said: The test file does not exist yet; creating it." in errors
-    # what resolved it: the change after it, then the retry
-    assert "Then: changed test_pager.py; Bash `pytest -q tests/test_pager.py` succeeded." in errors
+    # the error, what the assistant made of it, the change after it, the run that passed
+    assert errors.strip() == (
+        "- `pytest tests/test_pager.py` failed: ERROR: file or directory not found: "
+        "tests/test_pager.py. The test file does not exist yet; creating it. Fixed: test_pager.py; "
+        "added test_pages, app.pager. Then `pytest -q tests/test_pager.py` passed (1 passed)")
 
 
 def test_error_gist_picks_the_telling_line() -> None:

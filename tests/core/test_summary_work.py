@@ -74,9 +74,7 @@ def test_work_is_listed_by_task_in_order_with_commits_pushes_tests_and_reports()
         # the assistant's report after the last update of the list settles it
         '- Task "Add a --format option" (done at the cut: the assistant said so after its last '
         'update):',
-        "  - `pytest -q tests/test_export.py` failed: Exit code 1: FAILED "
-        "tests/test_export.py::test_json - KeyError: 'json'",
-        "  - `pytest -q tests/test_export.py -k json` passed: 5 passed",
+        # the failed run and the run that passed after it are told under Errors and fixes
         "  - Added the `--format` option to `export`",  # the end-of-turn report
         "  - Fixed the JSON writer in rows.py; tests pass",
     ]
@@ -92,8 +90,10 @@ def test_each_file_says_what_its_changes_did_and_whether_it_is_committed() -> No
 def test_errors_say_what_resolved_them_and_tests_their_state_after_the_last_change() -> None:
     found = sections(shipped_session().entries)
     errors = found["Errors and fixes"]
-    assert "failed: Exit code 1: FAILED tests/test_export.py::test_json - KeyError: 'json'" in errors
-    assert "Then: changed rows.py; Bash `pytest -q tests/test_export.py -k json` succeeded." in errors
+    # one line: the error's gist and failing test, the change after it, the run that passed
+    assert errors == ("- `pytest tests/test_export.py` failed: FAILED tests/test_export.py::"
+                      "test_json - KeyError: 'json' (test_json) Fixed: rows.py; added write_json. "
+                      "Then `pytest -q tests/test_export.py -k json` passed (5 passed)")
     work = found["Current Work"]
     assert "Task in progress" not in work  # the report settled it
     assert "- `pytest -q tests/test_export.py -k json` passed after the last change (5 passed)." in work
@@ -223,14 +223,14 @@ def test_a_commit_whose_body_starts_the_shown_work_keeps_its_subject() -> None:
     facts = Facts()
     facts.work.commit("git commit -m 'feat: the exporter' -m '- Add the CSV writer\n"
                       "- Add the JSON writer\n- Add the XML writer'", "[main 1a2b3c4] x", 1)
-    for n in range(13):  # 17 lines: the 15 shown start inside the commit's body
+    for n in range(6):  # 10 lines: the 8 shown start inside the commit's body
         facts.work.report(f"Added the writer number {n}", 2 + n)
     s = Session()
     s.user("Ship it")
     done = problem_solving(View(build_request(s.entries, CLAUDE_CODE), facts), 0.0)
     assert done.splitlines()[:3] == ["- Committed 1a2b3c4 \"feat: the exporter\"",
                                      "  - Add the CSV writer", "  - Add the JSON writer"]
-    assert done.splitlines()[-1] == "- Added the writer number 12"
+    assert done.splitlines()[-1] == "- Added the writer number 5"
 
 
 def test_a_commit_made_for_a_tracker_issue_in_progress_names_it() -> None:
@@ -254,7 +254,8 @@ def test_a_piped_test_run_that_failed_counts_as_failed() -> None:
     s.call("b2", "Bash", {"command": "mise run lint 2>&1 | head"}, "[lint] 0 issues.")
     s.assistant(text_block("One test fails."))
     found = sections(s.entries)
-    assert "- `go test ./...` failed: FAIL entire.io/cli 0.4s" in found["Problem Solving"]
+    assert "- `go test` failed: FAIL entire.io/cli 0.4s (TestParse) One test fails." in \
+        found["Errors and fixes"]
     assert "- `mise run lint` passed" in found["Problem Solving"]  # a build check now too
 
 
@@ -316,8 +317,7 @@ def test_codex_plan_shell_and_patch_are_read_as_todos_commands_and_edits() -> No
     ]
     found = sections(entries, CODEX)
     assert "- src/app.py (edited x1)\n  - added: report_status" in found["Files and Code Sections"]
-    assert '- Task "Add retries" (in progress at the cut):\n  - `pytest -q` failed' in \
-        found["Problem Solving"]
+    assert "- `pytest` failed: FAILED test_app.py::test_x" in found["Errors and fixes"]
     assert "[pending] Run the tests" in found["Pending Tasks"]
 
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxtool.core.clearing.persist import truncate_text
+from ctxtool.core.summarizing.failures import FailureLog, failure_gist
 from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WEIGHT_MENTIONED,
                                         WEIGHT_GLIMPSED, WEIGHT_SEEN, WEIGHT_USER, NameRanking, backticked,
                                         definitions_in, identifiers_in, paths_in, test_names_in,
                                         whole_words)
-from ctxtool.core.summarizing.tools import BOOKKEEPING, ToolCall, TodoList, error_gist
+from ctxtool.core.summarizing.tools import ToolCall, TodoList
 from ctxtool.core.summarizing.work import WorkLog, intent_of
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
@@ -33,7 +34,6 @@ REPORT_CHARS = 12000  # an assistant text kept until it is known to end its turn
 GLIMPSE_CHARS = 600  # of any tool output, scanned for names in passing
 RECENT_CALLS = 8
 FILE_NAMES = 60  # names kept per file
-RECENT_FAILURES = 20
 RECENT_ROUNDS = 15
 DONE_STATEMENTS = 300
 READ_TOOLS = ("Read",)
@@ -52,8 +52,12 @@ _BUILD = re.compile(_ENV + r"(?:go (?:build|vet)|golangci-lint|cargo (?:build|ch
                     r"mix (?:compile|credo|dialyzer|format --check\w*)|tsc|eslint|ruff|mypy|"
                     r"(?:npm|pnpm|yarn|bun|mise|just|task) run (?:build|lint|typecheck|check)\w*|make\b|"
                     r"pre-commit run|gradle\w* build|mvn (?:package|compile|verify))\b")
+# a failed run's output (for runs piped into head or tail, which exit 0): a failing test, a
+# compiler's or linter's diagnostic or count, a raised exception (Python, Elixir), a panic
 _FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^ERROR\b|^error(?:\[\w+\])?:|^\S+\.\w+:\d+:\d+: |"
-                     r"\b[1-9]\d* (?:failed|failures?|errors?|issues?)\b", re.MULTILINE)
+                     r"\b[1-9]\d* (?:failed|failures?|errors?|issues?)\b|"
+                     r"\bfound [1-9]\d* [\w ]{0,30}?(?:issues?|errors?)\b|"
+                     r"^\s*\*\* \(\w+\)|^Traceback \(most recent call last\)|^panic:", re.MULTILINE)
 _COMMIT = re.compile(_ENV + r"git\s+(?:-C\s+\S+\s+)?commit\b")
 _PUSH = re.compile(_ENV + r"(?:git\s+(?:-C\s+\S+\s+)?push\b|gh\s+pr\s+(?:create|merge)\b)")
 
@@ -102,15 +106,6 @@ class FileTouch:
         return self.reads + self.edits + self.writes > 0
 
 
-@dataclass
-class Failure:
-    call: ToolCall
-    said_after: str = ""  # the first assistant text after the failed result
-    same: ToolCall | None = None  # the next call on the same target
-    changes: list[str] = field(default_factory=list)  # files changed after it, until ``same``
-    next: ToolCall | None = None  # the next call at all
-
-
 class Facts:
     """See the module docstring; feed turns with :meth:`add`, then read the attributes."""
 
@@ -126,8 +121,7 @@ class Facts:
         self.calls = 0
         self.recent: deque[ToolCall] = deque(maxlen=RECENT_CALLS)
         self.open_calls: dict[str, ToolCall] = {}
-        self.failures: deque[Failure] = deque(maxlen=RECENT_FAILURES)
-        self.failure_count = 0
+        self.failures = FailureLog()
         self.files: dict[str, FileTouch] = {}
         self.by_name: dict[str, list[str]] = {}  # file name -> paths in files, for mentions
         self.glimpsed: set[str] = set()  # files whose content was scanned since they changed
@@ -170,6 +164,7 @@ class Facts:
         self.chars += len(text)
         self.end_turn()
         self.work.user(text)
+        self.failures.user()
         self.messages.append(Message(turn.kind, text, self.position))
         self.names.add(identifiers_in(text), WEIGHT_USER, self.position)
         self._touch_paths(paths_in(text), WEIGHT_USER)
@@ -196,9 +191,7 @@ class Facts:
             self.last_event = "text"
             self.answered_at = self.position
             self._mentions(text, WEIGHT_DISCUSSED)
-            for failure in self.failures:
-                if not failure.said_after and failure.call.result_turn >= 0:
-                    failure.said_after = self.last_said
+            self.failures.said(text)
             for line in text.splitlines():
                 if _DONE.search(line):
                     self.done.append((self.position, line.strip()[:400]))
@@ -230,13 +223,6 @@ class Facts:
         if len(self.open_calls) > 1000:  # calls never answered: forget the oldest
             self.open_calls.pop(next(iter(self.open_calls)))
         self.last_event = "tool_use"
-        for failure in self.failures:
-            if call.name in BOOKKEEPING:
-                break
-            failure.next = failure.next or call
-            if failure.same is None and call.target and (
-                    call.target == failure.call.target or _same_command(call, failure.call)):
-                failure.same = call
         self._call_facts(call, data)
 
     def _call_facts(self, call: ToolCall, data: dict[str, Any]) -> None:
@@ -302,8 +288,7 @@ class Facts:
             self.narration = ""  # what it said was for that call, not for a change after it
         target = call.input.get("file_path") if isinstance(call.input, dict) else None
         if call.is_error:
-            self.failure_count += 1
-            self.failures.append(Failure(call))
+            self.failures.failed(call, text, self.position)
             if isinstance(target, str) and target in self.files:
                 self.files[target].failed += 1
         elif call.name in EDIT_TOOLS + WRITE_TOOLS:
@@ -323,8 +308,9 @@ class Facts:
             self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:
             self.names.add(test_names_in(text), WEIGHT_DISCUSSED, self.position)
-        if call.name == "Bash":
-            self._check(call, text)
+        passed = self._check(call, text) if call.name == "Bash" else None
+        if not call.is_error and passed is None:
+            self.failures.ran(call, False, "")
         if self.todos.apply_result(call):
             self.todo_at = self.position
             self.work.task_list(self.todos.items, self.position, self.todos.details)
@@ -362,9 +348,8 @@ class Facts:
             for old, new in pairs:
                 self.work.changed(path, call.name, old, new, self.position, read_before,
                                   call.intent, call.known)
-            for failure in self.failures:
-                if failure.same is None and path not in failure.changes:
-                    failure.changes.append(path)
+            if self.failures.wants_changes:
+                self.failures.changed(path, intent_of(call.intent), _added_names(pairs))
         elif call.name == "Bash":
             command = str(data.get("command") or "")
             runs = [part.strip() for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
@@ -376,17 +361,23 @@ class Facts:
                 elif _PUSH.match(part):
                     self.work.push(part, text, self.position)
 
-    def _check(self, call: ToolCall, text: str) -> None:
-        """A test or build run, passed or failed, for the work log."""
+    def _check(self, call: ToolCall, text: str) -> bool | None:
+        """A test or build run for the work log and the failures: True when it passed, False
+        when it failed, None when the command is no test or build."""
         command = str(call.input.get("command") or "") if isinstance(call.input, dict) else ""
         for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0]):
             part = re.sub(r"\s\d?>&?\d?\S*", "", part).strip()
             if _TEST.match(part) or _BUILD.match(part):
                 # piped into head or tail, a failed run exits 0: its output tells
                 failed = call.is_error or ("|" in command and _FAILED.search(text) is not None)
-                self.work.check(part, not failed, text, self.position,
-                                error_gist(text, 160) if failed else "")
-                return
+                shown = self.work.check(part, not failed, text, self.position,
+                                        failure_gist(text) if failed else "")
+                if failed and not call.is_error:
+                    self.failures.failed(call, text, self.position)
+                elif not failed:
+                    self.failures.ran(call, True, shown)
+                return not failed
+        return None
 
     def _fresh_read(self, call: ToolCall) -> bool:
         """The first read of a file since it last changed (reading it again shows the same)."""
@@ -472,21 +463,15 @@ def _words(text: str) -> set[str]:
     return {_stem(w.lower().strip(".")) for w in _WORD.findall(text)} - _STOP
 
 
-def _same_command(call: ToolCall, other: ToolCall) -> bool:
-    """Two shell calls that run the same program and subcommand (a test run again with other
-    arguments)."""
-    if call.name != "Bash" or other.name != "Bash":
-        return False
-    return _program(call.target) == _program(other.target) != ""
-
-
-def _program(command: str) -> str:
-    """``go test`` of ``cd x && go test ./... -run Y``: the first part's first two words."""
-    for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0]):
-        words = [w for w in part.split() if "=" not in w]
-        if words and words[0] != "cd":
-            return " ".join(words[:2])
-    return ""
+def _added_names(pairs: list[tuple[str, str]]) -> list[str]:
+    """The definitions, then other names, that the new side of edits brings in."""
+    found: dict[str, None] = {}
+    for old, new in pairs:
+        before = set(identifiers_in(old))
+        for name in definitions_in(new) + identifiers_in(new):
+            if name not in before:
+                found[name] = None
+    return list(found)
 
 
 def command_word(command: str) -> str:

@@ -50,6 +50,7 @@ from collections import Counter
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
+from ctxtool.core.summarizing.failures import Episode
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
 from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog
@@ -70,6 +71,9 @@ NAMES_SHOWN = 40  # ...and never more: the most central names no other section s
 FILES_LISTED = 30  # changed files given a line of their own (the rest are named in one line)
 PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many
 PRIOR_MARK = "From the earlier summary"
+ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix first)
+EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)
+WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)
 
 
 def clip(text: str, limit: int) -> str:
@@ -301,31 +305,67 @@ def _code(text: str, limit: int) -> str:
 
 
 def errors_and_fixes(v: View, f: float) -> str:
-    facts, lines = v.facts, []
-    shown = list(facts.failures)[-max(1, int(8 * f)):]
-    if facts.failure_count > len(shown):
-        lines.append(f"- {facts.failure_count - len(shown)} {'earlier ' if shown else ''}"
-                     "tool calls failed.")
-    for failure in shown:
-        call = failure.call
-        lines.append(f"- {describe_call(call, 100)} failed: {error_gist(call.result, max(80, int(240 * f)))}")
-        if failure.said_after and f >= 0.35:
-            lines.append(f"  The assistant then said: {first_sentence(failure.said_after, int(300 * f))}")
-        fixed_by = ", ".join(v.show(p).rsplit("/", 1)[-1] for p in failure.changes[:4])
-        if fixed_by and failure.same is None:
-            lines.append(f"  Then: changed {fixed_by} (not run again).")
-        else:
-            lines.append("  Then: " + (f"changed {fixed_by}; " if fixed_by else "")
-                         + _what_followed(failure.same or failure.next))
+    """Every failure that mattered, in order, one line each: the error's gist, the assistant's
+    stated reason, what fixed it and the run that passed after (repeats of one cause merged)."""
+    log, lines = v.facts.failures, []
+    episodes = list(log.episodes)
+    room = max(ERRORS_SHOWN, int(12 * f))
+    # the latest (where the work stands), then those a change fixed, then the rest; the newest
+    # first among equals
+    latest = max(range(len(episodes)), key=lambda i: episodes[i].position, default=-1)
+    ranked = sorted(range(len(episodes)), key=lambda i: (
+        i == latest, bool(episodes[i].steps and episodes[i].closed),
+        bool(episodes[i].steps or episodes[i].passed), i))
+    shown = sorted(ranked[-room:])
+    left = log.count - sum(episodes[i].count for i in shown)
+    if left > 0:
+        causes = Counter(e.cause for i, e in enumerate(episodes) if i not in shown)
+        lines.append(f"- {left} other failures not listed"
+                     + (": " + ", ".join(f"{c} x{n}" for c, n in causes.most_common(4)) if causes else "")
+                     + ".")
+    lines.extend(_episode_line(episodes[i], f) for i in shown)
+    if log.refused and f >= 0.5:
+        lines.append(f"- Not listed: {sum(log.refused.values())} calls the tool refused before "
+                     "running them (" + ", ".join(f"{n} x{c}" for n, c in log.refused.most_common(3))
+                     + "), redone at once.")
     merged = v.merged(HEADINGS[3], int(1000 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "No tool call failed."
 
 
-def _what_followed(nxt: ToolCall | None) -> str:
-    if nxt is None:
-        return "nothing; the session stopped here."
-    outcome = "failed again" if nxt.is_error else "succeeded" if nxt.has_result else "no result yet"
-    return f"{describe_call(nxt, 100)} {outcome}."
+def _episode_line(episode: Episode, f: float) -> str:
+    """``- `go test` failed x2: x.go:3: undefined: y (TestZ). Reason. Fixed: x.go: intent;
+    added z. Then `go test ./...` passed (12 passed).`` - one line within EPISODE_CHARS: the
+    error first, then how it ended, the reason and the fix in what room is left."""
+    times = f" x{episode.count}" if episode.count > 1 else ""
+    tests = f" ({', '.join(episode.tests[:2])})" if episode.tests else ""
+    head = f"- `{episode.cause}` failed{times}: {clip(episode.gist, max(110, int(160 * f)))}{tests}"
+    steps = list(episode.steps)
+    if episode.passed:
+        end = f"Then {episode.passed}"
+    elif episode.retry is not None and not steps:
+        end = f"Retried: {describe_call(episode.retry, 60)}"
+    elif not episode.closed:
+        end = "Not passing yet" if steps else "No fix followed"
+    else:
+        end = ""
+    room = EPISODE_CHARS - len(head) - len(end) - 8
+    reason = clip(episode.reason, min(max(90, int(140 * f)), room // 2)) if room > 40 else ""
+    fix = ""
+    if steps and room - len(reason) > 30:
+        fix = "; ".join(_step(step, reason) for step in steps)
+        names = [n for n in episode.names if n not in fix][:3]
+        fix += "; added " + ", ".join(names) if names else ""
+        fix = ("Fixed: " if episode.closed else "Tried: ") + clip(fix, room - len(reason) - 8)
+    parts = [p for p in (head, reason, fix, end) if p]
+    return " ".join(p if p[-1:] in ".!?)" else p + "." for p in parts)
+
+
+def _step(step: str, reason: str) -> str:
+    """A fix step (``file: intent``), the words the reason already says left out."""
+    name, _, intent = step.partition(": ")
+    said = reason.rstrip(".")
+    rest = intent.replace(said, "").strip(" .;:") if said else intent
+    return f"{name}: {rest}" if rest else name
 
 
 STATE = {"completed": "done", "in_progress": "in progress", "pending": "not started"}
@@ -343,7 +383,7 @@ def problem_solving(v: View, f: float) -> str:
     """The work done, in order, grouped by the task in progress at the time: commits, pushes,
     tests and builds that changed outcome, the assistant's own reports."""
     facts, work, lines = v.facts, v.facts.work, []
-    window = max(15, int(70 * f))
+    window = max(WORK_SHOWN, int(70 * f))
     start = max(0, len(work.lines) - window)
     if start:  # the tasks whose work is left out get a line each, in its room
         start += min(window - 1, len(_left_out(work, list(work.lines)[start:])))
@@ -355,7 +395,8 @@ def problem_solving(v: View, f: float) -> str:
         lines.append(f"- {earlier} earlier pieces of work are left out here; the tasks they "
                      "were for:" if _left_out(work, entries) else
                      f"- {earlier} earlier pieces of work are left out here.")
-        lines.extend("  " + _task_line(facts, task) for task in _left_out(work, entries))
+        lines.extend("  " + _task_line(facts, task, max(140, int(240 * f)))
+                     for task in _left_out(work, entries))
     group = ""
     for entry in entries:
         if entry.task != group:
@@ -365,7 +406,7 @@ def problem_solving(v: View, f: float) -> str:
                 detail = f" - {clip(task.detail, 160)}" if task.detail else ""
                 lines.append(f"- Task \"{clip(group, 160)}\" ({_task_state(facts, task)}){detail}:")
         lines.append(("  " if group else "") + ("  - " if entry.detail else "- ")
-                     + clip(entry.text, 300))
+                     + clip(entry.text, max(200, int(300 * f))))
     if not entries:
         shown = list(facts.rounds)[-max(3, int(10 * f)):]
         for r in shown:
@@ -386,9 +427,9 @@ def _left_out(work: WorkLog, entries: list[WorkLine]) -> list[Task]:
     return [task for content, task in work.tasks.items() if content not in shown]
 
 
-def _task_line(facts: Facts, task: Task) -> str:
-    """``- Task "X" (done at the cut): what it was to do``."""
-    detail = f": {clip(task.detail, 240)}" if task.detail else ""
+def _task_line(facts: Facts, task: Task, limit: int) -> str:
+    """``- Task "X" (done at the cut): what it was to do`` (that cut to ``limit``)."""
+    detail = f": {clip(task.detail, limit)}" if task.detail else ""
     state = _task_state(facts, task).split(" at the cut")[0]
     return f"- \"{clip(task.content, 160)}\" ({state}){detail}"
 
@@ -482,9 +523,9 @@ def _unanswered_queued(facts: Facts, latest: Message | None) -> list[Message]:
 
 def current_work(v: View, f: float) -> str:
     facts, lines = v.facts, []
-    if facts.last_said:
-        lines.append("Last thing the assistant said:\n"
-                     + indent(clip(facts.last_said, max(200, int(600 * f)))))
+    if facts.last_said:  # a reply that ended the turn is a report: Problem Solving has its lines
+        limit = max(120, int(300 * f)) if facts.latest_answered else max(200, int(600 * f))
+        lines.append("Last thing the assistant said:\n" + indent(clip(facts.last_said, limit)))
     task = facts.work.active
     if task and not facts.settled(task, facts.todo_at):
         lines.append(f"Task in progress: {clip(task, 300)}")

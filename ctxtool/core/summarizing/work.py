@@ -30,6 +30,7 @@ from ctxtool.core.summarizing.names import definitions_in, identifiers_in
 
 WORK_LINES = 400  # pieces of work kept (the newest)
 REPORT_LINES = 12  # lines taken from one end-of-turn report
+SAID_LINES = 120  # report lines a new one is compared with (the newest)
 BODY_LINES = 6  # paragraphs or list items of a commit message's body kept
 NAMES_PER_FILE = 24  # names tracked per file and kind (the newest)
 STEPS_PER_FILE = 12  # intents kept per file (the newest)
@@ -207,18 +208,35 @@ def commit_message(command: str) -> list[str]:
 
 
 def report_lines(text: str) -> list[str]:
-    """The lines of an end-of-turn report that say what was done (markup taken off)."""
+    """The lines of an end-of-turn report that say what was done (markup and opening filler
+    taken off; a line naming nothing in particular left out)."""
     lines: list[str] = []
     for raw in text.splitlines():
-        line = _MARKUP.sub("", raw).strip().rstrip(":")
-        words = line.split()
-        if len(words) < 3 or line.endswith("?") or not _REPORT_VERB.search(line) \
-                or line.startswith(("```", "|")):
+        line = _FILLER.sub("", _MARKUP.sub("", raw).strip()).strip().rstrip(":")
+        if line.endswith("?") or not _REPORT_VERB.search(line) \
+                or line.startswith(("```", "|")) or not _telling(line):
             continue
         lines.append(line if len(line) <= 240 else line[:237].rstrip() + "...")
         if len(lines) >= REPORT_LINES:
             break
     return list(dict.fromkeys(lines))
+
+
+_PLAIN = frozenset("that this with from have been into were will would should could they them "
+                   "their there then than what when which while also just some more most made "
+                   "make work session successfully everything things all".split())
+
+
+def _telling(line: str) -> set[str]:
+    """The words of a line that say something: names, and words of 4 letters or more that are
+    neither plain English nor the verbs of a report."""
+    found = set()
+    for word in re.findall(r"[\w.`/-]+", line):
+        bare = word.strip("`.").lower()
+        if re.search(r"[_./`\d]|[a-z][A-Z]", word) or len(bare) >= 4 and bare not in _PLAIN \
+                and not _REPORT_VERB.fullmatch(bare):
+            found.add(bare)
+    return found
 
 
 _FILLER = re.compile(
@@ -265,6 +283,7 @@ class WorkLog:
         self.constraints: deque[str] = deque(maxlen=CONSTRAINTS)
         self.commits = 0
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
+        self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
 
     def _line(self, position: int, text: str, detail: bool = False) -> None:
         self.lines.append(WorkLine(position, self.active, text, detail))
@@ -354,8 +373,9 @@ class WorkLog:
             del work.steps[next(iter(work.steps))]
 
     def check(self, command: str, passed: bool, result: str, position: int,
-              detail: str) -> None:
-        """A test or build run (``detail``: the telling line of a failure)."""
+              detail: str) -> str:
+        """A test or build run (``detail``: the telling line of a failure); its outcome's
+        detail as shown (a passed run's counts)."""
         if not passed:
             shown = detail
         else:
@@ -365,10 +385,11 @@ class WorkLog:
         previous = self.checks.get(key)
         check = Check(command, passed, shown, position)
         self.checks[key] = check
-        if previous is None or previous.passed != passed:
-            outcome = "passed" if passed else "failed"
-            self._line(position, f"`{_short(command, 80)}` {outcome}"
+        # a failure, and the run that passed after it, are told under Errors and fixes
+        if passed and previous is None:
+            self._line(position, f"`{_short(command, 80)}` passed"
                        + (f": {_short(shown, 160)}" if shown else ""))
+        return shown
 
     def commit(self, command: str, result: str, position: int) -> None:
         """A successful ``git commit``."""
@@ -452,9 +473,13 @@ class WorkLog:
                 self._line(position, line)
 
     def report(self, text: str, position: int) -> None:
-        """The assistant's text at the end of a turn."""
+        """The assistant's text at the end of a turn: its lines that say what was done, but
+        those an earlier report already says (all their telling words, :func:`_telling`)."""
         for line in report_lines(text):
-            self._line(position, line)
+            words = _telling(line)
+            if not any(words <= seen for seen in self.said):
+                self._line(position, line)
+                self.said.append(words)
 
     # --- reading back ------------------------------------------------------------------------------
 

@@ -1,0 +1,296 @@
+"""The failures of a session and what resolved them, for the offline summary's Errors and fixes.
+
+A failure is a tool call whose result is an error, or a test or build run whose output says it
+failed though the command exited 0 (piped into ``head`` or ``tail``). Left out as noise: the
+user's refusal of a call (the user's words are listed as a message), a command that exited 1
+with no output (a ``grep`` or ``test`` that found nothing), and a call the tool refused before
+running it (an edit whose text was not found, a file not read first: the agent retries at once;
+they are only counted).
+
+Each failure opens an *episode*, which gathers as the session goes on: the error's gist (the
+exception or compiler message, the failing tests), the assistant's first words after it (its
+stated reason), the changes made after it (each step's intent and the names it added), and the
+run of the same program that passed after them. A failure of the same program with the same
+gist while its episode is still open is counted in it, not listed again. Episodes are kept in
+order and in bounded memory (the newest :data:`EPISODES`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from ctxtool.core.summarizing.names import test_names_in
+from ctxtool.core.summarizing.tools import ToolCall, error_gist
+
+EPISODES = 60  # failure episodes kept (the newest)
+OPEN = 12  # episodes still waiting for a fix, tracked (the newest)
+FIX_STEPS = 3  # changes kept per episode (the first after the failure)
+FIX_NAMES = 6  # names those changes added, kept per episode
+FAILED_TESTS = 3
+GIST_CHARS = 160
+REASON_CHARS = 160
+
+# a tool that refused the call before running it (Claude Code wraps that in tool_use_error)
+_REFUSED = re.compile(r"<tool_use_error>|\A\s*(?:File does not exist|File has not been read yet|"
+                      r"String to replace not found|InputValidationError)", re.IGNORECASE)
+_REJECTED = re.compile(r"doesn't want to proceed|tool use was rejected|user denied|"
+                       r"the user said:|reason for the rejection", re.IGNORECASE)
+_BARE_EXIT = re.compile(r"\A\s*Exit code 1\s*\Z")
+# the lines that name an error, most telling first: an exception or compiler message, a
+# location-prefixed diagnostic, a failing test; the others only when none of those is there
+_NAMED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
+_EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\*\* \(\w+\)|\bundefined\b|"
+                        r"^error(?:\[\w+\])?:|^panic:|cannot find|not defined|no such|"
+                        r"command not found", re.IGNORECASE | re.MULTILINE)
+# a task runner's prefix (``[lint:go] ``), a linter's box drawing and arrows, spacing
+_DECORATION = re.compile(r"^\s*\[[\w:./-]+\]\s+|^[^\w\[(*/.~\-]+|\s+$")
+_LOCATION = re.compile(r"^(?:\S*/)?([\w.-]+\.\w+:\d+(?::\d+)?)(?::\s*|\s+|$)(.*)$")
+_TEST_FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^\S+ \.\.\. (?:FAIL|ERROR)\b|\b[1-9]\d* "
+                          r"(?:failed|failures?)\b")
+_FILLER = re.compile(r"^(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|so|right|hmm|ah|oh|first|"
+                     r"next|then)\b"
+                     r"[!,.:]*\s*)+", re.IGNORECASE)
+
+
+def is_noise(call: ToolCall, text: str) -> bool:
+    """A failed result that is no failure of the work: the user's refusal, or an empty exit 1."""
+    return _REJECTED.search(text[:400]) is not None or _BARE_EXIT.match(text) is not None
+
+
+def is_refused(text: str) -> bool:
+    """The tool refused the call before running it (the agent's own slip, retried at once)."""
+    return _REFUSED.search(text[:200]) is not None
+
+
+def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
+    """The error's gist: the first named exception (``KeyError: 'json'``), else the first two
+    located diagnostics (``x.go:3:5: undefined: y``, directory left out), else the first other
+    error line, else the last failing test line, else
+    :func:`ctxtool.core.summarizing.tools.error_gist`'s line."""
+    lines = [_DECORATION.sub("", ln) for ln in re.sub(r"</?tool_use_error>", "", text).splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("Exit code")]
+    named = [i for i, line in enumerate(lines) if _NAMED.search(line)]
+    if named:  # an exception's name says more than where it was raised
+        return _cut(_exception(lines, named[0]), limit)
+    found = [d for d in (_diagnostic(lines, i) for i in range(len(lines))) if d][:2]
+    if found:  # the first two diagnostics: the cause is usually the first
+        return _cut("; ".join(found), limit)
+    other = [i for i, line in enumerate(lines) if _EXCEPTION.search(line)]
+    if other:
+        return _cut(_exception(lines, other[0]), limit)
+    tests = [ln for ln in lines if _TEST_FAILED.search(ln)]
+    if tests:
+        return _cut(tests[-1], limit)
+    return error_gist("\n".join(lines), limit)
+
+
+def _exception(lines: list[str], index: int) -> str:
+    """The exception on line ``index``, and the line after it when its message goes on."""
+    line = lines[index]
+    if line.startswith("** ("):  # Elixir's ``** (BadMapError) expected a map``
+        line = line[4:].replace(") ", ": ", 1)
+    if line.endswith(":") and index + 1 < len(lines):  # ``got:`` and what it got
+        line += " " + lines[index + 1]
+    return line
+
+
+def _diagnostic(lines: list[str], index: int) -> str:
+    """``x.go:3:5: message`` when line ``index`` is a located diagnostic (its directory left out,
+    its message beside it, or on the line before or after), else ''."""
+    located = _LOCATION.match(lines[index])
+    if not located:
+        return ""
+    message = located.group(2)
+    before = lines[index - 1] if index else ""
+    after = lines[index + 1] if index + 1 < len(lines) else ""
+    if len(message.split()) < 4:
+        if len(before.split()) >= 4 and not _LOCATION.match(before):
+            message = f"{before} {message}"
+        elif after:
+            message = f"{message} {after}"
+    return f"{located.group(1)}: {message}"
+
+
+def program_of(command: str) -> str:
+    """What a shell command runs, as two words: the test, build or commit part when there is
+    one (``cd x && git add -A && git commit ...`` gives ``git commit``), else its first part."""
+    parts = [p.strip() for p in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+    words = [[w for w in p.split() if "=" not in w and w != "sudo" and not w.startswith("-")]
+             for p in parts]
+    words = [w for w in words if w and w[0] != "cd"]
+    for part in words:
+        if part[:2] == ["git", "commit"] or any(t in part[:3] for t in ("test", "build", "check",
+                                                                         "lint", "compile")):
+            return _head(part)
+    return _head(words[0]) if words else ""
+
+
+def _head(words: list[str]) -> str:
+    """A command's first two words, three for a runner (``npm run lint``, ``mise run test``)."""
+    return " ".join(words[:3] if words[1:2] in (["run"], ["exec"]) else words[:2])
+
+
+def what_ran(call: ToolCall) -> str:
+    """A call as the cause of a failure: the program it ran, or the tool and its file."""
+    data = call.input if isinstance(call.input, dict) else {}
+    if call.name == "Bash":
+        return program_of(str(data.get("command") or "")) or "Bash"
+    target = call.target.rsplit("/", 1)[-1]
+    return f"{call.name} {target}".strip()
+
+
+@dataclass
+class Episode:
+    """One failure (or several of one cause) and what followed it."""
+
+    call: ToolCall  # the first failed call
+    cause: str  # what ran (:func:`what_ran`)
+    gist: str
+    tests: list[str]
+    position: int
+    count: int = 1
+    reason: str = ""  # the assistant's first words after it
+    steps: dict[str, None] = field(default_factory=dict)  # the changes after it: "file: intent"
+    names: dict[str, None] = field(default_factory=dict)  # names they added
+    retry: ToolCall | None = None  # the next run of its cause when no change came before it
+    passed: str = ""  # the run that passed after it
+    closed: bool = False
+
+
+class FailureLog:
+    """See the module docstring; fed by :class:`ctxtool.core.summarizing.facts.Facts`."""
+
+    def __init__(self) -> None:
+        self.episodes: deque[Episode] = deque(maxlen=EPISODES)
+        self.open: list[Episode] = []  # those still waiting for a fix (the newest OPEN)
+        self.count = 0  # failures seen, noise left out
+        self.refused: Counter[str] = Counter()  # calls a tool refused, by tool
+        self.unsaid: list[Episode] = []  # failed since the assistant's last words
+
+    def failed(self, call: ToolCall, text: str, position: int) -> None:
+        """A failed call or run (``text``: its result)."""
+        if is_noise(call, text):
+            return
+        if call.is_error and is_refused(text):
+            self.refused[call.name] += 1
+            return
+        self.count += 1
+        cause, gist = what_ran(call), failure_gist(text)
+        for episode in list(self.open):
+            if episode.cause == cause and episode.steps and not _same_gist(episode.gist, gist):
+                self._close(episode)  # its fix got past it: this is another error
+        for episode in list(self.episodes)[-OPEN:]:
+            if episode.cause == cause and _same_gist(episode.gist, gist):
+                episode.count += 1  # the same error again, after a fix or not
+                episode.position = position
+                if episode.closed:
+                    episode.closed, episode.passed = False, ""
+                    self.open = self.open[-(OPEN - 1):] + [episode]
+                self.unsaid.append(episode)
+                return
+        tests = list(dict.fromkeys(test_names_in(text)))[:FAILED_TESTS]
+        episode = Episode(call, cause, gist, tests, position)
+        self.episodes.append(episode)
+        self.open = self.open[-(OPEN - 1):] + [episode]
+        self.unsaid.append(episode)
+
+    def said(self, text: str) -> None:
+        """The assistant's text: the stated reason of the failures since its last words that
+        have none yet."""
+        for episode in self.unsaid:
+            episode.reason = episode.reason or reason_of(text)
+        self.unsaid = []
+
+    def changed(self, path: str, intent: str, names: list[str]) -> None:
+        """A successful edit or write of ``path`` for ``intent``, adding ``names``."""
+        name = path.rsplit("/", 1)[-1]
+        self.unsaid = []  # words after a change are about the change
+        for episode in self.open:
+            if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
+                                                          for s in episode.steps):
+                episode.steps[name + (f": {intent}" if intent else "")] = None
+            for added in names:
+                if len(episode.names) < FIX_NAMES:
+                    episode.names[added] = None
+
+    def ran(self, call: ToolCall, check: bool, detail: str) -> None:
+        """A call that succeeded; ``check``: a test or build run that passed (``detail``: its
+        counts). It closes the episodes of its cause, and, a test or build, those with a fix."""
+        if not self.open or call.name in _BOOKKEEPING:
+            return
+        cause = what_ran(call)
+        for episode in list(self.open):
+            same = _alike(episode.cause, cause)
+            if same and not episode.steps and episode.retry is None:
+                episode.retry = call
+            if same or check and episode.steps:
+                verb = "passed" if check else "succeeded"
+                episode.passed = f"`{_cut(_command(call), 60)}` {verb}" + (
+                    f" ({_cut(detail, 60)})" if detail else "")
+                self._close(episode)
+
+    @property
+    def wants_changes(self) -> bool:
+        """Some failure still takes in the changes that follow it."""
+        return any(len(e.steps) < FIX_STEPS or len(e.names) < FIX_NAMES for e in self.open)
+
+    def user(self) -> None:
+        """The user spoke: a failure nothing was changed for is left as it stands (what the
+        session does next is for the user's words, not a fix)."""
+        self.open = [e for e in self.open if e.steps]
+        self.unsaid = []
+
+    def _close(self, episode: Episode) -> None:
+        episode.closed = True
+        self.open.remove(episode)
+
+
+_BOOKKEEPING = ("TodoWrite", "TaskCreate", "TaskUpdate", "TaskList")
+
+
+def reason_of(text: str) -> str:
+    """What the assistant made of a failure: the first sentences of its words after it, filler
+    ("Good!", "Now") and what it goes on to do ("Let me ...": the fix says it) left out."""
+    paragraph = next((p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()), "")
+    words = " ".join(re.sub(r"\*\*|^\s*(?:[-*]|\d+[.)]|#+)\s*", "", ln).strip()
+                     for ln in paragraph.splitlines() if not ln.strip().startswith("```"))
+    sentences = re.split(r"(?<=[.!?])\s+", words)
+    said = [_FILLER.sub("", s).strip() for s in sentences if not _ACTION.match(_FILLER.sub("", s))]
+    said = [s for s in said if s]
+    return _cut(" ".join(said[:2]).rstrip(":"), REASON_CHARS)
+
+
+_ACTION = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|fix|now fix)\b",
+                     re.IGNORECASE)
+
+
+def _same_gist(one: str, other: str) -> bool:
+    """Two gists of one cause: the same words once numbers are left out."""
+    def key(text: str) -> set[str]:
+        return set(re.findall(r"[A-Za-z_]{3,}", text.lower()))
+    a, b = key(one), key(other)
+    return a == b or bool(a and b) and len(a & b) >= 0.6 * max(len(a), len(b))
+
+
+def _alike(one: str, other: str) -> bool:
+    """Two causes alike: the same, or the same arguments to another program (``python x.py``
+    retried as ``python3 x.py``)."""
+    return one == other or len(one.split()) > 1 and one.split()[1:] == other.split()[1:]
+
+
+def _command(call: ToolCall) -> str:
+    data = call.input if isinstance(call.input, dict) else {}
+    command = str(data.get("command") or "")
+    if call.name != "Bash" or not command:
+        return what_ran(call)
+    parts = [p.strip() for p in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+    program = program_of(command)
+    part = next((p for p in parts if p.startswith(program)), parts[0])
+    return re.sub(r"\s\d?>&?\d?\S*", "", part)  # without its redirections
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."

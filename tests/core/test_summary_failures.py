@@ -1,0 +1,116 @@
+"""Errors and fixes in the offline summary (issue 28): every failure that mattered, one line
+each - the error's gist, the assistant's stated reason, the change after it and the run that
+passed - repeats of one cause merged, noise left out."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ctxtool.core.summarizing.failures import failure_gist, program_of, reason_of
+from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.prompt import split_sections
+from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.work import WorkLog
+from ctxtool.types import CLAUDE_CODE
+from tests.summarize_builder import Session, text_block
+
+
+def errors_of(s: Session) -> str:
+    found = split_sections(offline_summary(build_request(s.entries, CLAUDE_CODE)))
+    assert found is not None
+    return textwrap.dedent("   " + found["Errors and fixes"])
+
+
+def test_the_gist_is_the_first_diagnostic_or_exception() -> None:
+    lint = ("Exit code 1\n[lint:go] Finished in 1s\n[lint:go] cmd/app/t.go:42:3: embedded fields "
+            "should be listed before regular fields (embeddedstructfieldcheck)\n[lint:go] \t*Alias\n"
+            "[lint:go] cmd/app/t.go:48:10: error returned from external package is unwrapped\n"
+            "[lint:go] ERROR task failed")
+    assert failure_gist(lint) == ("t.go:42:3: embedded fields should be listed before regular "
+                                  "fields (embeddedstructfieldcheck); t.go:48:10: error returned "
+                                  "from external package is unwrapped")
+    # a linter that prints its message above the location
+    credo = ("\u2503 [F] \u2192 Function is too complex (cyclomatic complexity is 13, max is 9).\n"
+             "\u2503       lib/app/hooks.ex:144:7 #(App.Hooks.tool_call)\n")
+    assert failure_gist(credo).startswith("hooks.ex:144:7: [F] \u2192 Function is too complex")
+    elixir = ("Compiling 3 files (.ex)\n** (Mix) Could not start application otel\n"
+              "        ** (BadMapError) expected a map, got:\n  [exporter: {:stdout, []}]\n")
+    # a named exception first; a message ending in a colon goes on on the next line
+    assert failure_gist(elixir) == "BadMapError: expected a map, got: [exporter: {:stdout, []}]"
+    python = "Traceback (most recent call last):\n  File \"a.py\", line 3\nValueError: bad value"
+    assert failure_gist(python) == "ValueError: bad value"
+
+
+def test_a_command_is_known_by_what_it_runs() -> None:
+    assert program_of("cd app && git add -A && git commit -m 'x'") == "git commit"
+    assert program_of("FOO=1 npm run lint -- --fix 2>&1 | tail") == "npm run lint"
+    assert program_of("pytest -q tests/test_a.py") == "pytest tests/test_a.py"
+
+
+def test_the_reason_is_what_the_assistant_made_of_it_not_what_it_does_next() -> None:
+    said = "Good! I see the issue - the config format is wrong. Let me look at the README."
+    assert reason_of(said) == "I see the issue - the config format is wrong."
+
+
+def test_a_failure_its_reason_its_fix_and_the_run_that_passed_make_one_line() -> None:
+    s = Session()
+    s.user("Make the tests pass")
+    s.call("b1", "Bash", {"command": "mix test 2>&1 | tail -20"},  # tail exits 0
+           "** (BadMapError) expected a map, got: [exporter: :stdout]\n    (otel 1.7) config.erl:213")
+    s.assistant(text_block("The processor config format is wrong; it wants a flat exporter key."))
+    s.call("e1", "Edit", {"file_path": "/work/app/config/dev.exs", "old_string": "processors: []",
+                          "new_string": "traces_exporter: :stdout"}, "updated",
+           text="Let me use the flat traces_exporter format:")
+    s.call("b2", "Bash", {"command": "mix test 2>&1 | tail -5"}, "297 tests, 0 failures")
+    assert errors_of(s).strip() == (
+        "- `mix test` failed: BadMapError: expected a map, got: [exporter: :stdout]. The processor "
+        "config format is wrong; it wants a flat exporter key. Fixed: dev.exs: Use the flat "
+        "traces_exporter format. Then `mix test` passed (297 tests, 0 failures)")
+
+
+def test_repeats_of_one_cause_are_merged_and_an_open_one_says_so() -> None:
+    s = Session()
+    s.user("Commit it")
+    hook = "Pre-commit validation failed:\nlib/a.ex:57:13:pattern_match\nThe pattern can never match."
+    s.call("c1", "Bash", {"command": "git add -A && git commit -m 'feat: a'"}, hook, error=True)
+    s.call("w1", "Write", {"file_path": "/work/app/.dialyzerignore", "content": "lib/a.ex"}, "ok",
+           text="The warning is a false positive. Let me add an ignore file.")
+    s.call("c2", "Bash", {"command": "git commit -m 'feat: a'"}, hook, error=True)
+    errors = errors_of(s)
+    assert errors.count("\n") == 0  # one line for both
+    assert errors.startswith("- `git commit` failed x2: a.ex:57:13: pattern_match The pattern can "
+                             "never match. The warning is a false positive.")
+    assert errors.endswith("Tried: .dialyzerignore: Add an ignore file. Not passing yet.")
+
+
+def test_noise_is_left_out_refusals_counted() -> None:
+    s = Session()
+    s.user("Look around")
+    s.call("g1", "Bash", {"command": "grep -r TODO src"}, "Exit code 1", error=True)  # no match
+    s.call("b1", "Bash", {"command": "rm -rf build"},
+           "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+           error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/a.py", "old_string": "x", "new_string": "y"},
+           "<tool_use_error>String to replace not found in file.</tool_use_error>", error=True)
+    s.assistant(text_block("Nothing to do."))
+    assert errors_of(s).strip() == ("- Not listed: 1 calls the tool refused before running them "
+                                    "(Edit x1), redone at once.")
+
+
+def test_a_retry_without_a_change_is_what_followed() -> None:
+    s = Session()
+    s.user("Run the generator")
+    s.call("b1", "Bash", {"command": "python gen.py"}, "Exit code 127\n/bin/bash: python: command not found",
+           error=True)
+    s.call("b2", "Bash", {"command": "python3 gen.py"}, "42")
+    assert errors_of(s).strip() == ("- `python gen.py` failed: /bin/bash: line 1: python: command "
+                                    "not found. Then `python3 gen.py` succeeded.").replace(
+        "line 1: ", "")
+
+
+def test_a_report_repeated_in_later_turns_is_listed_once() -> None:
+    log = WorkLog()
+    log.report("Done:\n- \u2705 Task 1: OTEL bootstrap (app-4te.1)\n- Added the Otel module", 1)
+    log.report("Summary:\n- \u2705 Task 1: OTEL bootstrap (app-4te.1)\n- Added the trace helper", 2)
+    assert [line.text for line in log.lines] == ["\u2705 Task 1: OTEL bootstrap (app-4te.1)",
+                                                 "Added the Otel module", "Added the trace helper"]
