@@ -12,12 +12,12 @@ from typing import Any
 from ctxtool.core.clearing.replace import ClearReport
 from ctxtool.core.clearing.twopass import Limits, ToolRecord, ToolScan
 from ctxtool.errors import UsageError
-from ctxtool.formats.adapter import FormatAdapter
+from ctxtool.formats.capabilities.clearing import ClearingAdapter
 from ctxtool.formats.registry import adapter_for
 
 STRATEGIES = ("claude-code", "opencode", "idle")
 # the default adapter's (Claude Code's) compactable tools; an agent's own: its adapter's
-COMPACTABLE_TOOLS = FormatAdapter.compactable_tools
+COMPACTABLE_TOOLS = ClearingAdapter.compactable_tools
 DEFAULT_KEEP = {"claude-code": 3, "idle": 5, "opencode": 0}
 TARGET_TOKENS = 40_000  # uW2 / OpenCode PRUNE_PROTECT
 CLEAR_AT_LEAST = 20_000  # BW2 / OpenCode PRUNE_MINIMUM

@@ -32,7 +32,7 @@ from ctxtool.core.clearing.replace import ToolStats
 from ctxtool.core.clearing.twopass import Limits, result_tokens, scan_tools
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.errors import UsageError
-from ctxtool.formats.adapter import FormatAdapter
+from ctxtool.formats.capabilities.clearing import ClearingAdapter
 from ctxtool.formats.registry import adapter_for
 
 
@@ -54,7 +54,7 @@ def microcompact_by_marking(entries: list[dict[str, Any]], *, fmt: str, now: dat
     return out
 
 
-def _prune(adapter: FormatAdapter, entries: list[dict[str, Any]], now_ms: int,
+def _prune(adapter: ClearingAdapter, entries: list[dict[str, Any]], now_ms: int,
            options: MicrocompactOptions,
            report: MicrocompactReport) -> tuple[list[dict[str, Any]], list[str]]:
     shielded = {n for name in options.protect for n in (name, name.lower())}
@@ -87,7 +87,7 @@ def _choose_and_mark(entries: list[dict[str, Any]], fmt: str, now: datetime, now
                                            now_ms=now_ms)
 
 
-def _account(adapter: FormatAdapter, report: MicrocompactReport, entries: list[dict[str, Any]],
+def _account(adapter: ClearingAdapter, report: MicrocompactReport, entries: list[dict[str, Any]],
              out: list[dict[str, Any]], marked: list[str]) -> None:
     """The clearing figures of the report for the marked parts (changed entries are new
     objects; the others are the input's own)."""

@@ -50,7 +50,7 @@ from ctxtool.core.messages.blocks import has_image, tool_result_text
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.errors import StoreError, UsageError
-from ctxtool.formats.adapter import FormatAdapter, OutputTruncation
+from ctxtool.formats.capabilities.clearing import ClearingAdapter, OutputTruncation
 from ctxtool.formats.jsonl import dumps_json, exact_entry
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.types import ResultStore, location_of
@@ -61,7 +61,7 @@ DEFAULT_MAX_CHARS = 50_000
 DEFAULT_MAX_MESSAGE_CHARS = 200_000  # Claude Code: all tool results of one message together
 PREVIEW_CHARS = 2_000
 # the <persisted-output> style: Claude Code's placeholder, the base adapter's
-PERSISTED_OUTPUT = FormatAdapter.placeholder_style
+PERSISTED_OUTPUT = ClearingAdapter.placeholder_style
 
 
 def styles() -> tuple[str, ...]:
@@ -70,7 +70,7 @@ def styles() -> tuple[str, ...]:
                                              if a.output_truncation is not None))
 
 
-def _truncating_agent(style: str) -> FormatAdapter | None:
+def _truncating_agent(style: str) -> ClearingAdapter | None:
     """The adapter whose own truncation ``style`` names, or None (``<persisted-output>``).
     Only asked of the adapters (importing each) for a style other than ``<persisted-output>``."""
     if style == PERSISTED_OUTPUT:

@@ -44,7 +44,7 @@ from ctxtool.core.clearing.twopass import (LineKey, Limits, ToolRecord, ToolScan
                                   line_key, reiterable, scan_tools, second_pass)
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.errors import UsageError
-from ctxtool.formats.adapter import FormatAdapter
+from ctxtool.formats.capabilities.clearing import ClearingAdapter
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import ResultStore
 
@@ -120,7 +120,7 @@ def snip(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultStore | No
         scanned = _noting_last_call(scanned, fmt, anchor)
     # an agent whose calls say what they read another way (Codex's shell commands) shows them
     # as Claude Code's; the base adapter's view is the block itself, not called
-    view = adapter.snip_view if type(adapter).snip_view is not FormatAdapter.snip_view else None
+    view = adapter.snip_view if type(adapter).snip_view is not ClearingAdapter.snip_view else None
     scan = scan_tools(scanned, fmt=fmt, meter=meter, digests=options.identical, tool_view=view)
     report.clear.entries = scan.entries
     chosen = select_snips(scan, options, limits=limits or default_limits, report=report)

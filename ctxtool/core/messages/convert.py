@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxtool.core.messages.blocks import Block, api_message, content_blocks, role_of, tool_result_text
-from ctxtool.formats.adapter import FormatAdapter
+from ctxtool.formats.capabilities.converting import ConvertingAdapter
 from ctxtool.formats.content import INTERRUPTED, as_blocks
 from ctxtool.formats.jsonl import dumps_json
 from ctxtool.formats.registry import adapter_for
@@ -251,7 +251,7 @@ def located(message: dict[str, Any], origin: dict[str, Any]) -> dict[str, Any]:
 
 # --- 3: clean blocks ------------------------------------------------------------------------------
 
-def _clean_block(block: Block, target: FormatAdapter, thinking: Thinking,
+def _clean_block(block: Block, target: ConvertingAdapter, thinking: Thinking,
                  report: ConvertReport) -> Block | None:
     kind = block.get("type")
     if kind == "text":
@@ -314,7 +314,7 @@ def _image_source(source: Any) -> dict[str, Any] | None:
     return {"type": "url", "url": url}
 
 
-def _cleaned(messages: Iterable[Message], target: FormatAdapter, thinking: Thinking,
+def _cleaned(messages: Iterable[Message], target: ConvertingAdapter, thinking: Thinking,
              report: ConvertReport) -> Iterator[Message]:
     for message in messages:
         blocks = [c for b in message["content"]
