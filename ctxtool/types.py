@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, TypedDict
 
-Format = Literal["claude-code", "anthropic", "openai", "opencode", "codex"]
+Format = Literal["claude-code", "anthropic", "openai", "opencode", "codex", "gemini"]
 CLAUDE_CODE: Format = "claude-code"
 ANTHROPIC: Format = "anthropic"
 OPENAI: Format = "openai"
 OPENCODE: Format = "opencode"
+GEMINI: Format = "gemini"
 
 
 class Entry(dict):  # type: ignore[type-arg]

@@ -1,8 +1,5 @@
 """Which transcript format a stream of entries is in.
 
-A line of a format ctxtool recognises but does not read (a Gemini CLI session) stops detection
-with an error naming it: it is never taken for the format that would claim it.
-
 Detected from the first entries that say something (up to :data:`PEEK` of them are buffered), so
 a file whose first line is an ambiguous ``{"role": "user", "content": "hi"}`` is still told apart
 by a later ``tool_calls`` or ``tool_use`` block. ``--format`` skips detection.
@@ -16,7 +13,6 @@ from typing import Any
 
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.registry import adapter_for, format_names
-from ctxtool.formats.unsupported import refuse
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, Entry, Format, location_of
 
 PEEK = 64
@@ -49,7 +45,6 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
     weak: Format | None = None
     for entry in itertools.islice(it, PEEK):
         peeked.append(entry)
-        refuse_unsupported(entry)
         kind = classify(entry)
         if kind is None:
             if weak is None and isinstance(entry.get("role"), str):
@@ -64,8 +59,8 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
         first = peeked[0]
         typed = any(isinstance(e.get("type"), str) for e in peeked)
         raise InputError(
-            "unknown transcript format: no line reads as Claude Code, Codex CLI, OpenCode or "
-            "Anthropic/OpenAI messages" if typed else
+            "unknown transcript format: no line reads as Claude Code, Codex CLI, OpenCode, "
+            "Gemini CLI or Anthropic/OpenAI messages" if typed else
             "unknown transcript format: entries have neither 'type' (Claude Code) nor 'role'"
             " (Anthropic/OpenAI messages)",
             source=first.source if isinstance(first, Entry) else None,
@@ -74,16 +69,6 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
             "pass --format claude-code|anthropic|openai|opencode",
         )
     return fmt, itertools.chain(peeked, it)
-
-
-def refuse_unsupported(entry: Entry) -> None:
-    """Stop at a line of a format ctxtool knows it cannot read (a Gemini CLI session): any
-    adapter's guess at it would be wrong (:mod:`ctxtool.formats.unsupported`)."""
-    if isinstance(entry, Entry):
-        if not entry.invalid:
-            refuse(entry, source=entry.source, lineno=entry.lineno)
-    else:
-        refuse(entry, source=None, lineno=None)
 
 
 def describe(entry: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "claude-code": ("ctxtool.formats.claude_code.adapter", "ClaudeCodeAdapter"),
     "codex": ("ctxtool.formats.codex.adapter", "CodexAdapter"),
     "opencode": ("ctxtool.formats.opencode.adapter", "OpenCodeAdapter"),
+    "gemini": ("ctxtool.formats.gemini.adapter", "GeminiAdapter"),
     "openai": ("ctxtool.formats.openai_chat", "OpenAIChatAdapter"),
     "anthropic": ("ctxtool.formats.anthropic", "AnthropicAdapter"),
 }

@@ -322,12 +322,26 @@ class Estimator:
         self.view = self.adapter.entries_sent(entries)  # the agent's order, for its own rule
         self._observe_system(entries)
         kept = {id(e) for e in self.view}
+        lines = {id(e) for e in entries}
+        if not lines.issuperset(kept):  # messages rebuilt from the lines (Gemini CLI's log)
+            self._add_built_view(entries)
+            return
         for entry in entries:
             if id(entry) in kept:
                 self.add(entry)
             else:
                 self.entries += 1
                 self.compacted += estimate_entry_tokens(entry, self.fmt)
+        self.boundaries = self.adapter.count_compactions(entries)
+
+    def _add_built_view(self, entries: list[dict[str, Any]]) -> None:
+        """A view the agent builds from its lines rather than picks among them: its messages are
+        sized in its order; what no longer reaches the model is the adapter's to say."""
+        for entry in self.view:
+            self.add(entry)
+        self.entries = len(entries)
+        self.compacted += sum(estimate_entry_tokens(entry, self.fmt)
+                              for entry in self.adapter.dropped_messages(entries))
         self.boundaries = self.adapter.count_compactions(entries)
 
     def _observe_system(self, entries: list[dict[str, Any]]) -> None:

@@ -1,0 +1,126 @@
+"""The Gemini CLI adapter: a session file is a log of records (:mod:`.records` replays it into
+the conversation Gemini loads), a message's content is a list of Gemini parts seen as blocks
+(:mod:`.parts`), and what is sent is that conversation turned into Gemini's history, tool
+results twice or three times over (:mod:`.history`). The usage anchor is the last model
+record's ``tokens.input``: the whole prompt of that call (docs/gemini-format.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
+
+from ctxtool.formats.adapter import FormatAdapter, Usage
+from ctxtool.formats.content import Block
+from ctxtool.formats.gemini.history import ViewRecord, sent_records
+from ctxtool.formats.gemini.parts import model_blocks, parts_blocks
+from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, is_compression, replay
+
+#: What a Gemini record's ``type`` is as a message role (info, error and warning are the CLI's
+#: own notices: never sent)
+ROLES = {"user": "user", "gemini": "assistant"}
+
+
+def gemini_line(entry: Mapping[str, Any]) -> str | None:
+    """What makes ``entry`` a line of a Gemini CLI session (named for messages), or None: the
+    metadata line (``sessionId`` and ``projectHash``: no other agent writes ``projectHash``), a
+    one-key ``$set``/``$rewindTo`` line, or a message record ``{id, timestamp, type, content}``
+    of a Gemini type without Claude Code's ``uuid``/``message`` or a ``role``."""
+    if isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str):
+        return "its metadata line"
+    if len(entry) == 1 and (isinstance(entry.get("$set"), dict)
+                            or isinstance(entry.get("$rewindTo"), str)):
+        return f"a {next(iter(entry))!r} record"
+    kind = entry.get("type")
+    if (isinstance(kind, str) and kind in MESSAGE_TYPES and isinstance(entry.get("id"), str)
+            and isinstance(entry.get("timestamp"), str) and "content" in entry
+            and not any(key in entry for key in ("uuid", "message", "role"))):
+        return f"a {kind!r} message record"
+    return None
+
+
+class GeminiAdapter(FormatAdapter):
+    name: ClassVar[str] = "gemini"
+    title: ClassVar[str] = "Gemini CLI"
+    reads_whole_session: ClassVar[bool] = True
+
+    def claims(self, entry: Mapping[str, Any]) -> bool:
+        return gemini_line(entry) is not None
+
+    # --- lines and messages -----------------------------------------------------------------
+
+    def api_message(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The record itself for a user or model record (its content is Gemini parts)."""
+        return entry if entry.get("type") in ROLES and isinstance(entry.get("id"), str) \
+            else None  # type: ignore[return-value]
+
+    def role_and_blocks(self, entry: Mapping[str, Any]) -> tuple[str | None, list[Block]]:
+        kind = entry.get("type")
+        if kind == "user" and isinstance(entry.get("id"), str):
+            return "user", parts_blocks(entry.get("content"))
+        if kind == "gemini" and isinstance(entry.get("id"), str):
+            return "assistant", model_blocks(entry)
+        return None, []
+
+    def model_of(self, entry: Mapping[str, Any]) -> str | None:
+        model = entry.get("model") if entry.get("type") == "gemini" else None
+        return model if isinstance(model, str) else None
+
+    def session_id_of(self, entry: Mapping[str, Any]) -> str | None:
+        session = entry.get("sessionId")
+        if session is None and isinstance(entry.get("$set"), dict):
+            session = entry["$set"].get("sessionId")
+        return session if isinstance(session, str) else None
+
+    def session_and_cwd(self, entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
+        return self.session_id_of(entry), None
+
+    # --- usage and sizing -------------------------------------------------------------------
+
+    def usage_of(self, entry: Mapping[str, Any]) -> Usage | None:
+        """A model record's ``tokens``: ``input`` is the whole prompt of its call (the cached
+        part included: Gemini's ``promptTokenCount``), ``output`` its reply."""
+        tokens = entry.get("tokens")
+        if entry.get("type") != "gemini" or not isinstance(tokens, dict):
+            return None
+        prompt, cached, output = (_count(tokens.get(k)) for k in ("input", "cached", "output"))
+        if not prompt:
+            return None
+        cached = min(cached, prompt)
+        return Usage((str(entry.get("id")), ""), prompt - cached, 0, cached, output)
+
+    def results_after_usage(self, entry: Mapping[str, Any],
+                            estimate: Callable[[Block], int]) -> int | None:
+        """What a resume sends beyond the anchor's prompt besides what follows it: the results
+        its call was sent once fewer (:func:`.history.sent_records`). The call's own output is
+        its recorded ``tokens.output``."""
+        resent = entry.resent if isinstance(entry, ViewRecord) else []
+        return sum(estimate(block) for block in parts_blocks(resent))
+
+    def entries_sent(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records Gemini CLI sends when it resumes the session, in its order
+        (:mod:`.history`): built from the lines, not the lines themselves."""
+        entries = list(entries)
+        return sent_records(replay(entries), entries)
+
+    def context_entries(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self.entries_sent(entries)
+
+    def dropped_messages(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The last record of every message the session held that Gemini no longer loads
+        (compressed, masked under new ids, rewound), once each: the file keeps every earlier
+        write as dead bytes, which are no content of their own."""
+        entries = list(entries)
+        live = {message.id for message in replay(entries).messages}
+        return [record for message_id, record in every_record(entries).items()
+                if message_id not in live]
+
+    def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
+        """Gemini's compressions: checkpoints starting with a ``<state_snapshot>``."""
+        return sum(1 for entry in entries if is_compression(entry))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+__all__ = ["GeminiAdapter", "gemini_line"]
