@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ctxtool.formats.gemini.parts import content_text, part_list, result_parts
+from ctxtool.formats.gemini.parts import model_parts, part_list, result_parts, verbose_text
 from ctxtool.formats.gemini.records import Conversation, LiveMessage
 from ctxtool.types import Entry
 
@@ -44,6 +44,15 @@ class ViewRecord(Entry):
         self.resent: list[Any] = []
 
 
+class SentView(list):  # type: ignore[type-arg]
+    """The records sent (a list), with the session's ``metadata`` (``sessionId``,
+    ``projectHash``...) that Gemini's rules read besides them."""
+
+    def __init__(self, records: list[dict[str, Any]], metadata: dict[str, Any]) -> None:
+        super().__init__(records)
+        self.metadata = metadata
+
+
 def is_ignored_user_text(text: str) -> bool:
     """Gemini's ``isIgnoredUserContent``: a user record it does not send from the file."""
     trimmed = text.strip()
@@ -52,15 +61,19 @@ def is_ignored_user_text(text: str) -> bool:
 
 def is_session_context(record: Mapping[str, Any]) -> bool:
     return (record.get("type") == "user"
-            and content_text(record.get("content")).strip().startswith(SESSION_CONTEXT))
+            and verbose_text(record.get("content")).strip().startswith(SESSION_CONTEXT))
 
 
 def has_model_parts(record: Mapping[str, Any]) -> bool:
     """True when a ``gemini`` record gives a model turn (content, thoughts or calls)."""
-    content = record.get("content")
-    return bool((part_list(content) if content else [])
-                or (isinstance(record.get("thoughts"), list) and record["thoughts"])
-                or (isinstance(record.get("toolCalls"), list) and record["toolCalls"]))
+    return bool(model_parts(record))
+
+
+def sent_parts(record: Mapping[str, Any]) -> list[Any]:
+    """The parts a record of the view sends."""
+    if record.get("type") == "gemini":
+        return model_parts(record)
+    return part_list(record.get("content"))
 
 
 def _located(message: LiveMessage, entries: list[Any]) -> dict[str, Any]:
@@ -84,7 +97,7 @@ def _sent_as_record(conversation: Conversation, response_id: str) -> bool:
     return len(lines) >= 2 and lines[-1] == lines[-2]
 
 
-def sent_records(conversation: Conversation, entries: list[Any]) -> list[dict[str, Any]]:
+def sent_records(conversation: Conversation, entries: list[Any]) -> SentView:
     """The records Gemini CLI sends for ``conversation`` (replayed from ``entries``), in its
     order, the ``<id>_response`` copies included.
 
@@ -105,7 +118,7 @@ def sent_records(conversation: Conversation, entries: list[Any]) -> list[dict[st
             if is_session_context(record) and not context_kept:
                 context_kept = True
                 view.insert(0, _located(message, entries))
-            elif not is_ignored_user_text(content_text(record.get("content"))):
+            elif not is_ignored_user_text(verbose_text(record.get("content"))):
                 view.append(_located(message, entries))
         elif kind == "gemini" and has_model_parts(record):
             turn = _located(message, entries)
@@ -124,8 +137,8 @@ def sent_records(conversation: Conversation, entries: list[Any]) -> list[dict[st
                                        getattr(turn, "lineno", 0)))
     if anchor is not None:
         anchor[0].resent = copies[:anchor[1]]
-    return view
+    return SentView(view, conversation.metadata)
 
 
-__all__ = ["RESPONSE_SUFFIX", "SESSION_CONTEXT", "ViewRecord", "has_model_parts",
-           "is_ignored_user_text", "is_session_context", "sent_records"]
+__all__ = ["RESPONSE_SUFFIX", "SESSION_CONTEXT", "SentView", "ViewRecord", "has_model_parts",
+           "is_ignored_user_text", "is_session_context", "sent_parts", "sent_records"]

@@ -33,6 +33,54 @@ def content_text(content: Any) -> str:
                    if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
+_MARKERS = (("videoMetadata", "[Video Metadata]"), ("thought", None),
+            ("codeExecutionResult", "[Code Execution Result]"),
+            ("executableCode", "[Executable Code]"), ("fileData", "[File Data]"),
+            ("functionCall", None), ("functionResponse", None), ("inlineData", None))
+
+
+def _marker(part: Mapping[str, Any]) -> str | None:
+    """What Gemini's verbose ``partToString`` writes for a part that is not plain text."""
+    for key, fixed in _MARKERS:
+        value = part.get(key)
+        if key not in part or value is None:
+            continue
+        if fixed is not None:
+            return fixed
+        if key == "thought":
+            return f"[Thought: {'true' if value is True else 'false' if value is False else value}]"
+        if key in ("functionCall", "functionResponse"):
+            name = value.get("name") if isinstance(value, Mapping) else None
+            label = "Function Call" if key == "functionCall" else "Function Response"
+            return f"[{label}: {name if name is not None else 'undefined'}]"
+        mime = str(value.get("mimeType") or "unknown") if isinstance(value, Mapping) else "unknown"
+        kind = next((label for prefix, label in (("audio/", "Audio"), ("video/", "Video"),
+                                                 ("image/", "Image")) if mime.startswith(prefix)),
+                    "Media")
+        data = str(value.get("data") or "") if isinstance(value, Mapping) else ""
+        return f"[{kind}: {mime}, {-(-len(data) * 3 // 4) / 1024:.1f} KB]"
+    return None
+
+
+def verbose_text(content: Any) -> str:
+    """A content as Gemini's ``partListUnionToString`` writes it (text parts as their text,
+    other parts as markers such as ``[Function Response: read_file]``): what it tests to tell a
+    user record it does not send from one it does."""
+    if not content:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(verbose_text(part) for part in content)
+    if not isinstance(content, Mapping):
+        return ""
+    marker = _marker(content)
+    if marker is not None:
+        return marker
+    text = content.get("text")
+    return text if isinstance(text, str) else ""
+
+
 def response_text(response: Any) -> str:
     """What a ``functionResponse.response`` says: its ``output`` when that is all it holds (the
     usual shape), else the response as compact JSON."""
@@ -76,30 +124,27 @@ def parts_blocks(content: Any) -> list[Block]:
     return [block for block in map(part_block, part_list(content)) if block is not None]
 
 
-def thought_blocks(thoughts: Any) -> list[Block]:
+def thought_parts(thoughts: Any) -> list[dict[str, Any]]:
     """A model record's ``thoughts`` (``{subject, description}``) as Gemini sends them back on
     resume: ``**subject** description`` thought parts."""
-    if not isinstance(thoughts, list):
-        return []
-    blocks: list[Block] = []
-    for thought in thoughts:
+    parts: list[dict[str, Any]] = []
+    for thought in thoughts if isinstance(thoughts, list) else ():
         if not isinstance(thought, Mapping):
             continue
         description = str(thought.get("description") or "")
         subject = thought.get("subject")
-        blocks.append({"type": "thinking",
-                       "thinking": f"**{subject}** {description}" if subject else description})
-    return blocks
+        parts.append({"text": f"**{subject}** {description}" if subject else description,
+                      "thought": True})
+    return parts
 
 
-def call_blocks(tool_calls: Any) -> list[Block]:
-    """A model record's ``toolCalls`` as ``tool_use`` blocks (their results are not here: they
-    are the user content that follows, :mod:`.history`)."""
-    if not isinstance(tool_calls, list):
-        return []
-    return [{"type": "tool_use", "id": str(call.get("id") or ""),
-             "name": str(call.get("name") or ""), "input": call.get("args") or {}}
-            for call in tool_calls if isinstance(call, Mapping)]
+def call_parts(tool_calls: Any) -> list[dict[str, Any]]:
+    """A model record's ``toolCalls`` as the ``functionCall`` parts Gemini sends (their
+    results are not here: they are the user content that follows, :mod:`.history`)."""
+    return [{"functionCall": {"id": call.get("id"), "name": call.get("name"),
+                              "args": call.get("args")}}
+            for call in tool_calls if isinstance(call, Mapping)] \
+        if isinstance(tool_calls, list) else []
 
 
 def result_parts(tool_calls: Any) -> list[Any]:
@@ -121,17 +166,22 @@ def result_parts(tool_calls: Any) -> list[Any]:
     return parts
 
 
-def model_blocks(record: Mapping[str, Any]) -> list[Block]:
+def model_parts(record: Mapping[str, Any]) -> list[Any]:
     """A ``gemini`` record's model turn as Gemini sends it: its content alone when that holds
     function calls or thoughts (a turn rewritten from history), else its thoughts, its content
     and a call per ``toolCalls`` entry."""
     content = part_list(record.get("content")) if record.get("content") else []
     if any(isinstance(p, Mapping) and (p.get("functionCall") or p.get("thought"))
            for p in content):
-        return parts_blocks(content)
-    return [*thought_blocks(record.get("thoughts")), *parts_blocks(content),
-            *call_blocks(record.get("toolCalls"))]
+        return content
+    return [*thought_parts(record.get("thoughts")), *content,
+            *call_parts(record.get("toolCalls"))]
 
 
-__all__ = ["call_blocks", "content_text", "model_blocks", "part_block", "part_list",
-           "parts_blocks", "response_text", "result_parts", "thought_blocks"]
+def model_blocks(record: Mapping[str, Any]) -> list[Block]:
+    return parts_blocks(model_parts(record))
+
+
+__all__ = ["call_parts", "content_text", "model_blocks", "model_parts", "part_block",
+           "part_list", "parts_blocks", "response_text", "result_parts", "thought_parts",
+           "verbose_text"]
