@@ -6,7 +6,7 @@ What is held here is what ctxtool must count and change once it reads these sess
 sends the whole stored history, and the one tool result goes to the model twice on the first
 resume and three times on the next (it is stored in the call's ``toolCalls[].result``, as the
 user record that answered it, and after a resume as an ``<id>_response`` record too). ctxtool
-itself refuses the session until then. Module-scoped: three client runs in all.
+reads the session (formats/gemini/). Module-scoped: three client runs in all.
 """
 
 from __future__ import annotations
@@ -105,7 +105,11 @@ def test_tokens_input_is_the_whole_prompt(story: Story) -> None:
     assert last == request_chars(story.resumes[1].first) // 4
 
 
-def test_ctxtool_refuses_the_session(story: Story) -> None:
-    proc = run_ctxtool("estimate", str(story.path))
-    assert proc.returncode == 3 and proc.stdout == b""
-    assert "a Gemini CLI session (its metadata line): not supported yet" in proc.stderr.decode()
+def test_ctxtool_reads_the_session(story: Story) -> None:
+    """Detected as Gemini's, anchored on the last ``tokens.input`` (test_gemini_estimate.py
+    holds the estimate against the next request)."""
+    proc = run_ctxtool("estimate", "--json", str(story.path))
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(proc.stdout)
+    assert report["format"] == "gemini" and report["method"] == "usage"
+    assert report["anchor"]["prompt_tokens"] == request_chars(story.resumes[1].first) // 4

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import FormatAdapter, Usage
+from ctxtool.formats.adapter import FormatAdapter, LimitsLookup, Usage
 from ctxtool.formats.content import Block
-from ctxtool.formats.gemini.history import ViewRecord, sent_records
+from ctxtool.formats.gemini import rule
+from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
+from ctxtool.formats.limits import AgentSettings, Thresholds
 from ctxtool.formats.gemini.parts import model_blocks, parts_blocks
 from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, is_compression, replay
 
@@ -42,6 +44,12 @@ class GeminiAdapter(FormatAdapter):
     name: ClassVar[str] = "gemini"
     title: ClassVar[str] = "Gemini CLI"
     reads_whole_session: ClassVar[bool] = True
+    #: The commands that read Gemini sessions so far; the others refuse them
+    #: (:mod:`ctxtool.formats.unsupported`) rather than report nothing to do or write lines
+    #: Gemini cannot load.
+    handled_by: ClassVar[frozenset[str] | None] = frozenset({
+        "estimate", "statusline", "validate", "convert", "persist", "snip", "microcompact",
+        "restore"})
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return gemini_line(entry) is not None
@@ -117,6 +125,53 @@ class GeminiAdapter(FormatAdapter):
     def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
         """Gemini's compressions: checkpoints starting with a ``<state_snapshot>``."""
         return sum(1 for entry in entries if is_compression(entry))
+
+
+    # --- Gemini's window and compression ----------------------------------------------------
+
+    def configured_limits(self, view: list[dict[str, Any]],
+                          lookup: LimitsLookup | None) -> Mapping[str, int]:
+        """The window Gemini CLI measures the session's model in (:func:`.rule.token_limit`)."""
+        return {"context": rule.token_limit(_last_model(view))}
+
+    def context_limits(self, *, model: str | None, window: int | None, max_output: int | None,
+                       env: Mapping[str, str] | None, version: str | None = None,
+                       settings: AgentSettings = None) -> Thresholds:
+        return rule.thresholds(model=model, window=window)
+
+    def overflow_rule(self, view: list[dict[str, Any]], *, window: int, context: int,
+                      input_limit: int | None, output_limit: int | None,
+                      env: Mapping[str, str] | None) -> rule.GeminiCompression:
+        """Gemini's compression point under the settings files it reads for the session's
+        folder (none read when ``env`` is None), and its verdict on the last prompt."""
+        threshold, source = _threshold(view, env)
+        last = next((usage.prompt_tokens for entry in reversed(view)
+                     if (usage := self.usage_of(entry)) is not None), None)
+        history = rule.gemini_estimate(part for entry in view for part in sent_parts(entry))
+        return rule.GeminiCompression(window, threshold, source, last, history)
+
+    def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,
+                             env: Mapping[str, str], settings: AgentSettings = None) -> int | None:
+        view = self.entries_sent(entries)  # type: ignore[arg-type]
+        return rule.compress_at(window, _threshold(view, env)[0])
+
+
+def _last_model(view: Iterable[Mapping[str, Any]]) -> str | None:
+    models = [entry.get("model") for entry in view if entry.get("type") == "gemini"]
+    return next((m for m in reversed(models) if isinstance(m, str)), None)
+
+
+def _threshold(view: list[dict[str, Any]], env: Mapping[str, str] | None) -> tuple[float, str]:
+    """``model.compressionThreshold`` and the file that sets it, else Gemini's default."""
+    if env is not None:
+        from ctxtool.storage.gemini_settings import compression_setting, project_folder
+
+        metadata = view.metadata if isinstance(view, SentView) else {}
+        project = project_folder(metadata.get("projectHash"), env)
+        found = compression_setting(env, project)
+        if found is not None:
+            return found[0], str(found[1])
+    return rule.DEFAULT_THRESHOLD, "default"
 
 
 def _count(value: Any) -> int:
