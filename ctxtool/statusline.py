@@ -12,6 +12,7 @@ error go to the click command (:mod:`ctxtool.cli.statusline`), which prints the 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -26,7 +27,8 @@ from ctxtool.core.sizing.session_tail import (HEAD_BYTES, TailOptions, first_cha
 from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, StoreError, UsageError
-from ctxtool.formats.unsupported import refuse
+from ctxtool.formats.detect import classify
+from ctxtool.formats.registry import adapter_for
 from ctxtool.printable import visible
 from ctxtool.storage.claude_settings import read_settings
 from ctxtool.storage.tail import iter_head_lines, iter_lines_reversed
@@ -67,41 +69,57 @@ def stdin_input() -> StatusInput:
     return read_status_input(value)
 
 
-def _head_entries(handle: BinaryIO, path: str) -> Iterator[dict[str, Any]]:
-    """The entries at the transcript's start; the first refused when it is a line of a format
-    ctxtool does not read (a Gemini CLI session is not Claude Code's)."""
-    first = True
-    for lineno, line in enumerate(iter_head_lines(handle, max_bytes=HEAD_BYTES), start=1):
+def _head_entries(handle: BinaryIO) -> Iterator[dict[str, Any]]:
+    """The entries at the transcript's start."""
+    for line in iter_head_lines(handle, max_bytes=HEAD_BYTES):
         entry = parse_line(line)
-        if not entry:
-            continue
-        if first:
-            refuse(entry, source=path, lineno=lineno)
-            first = False
-        yield entry
+        if entry:
+            yield entry
+
+
+def _whole_report(handle: BinaryIO, path: str, fmt: str, given: StatusInput) -> Any:
+    """``estimate``'s report of a session its agent reads whole (a Gemini CLI log, replayed
+    as Gemini replays it): the file is read from its start."""
+    from ctxtool.core.sizing.estimate import estimate
+    from ctxtool.types import Entry
+
+    handle.seek(0)
+    entries = (Entry(entry, None, path, lineno) for lineno, line in enumerate(handle, start=1)
+               if (entry := parse_line(line)) is not None)
+    return estimate(entries, fmt=fmt, model=given.model_id, context_window=given.window,
+                    env=os.environ, source=path)
 
 
 def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]:
-    """The template's fields: from the transcript's tail when there is one; else (a session not
+    """The template fields: from the transcript's tail when there is one; else (a session not
     written yet) from what the JSON reports, or the assumed system prompt before any call.
     Claude Code's settings files (the project's under the JSON's cwd) move the compaction
-    point; the transcript's version picks the rule."""
+    point; the transcript's version picks the rule. A session its agent reads whole (Gemini
+    CLI's) is read whole, and its agent's own rule says where it compacts."""
     settings = read_settings(os.environ, project=given.cwd)
     path = given.transcript_path
     if path and os.path.isfile(path):
+        compact_at = None
         try:
             with open(path, "rb") as handle:
-                chain = first_chain(_head_entries(handle, path))
-                report, _ = report_of_tail(
-                    iter_lines_reversed(handle), parse=parse_line, chain=chain, fmt=CLAUDE_CODE,
-                    source=path, options=TailOptions(model=given.model_id,
-                                                     context_window=given.window, env=os.environ,
-                                                     settings=settings))
+                head = _head_entries(handle)
+                first = next(head, None)
+                fmt = classify(first) if first is not None else None
+                if fmt is not None and adapter_for(fmt).reads_whole_session:
+                    report = _whole_report(handle, path, fmt, given)
+                    compact_at = report.compact_at
+                else:
+                    chain = first_chain(itertools.chain([first] if first else [], head))
+                    report, _ = report_of_tail(
+                        iter_lines_reversed(handle), parse=parse_line, chain=chain,
+                        fmt=CLAUDE_CODE, source=path,
+                        options=TailOptions(model=given.model_id, context_window=given.window,
+                                            env=os.environ, settings=settings))
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from None
         return status_fields(used=report.context_tokens, limits=report.limits,
                              model=report.model, given=given, method=report.method,
-                             idle=report.idle, now=now)
+                             idle=report.idle, now=now, compact_at=compact_at)
     limits = thresholds(model=given.model_id, context_window_override=given.window,
                         env=os.environ, fmt=CLAUDE_CODE, settings=settings)
     used = given.prompt_tokens if given.prompt_tokens is not None else DEFAULT_SYSTEM_TOKENS

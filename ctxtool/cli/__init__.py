@@ -94,7 +94,11 @@ class CtxtoolGroup(click.Group):
         # the command line as typed, for an option whose meaning depends on how a value was
         # given (``--backup=SUFFIX`` against ``--backup FILE``: io/options.py)
         ctx.meta[ARGS_KEY] = tuple(args)
-        return super().resolve_command(ctx, args)
+        name, command, rest = super().resolve_command(ctx, args)
+        from ctxtool.formats.unsupported import running  # small, no adapter loaded
+
+        running(name)  # a format may not be handled by every command yet
+        return name, command, rest
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:

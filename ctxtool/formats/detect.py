@@ -1,5 +1,8 @@
 """Which transcript format a stream of entries is in.
 
+A command that does not handle the format found (:mod:`ctxtool.formats.unsupported`) stops
+there with an error naming the first line.
+
 Detected from the first entries that say something (up to :data:`PEEK` of them are buffered), so
 a file whose first line is an ambiguous ``{"role": "user", "content": "hi"}`` is still told apart
 by a later ``tool_calls`` or ``tool_use`` block. ``--format`` skips detection.
@@ -13,6 +16,7 @@ from typing import Any
 
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.registry import adapter_for, format_names
+from ctxtool.formats.unsupported import refuse
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, Entry, Format, location_of
 
 PEEK = 64
@@ -39,6 +43,10 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
         if forced not in format_names():
             raise UsageError(f"unknown format {forced!r}",
                              hint=f"use one of {', '.join(format_names())}")
+        first = next(it, None)
+        if first is not None:
+            refuse(adapter_for(forced), first)
+            it = itertools.chain([first], it)
         return forced, it  # type: ignore[return-value]
     peeked: list[Entry] = []
     found: Format | None = None
@@ -53,6 +61,8 @@ def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[
         found = kind
         break
     fmt = found or weak or CLAUDE_CODE
+    if found is not None:
+        refuse(adapter_for(found), peeked[0])
     # plain dicts (the Python API) have no .invalid; only lines read from input can be invalid
     if found is None and weak is None and peeked and not any(
             getattr(e, "invalid", False) for e in peeked):

@@ -1,58 +1,46 @@
-"""Transcript formats ctxtool recognises but cannot read yet: refused, never guessed.
+"""Commands that do not handle a format yet refuse it, rather than guess: a transform written
+for other agents' lines would leave a Gemini CLI session unchanged while reporting nothing to
+do, or write lines Gemini cannot read back.
 
-A Gemini CLI session (``~/.gemini/tmp/<project>/chats/session-*.jsonl``) has ``type: "user"``
-records that an agent reading Claude Code transcripts would take for its own: ``estimate`` then
-counts only the assumed system prompt, and a transform changes nothing Gemini sends. The detector
-(:mod:`ctxtool.formats.detect`) asks :func:`unsupported` of each entry it looks at before any
-adapter claims it; a name means: stop with an error naming the line.
-
-The lines of a Gemini CLI 0.61 session (docs/gemini-format.md has the evidence):
-
-- the metadata line ``{sessionId, projectHash, startTime, lastUpdated, kind}`` — Gemini CLI's own
-  test for it is the two strings ``sessionId`` and ``projectHash`` (no other agent writes
-  ``projectHash``); the older one-document sessions start with the same two keys;
-- ``{"$set": {...}}`` (metadata or the whole message list) and ``{"$rewindTo": id}``;
-- message records ``{id, timestamp, type, content, ...}`` of type user, gemini, info, error or
-  warning, which carry neither Claude Code's ``uuid``/``message`` nor a ``role``.
+An adapter may name the commands that handle its sessions (``handled_by``; None, the default:
+all of them). The CLI tells which command runs (:func:`running`, from the command group); the
+detector (:mod:`ctxtool.formats.detect`) then calls :func:`refuse` with the format it found.
+The Python API names no command and is never refused.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from ctxtool.errors import UnsupportedFormatError
 
-GEMINI_CLI = "a Gemini CLI session"
-_GEMINI_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+_COMMAND: ContextVar[str | None] = ContextVar("ctxtool_command", default=None)
 
 
-def _gemini_line(entry: dict[str, Any]) -> str | None:
-    """What makes ``entry`` a Gemini CLI line (for the error message), or None."""
-    if isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str):
-        return "its metadata line"
-    if len(entry) == 1 and (isinstance(entry.get("$set"), dict)
-                            or isinstance(entry.get("$rewindTo"), str)):
-        return f"a {next(iter(entry))!r} record"
-    kind = entry.get("type")
-    if (isinstance(kind, str) and kind in _GEMINI_TYPES and isinstance(entry.get("id"), str)
-            and isinstance(entry.get("timestamp"), str) and "content" in entry
-            and not any(key in entry for key in ("uuid", "message", "role"))):
-        return f"a {kind!r} message record"
-    return None
+def running(command: str | None) -> None:
+    """Note the command that runs (the CLI group calls it before the command)."""
+    _COMMAND.set(command)
 
 
-def unsupported(entry: dict[str, Any]) -> str | None:
-    """``"<agent>'s session (<which line>)"`` when ``entry`` is a line of a format ctxtool
-    recognises but does not read, else None."""
-    what = _gemini_line(entry)
-    return None if what is None else f"{GEMINI_CLI} ({what})"
+def refusal(adapter: Any) -> str | None:
+    """Why the running command does not read ``adapter``'s sessions, or None when it does."""
+    command = _COMMAND.get()
+    handled = getattr(adapter, "handled_by", None)
+    if command is None or handled is None or command in handled:
+        return None
+    return f"{command} does not handle {adapter.title} sessions yet"
 
 
-def refuse(entry: dict[str, Any], *, source: str | None, lineno: int | None) -> None:
-    """Raise :class:`UnsupportedFormatError` (exit 3) at ``source:lineno`` when ``entry`` is a
-    line of a format ctxtool does not read."""
-    what = unsupported(entry)
-    if what is not None:
-        raise UnsupportedFormatError(f"{what}: not supported yet", source=source, lineno=lineno,
-                                     hint="ctxtool reads Claude Code, Codex CLI and OpenCode "
-                                          "sessions and Anthropic/OpenAI message lists")
+def refuse(adapter: Any, entry: Any) -> None:
+    """Raise :class:`UnsupportedFormatError` (exit 3) at ``entry``'s line when the running
+    command does not read ``adapter``'s sessions."""
+    why = refusal(adapter)
+    if why is not None:
+        handled = ", ".join(sorted(adapter.handled_by))
+        raise UnsupportedFormatError(why, source=getattr(entry, "source", None),
+                                     lineno=getattr(entry, "lineno", None),
+                                     hint=f"{adapter.title} sessions are read by {handled}")
+
+
+__all__ = ["refusal", "refuse", "running"]

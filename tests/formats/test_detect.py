@@ -98,8 +98,8 @@ def test_format_option_overrides_detection() -> None:
 
 
 def test_unknown_forced_format_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="unknown format 'gemini'"):
-        detect_format([], "gemini")
+    with pytest.raises(UsageError, match="unknown format 'kiro'"):
+        detect_format([], "kiro")
 
 
 def test_unknown_format_is_one_clear_error() -> None:
@@ -132,8 +132,8 @@ def test_format_option_on_the_command_line(runner, tmp_path) -> None:
     assert runner.invoke(cli, ["validate", str(path)]).exit_code == 0  # detected as openai
     forced = runner.invoke(cli, ["validate", "--format", "anthropic", str(path)])
     assert forced.exit_code == 3 and "[schema]" in forced.stdout
-    bad = runner.invoke(cli, ["validate", "--format", "gemini", str(path)])
-    assert bad.exit_code == 2 and "gemini" in bad.stderr
+    bad = runner.invoke(cli, ["validate", "--format", "kiro", str(path)])
+    assert bad.exit_code == 2 and "kiro" in bad.stderr
 
 
 def test_fixture_session_is_claude_code() -> None:

@@ -107,9 +107,10 @@ def idle_fields(idle: IdleCompaction | None, now: datetime) -> dict[str, str]:
 
 def status_fields(*, used: int, limits: Thresholds, model: str | None,
                   given: StatusInput, method: str, idle: IdleCompaction | None = None,
-                  now: datetime | None = None) -> dict[str, Any]:
-    """The template fields (see ``ctxtool statusline --help``); ``now`` counts ``idle_in``."""
-    compact_at = limits.auto_compact
+                  now: datetime | None = None, compact_at: int | None = None) -> dict[str, Any]:
+    """The template fields (see ``ctxtool statusline --help``); ``now`` counts ``idle_in``;
+    ``compact_at``: where the agent compacts by its own rule (default: the thresholds')."""
+    compact_at = limits.auto_compact if compact_at is None else compact_at
     status = status_of(used, limits, compact_at)
     to_compact = max(0, compact_at - used)
     cwd = given.cwd or ""

@@ -1,6 +1,6 @@
-"""Formats ctxtool recognises but does not read (a Gemini CLI session) are refused by detection,
-never guessed; no line of any other agent's transcript (every fixture, the corpus) is taken for
-one. The sessions are the real Gemini CLI 0.61.0's (tests/fixtures/gemini-cli-0.61.0)."""
+"""Gemini CLI sessions are detected as such from any of their lines, and no line of any other
+agent's transcript (every fixture, the corpus) is taken for one. The sessions are the real
+Gemini CLI 0.61.0's (tests/fixtures/gemini-cli-0.61.0)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ctxtool.errors import ExitCode, UnsupportedFormatError
-from ctxtool.formats.detect import detect_format
+from ctxtool.formats.detect import classify, detect_format
+from ctxtool.formats.gemini.adapter import gemini_line
 from ctxtool.formats.jsonl import iter_entries
-from ctxtool.formats.unsupported import unsupported
 from tests.conftest import FIXTURES, corpus_files
 
 GEMINI = FIXTURES / "gemini-cli-0.61.0"
@@ -30,26 +29,26 @@ def test_the_fixtures_are_there() -> None:
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
-def test_every_line_of_a_gemini_session_is_recognised(path: Path) -> None:
+def test_every_line_of_a_gemini_session_is_claimed(path: Path) -> None:
     """Any line may come first (a session cut with tail, a `$set` piped alone)."""
-    kinds = [unsupported(line) for line in lines_of(path)]
+    kinds = [gemini_line(line) for line in lines_of(path)]
     assert None not in kinds
-    assert kinds[0] == "a Gemini CLI session (its metadata line)"
-    assert "a Gemini CLI session (a '$set' record)" in kinds
-    assert "a Gemini CLI session (a 'gemini' message record)" in kinds
+    assert kinds[0] == "its metadata line"
+    assert "a '$set' record" in kinds and "a 'gemini' message record" in kinds
+    assert {classify(line) for line in lines_of(path)} == {"gemini"}
 
 
-def test_rewind_and_legacy_forms_are_recognised() -> None:
+def test_rewind_and_legacy_forms_are_claimed() -> None:
     """`$rewindTo` (chatRecordingService.rewindTo) and the older one-document session, which
     starts with the same sessionId and projectHash."""
-    assert unsupported({"$rewindTo": "5e0222f8"}) == "a Gemini CLI session (a '$rewindTo' record)"
+    assert gemini_line({"$rewindTo": "5e0222f8"}) == "a '$rewindTo' record"
     legacy = {"sessionId": "s", "projectHash": "h", "startTime": "t", "messages": []}
-    assert unsupported(legacy) == "a Gemini CLI session (its metadata line)"
+    assert gemini_line(legacy) == "its metadata line"
     info = {"id": "i1", "timestamp": "t", "type": "info", "content": "Request cancelled."}
-    assert unsupported(info) == "a Gemini CLI session (a 'info' message record)"
+    assert gemini_line(info) == "a 'info' message record"
 
 
-def test_lookalikes_of_other_formats_are_not_refused() -> None:
+def test_lookalikes_of_other_formats_are_not_claimed() -> None:
     claude_user = {"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "t",
                    "message": {"role": "user", "content": "hi"}}
     plain = {"id": "m1", "timestamp": "t", "type": "user", "role": "user", "content": "hi"}
@@ -57,19 +56,15 @@ def test_lookalikes_of_other_formats_are_not_refused() -> None:
     odd_type = {"id": "m1", "timestamp": "t", "type": ["user"], "content": "hi"}  # unhashable
     for entry in (claude_user, plain, two_keys, odd_type, {"sessionId": "s", "projectHash": 7},
                   {}):
-        assert unsupported(entry) is None, entry
+        assert gemini_line(entry) is None, entry
 
 
 @pytest.mark.parametrize("start", [0, 1, 2])
-def test_detection_refuses_with_the_line_named(start: int) -> None:
+def test_detection_from_any_line(start: int) -> None:
     data = b"".join((GEMINI / "new.jsonl").read_bytes().splitlines(keepends=True)[start:])
-    entries = iter_entries(io.BytesIO(data), "s.jsonl")
-    with pytest.raises(UnsupportedFormatError) as caught:
-        detect_format(entries)
-    assert caught.value.exit_code == ExitCode.INVALID_INPUT
-    assert caught.value.location == "s.jsonl:1"
-    assert "Gemini CLI session" in caught.value.message
-    assert "not supported yet" in caught.value.message
+    fmt, entries = detect_format(iter_entries(io.BytesIO(data), "s.jsonl"))
+    assert fmt == "gemini"
+    assert len(list(entries)) == 11 - start
 
 
 def test_forced_format_is_not_second_guessed() -> None:
@@ -82,18 +77,18 @@ def other_transcripts() -> list[Path]:
     return [p for p in sorted(FIXTURES.rglob("*.jsonl")) if GEMINI not in p.parents]
 
 
-def test_no_line_of_another_agent_is_refused() -> None:
+def test_no_line_of_another_agent_is_claimed() -> None:
     """Every line of every other fixture (Claude Code, Codex, OpenCode, messages) and of the
-    corpus (when ../shared is there): a false alarm would refuse a readable transcript."""
+    corpus (when ../shared is there): a false claim would misread a transcript."""
     paths = other_transcripts() + corpus_files()
     assert len(paths) > 10
-    refused = []
+    claimed = []
     for path in paths:
         for lineno, line in enumerate(path.read_bytes().splitlines(), start=1):
             try:
                 entry = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue
-            if isinstance(entry, dict) and unsupported(entry) is not None:
-                refused.append(f"{path}:{lineno}")
-    assert refused == []
+            if isinstance(entry, dict) and gemini_line(entry) is not None:
+                claimed.append(f"{path}:{lineno}")
+    assert claimed == []

@@ -1,0 +1,116 @@
+"""Gemini CLI sessions (tests/fixtures/gemini-cli-0.61.0, written by the real client) through
+the real entry point: the commands that read them, byte for byte where they change nothing,
+and the commands that do not handle them yet, which refuse them (one line on stderr naming the
+file, the line and the command; exit 3; nothing on stdout; the file untouched) rather than
+report nothing to do or write lines Gemini cannot load."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ctxtool.errors import ExitCode
+from ctxtool.formats.registry import adapter_for
+from tests.conftest import FIXTURES, run_ctxtool
+
+GEMINI = FIXTURES / "gemini-cli-0.61.0"
+SESSIONS = sorted(GEMINI.glob("*.jsonl"))
+REFUSED = [["summarize"], ["filter-compacted"], ["vacuum"]]
+# the transforms that read Gemini sessions, with options under which they change nothing
+UNCHANGED = {"persist": ["--max-chars", "100000000"], "snip": ["--min-tokens", "100000000"],
+             "microcompact": ["--keep", "1000"], "restore": []}
+
+
+def test_the_refused_are_exactly_the_commands_not_handled() -> None:
+    handled = adapter_for("gemini").handled_by
+    assert handled is not None
+    assert not {c[0] for c in REFUSED} & handled and set(UNCHANGED) <= handled
+
+
+def assert_refused(proc, where: str, command: str) -> None:  # type: ignore[no-untyped-def]
+    err = proc.stderr.decode()
+    assert proc.returncode == ExitCode.INVALID_INPUT, err
+    assert proc.stdout == b""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"ctxtool: error: {where}: {command} does not handle Gemini CLI "
+                          "sessions yet")
+
+
+@pytest.mark.parametrize("command", REFUSED, ids=lambda c: c[0])
+def test_a_command_not_handling_gemini_yet_refuses(command: list[str], tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    shutil.copy(GEMINI / "resumed.jsonl", path)
+    proc = run_ctxtool(*command, str(path), cwd=tmp_path)
+    assert_refused(proc, f"{path}:1", command[0])
+    assert path.read_bytes() == (GEMINI / "resumed.jsonl").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_a_forced_format_is_refused_too() -> None:
+    data = (GEMINI / "new.jsonl").read_bytes()
+    proc = run_ctxtool("summarize", "--format", "gemini", input=data)
+    assert_refused(proc, "<stdin>:1", "summarize")
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("command", sorted(UNCHANGED))
+def test_a_transform_that_changes_nothing_gives_the_session_back_byte_for_byte(
+        command: str, path: Path, tmp_path: Path) -> None:
+    """`ctxtool persist < session | cmp - session`."""
+    proc = run_ctxtool(command, *UNCHANGED[command], input=path.read_bytes(), cwd=tmp_path,
+                       env={"CTXTOOL_STORE": str(tmp_path / "store")})
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout == path.read_bytes()
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
+def test_estimate_reads_each_session(path: Path) -> None:
+    proc = run_ctxtool("estimate", "--json", str(path))
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(proc.stdout)
+    assert report["format"] == "gemini" and report["method"] == "usage"
+    assert report["thresholds"]["window"] == 1_048_576
+    assert report["gemini"]["compresses_at"] == 524_288
+
+
+def test_stdin_from_any_line_is_read() -> None:
+    """A session piped from its third line on (no metadata line): its messages still count."""
+    data = b"".join((GEMINI / "new.jsonl").read_bytes().splitlines(keepends=True)[2:])
+    proc = run_ctxtool("estimate", "--json", input=data)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout)["anchor"]["prompt_tokens"] == 11_781
+
+
+def test_statusline_reads_a_gemini_session() -> None:
+    proc = run_ctxtool("statusline", "--color", "never", "--format",
+                       "{model} {context_tokens} {window_tokens} {compact_at_tokens}",
+                       str(GEMINI / "resumed.jsonl"))
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout == b"gemini-3.8-flash 12030 1048576 524288\n"
+
+
+DOCUMENT = {"sessionId": "s1", "projectHash": "ab12", "startTime": "2026-03-01T10:00:00Z",
+            "lastUpdated": "2026-03-01T10:05:00Z",
+            "messages": [{"id": "m1", "timestamp": "2026-03-01T10:00:00Z", "type": "user",
+                          "content": [{"text": "hi " * 400}]}]}
+
+
+def test_an_older_one_document_session_on_one_line_is_read() -> None:
+    """Its messages are added as Gemini adds a metadata line's (no reply: no anchor)."""
+    proc = run_ctxtool("estimate", "--json", input=json.dumps(DOCUMENT).encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(proc.stdout)
+    assert report["method"] == "heuristic" and report["breakdown"]["user_text"] > 150
+
+
+def test_an_older_one_document_session_indented_is_no_jsonl(tmp_path: Path) -> None:
+    """Sessions from before the JSONL form are one indented JSON document: not JSONL."""
+    document = DOCUMENT
+    indented = tmp_path / "session-2026-03-01T10-00-s1.json"
+    indented.write_text(json.dumps(document, indent=2))
+    proc = run_ctxtool("estimate", str(indented))
+    assert proc.returncode == ExitCode.INVALID_INPUT and proc.stdout == b""
+    assert f"{indented}:1: not JSONL" in proc.stderr.decode()
