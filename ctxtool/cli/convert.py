@@ -71,12 +71,15 @@ def convert_cmd(source: str | None, target: str | None, output: str | None,
     any format (stdin when not given). --session picks the session in a database or folder.
     OpenCode input becomes JSONL with one message and its parts per line, after a
     {"session": ...} line; that JSONL converts back to an export or to storage files unchanged.
+    A Gemini CLI session becomes the messages Gemini sends when it resumes it (each tool result
+    once, though Gemini sends it two or three times).
 
     \b
         opencode export ses_123 > s.json && ctxtool convert s.json > s.jsonl
         ctxtool convert ~/.local/share/opencode --session ses_123 | ctxtool estimate
         ctxtool convert s.jsonl --to opencode-export -o s2.json
         ctxtool convert session.jsonl --to anthropic > messages.jsonl
+        ctxtool convert ~/.gemini/tmp/proj/chats/session-*.jsonl --to openai
     """
     messages.set_quiet(quiet)
     if target == "opencode-storage" and not output:

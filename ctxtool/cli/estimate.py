@@ -85,7 +85,10 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
     Without usage it is an estimate of every message plus --system-tokens. The total adds what
     compactions took out of view. Several files give one report each. OpenCode sessions are
     cut where OpenCode cuts them, anchored on the last finished assistant message's tokens, and
-    get OpenCode's overflow rule (where OpenCode compacts) in the report.
+    get OpenCode's overflow rule (where OpenCode compacts) in the report. Gemini CLI sessions
+    are sized as Gemini sends them when it resumes them (tool results twice or three times),
+    anchored on the last reply's tokens.input, with Gemini's window and compression point
+    (model.compressionThreshold from the settings files Gemini reads).
 
     \b
         ctxtool estimate ~/.claude/projects/my-project/SESSION.jsonl
@@ -94,6 +97,7 @@ def estimate_cmd(io: IOOptions, as_json: bool, grid: bool, per_entry: bool, mode
         ctxtool persist s.jsonl | ctxtool snip | ctxtool estimate --no-usage
         ctxtool estimate --per-entry s.jsonl | jq -c 'select(.ctxtool.tokens > 5000) | .uuid'
         ctxtool estimate --latest --timeline context.html
+        ctxtool estimate --json ~/.gemini/tmp/proj/chats/session-*.jsonl | jq .gemini
     """
     if per_entry and (as_json or grid or exact):
         raise UsageError("--per-entry emits the transcript: it does not combine with "

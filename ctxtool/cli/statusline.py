@@ -41,6 +41,8 @@ def statusline_cmd(transcript: str | None, template: str, color: str, now: str |
     threshold. Only the end of
     the transcript is read, so it stays instant on any size. In ~/.claude/settings.json:
     {"statusLine": {"type": "command", "command": "ctxtool statusline --color always"}}
+    Given a Gemini CLI session FILE, it reads the file whole and counts to where Gemini
+    compresses.
 
     \b
         echo '{"transcript_path": "s.jsonl"}' | ctxtool statusline

@@ -42,7 +42,9 @@ def validate_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str | None, a
     writes in normal operation (a live session's unanswered last tool call, subagent files
     pointing into their parent session, files starting mid-session) is not reported. OpenCode
     sessions (ctxtool convert's JSONL) have their own rules: every assistant's parentID in the
-    file, each part's messageID its message's id, tool callIDs unique.
+    file, each part's messageID its message's id, tool callIDs unique. Gemini CLI sessions are
+    replayed as Gemini replays them, then checked: the session named, no line Gemini skips, no
+    rewind to an unknown message, calls and results paired as Gemini sends them.
 
     Problems go to stdout as `FILE:LINE: severity: message [code]` (or JSONL with --json); a
     summary goes to stderr, naming the first error when there is one. Exit 0 when there are no

@@ -114,3 +114,21 @@ def test_an_older_one_document_session_indented_is_no_jsonl(tmp_path: Path) -> N
     proc = run_ctxtool("estimate", str(indented))
     assert proc.returncode == ExitCode.INVALID_INPUT and proc.stdout == b""
     assert f"{indented}:1: not JSONL" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_convert_gives_the_messages_gemini_sends_each_result_once(target: str,
+                                                                  tmp_path: Path) -> None:
+    """resumed.jsonl: Gemini would send the read_file result three times; the messages hold it
+    once, answering its call, and validate as the target's messages."""
+    proc = run_ctxtool("convert", "--to", target, str(GEMINI / "resumed.jsonl"))
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [m["role"] for m in lines][:2] == ["user", "assistant"]
+    assert lines[-1]["content"] == "gamma comes third."
+    text = proc.stdout.decode()
+    assert text.count("line 10: alpha beta gamma") == 1
+    out = tmp_path / "messages.jsonl"
+    out.write_bytes(proc.stdout)
+    check = run_ctxtool("validate", "--format", target, str(out))
+    assert (check.returncode, check.stdout) == (0, b""), check.stdout.decode()

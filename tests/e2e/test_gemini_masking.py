@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import run_ctxtool
 from tests.e2e.fake_gemini import FakeGemini, call, say
 from tests.e2e.gemini_cli import PROJECT, GeminiCli, Run, function_responses
 
@@ -29,6 +30,7 @@ class Masked:
     run: Run
     records: list[dict[str, Any]]
     outputs: Path  # the session's tool-outputs/ folder
+    path: Path  # the session file
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +43,10 @@ def masked(gemini_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Masked:
                  say("Read it all."))
         run = gm.ask("Read big.txt in four parts.", session_id=SESSION)
         assert run.returncode == 0, run.stderr[-800:]
-        records = [json.loads(line) for line in gm.session_path(SESSION).read_bytes().splitlines()]
+        path = gm.session_path(SESSION)
+        records = [json.loads(line) for line in path.read_bytes().splitlines()]
     outputs = gm.home / ".gemini" / "tmp" / PROJECT / "tool-outputs" / f"session-{SESSION}"
-    return Masked(run, records, outputs)
+    return Masked(run, records, outputs, path)
 
 
 def outputs_of(body: dict[str, Any]) -> list[str]:
@@ -85,3 +88,10 @@ def test_masking_rewrites_the_history_under_new_ids(masked: Masked) -> None:
     assert last[0]["content"][0]["text"].startswith("<session_context>")
     stored_whole = [r for r in masked.records[:at] if r.get("toolCalls")]
     assert len(stored_whole) >= 3 and MASK not in json.dumps(stored_whole)
+
+
+def test_ctxtool_validate_is_quiet_on_a_masked_session(masked: Masked) -> None:
+    """The masked calls and results under their new ids pair up as Gemini sends them."""
+    proc = run_ctxtool("validate", str(masked.path))
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    assert proc.stdout == b""

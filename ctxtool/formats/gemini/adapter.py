@@ -6,16 +6,18 @@ record's ``tokens.input``: the whole prompt of that call (docs/gemini-format.md)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ctxtool.formats.adapter import FormatAdapter, LimitsLookup, Usage
 from ctxtool.formats.content import Block
 from ctxtool.formats.gemini import rule
 from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
-from ctxtool.formats.limits import AgentSettings, Thresholds
 from ctxtool.formats.gemini.parts import model_blocks, parts_blocks
 from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, is_compression, replay
+from ctxtool.formats.gemini.validate import GeminiChecks
+from ctxtool.formats.limits import AgentSettings, Thresholds
+from ctxtool.types import Entry
 
 #: What a Gemini record's ``type`` is as a message role (info, error and warning are the CLI's
 #: own notices: never sent)
@@ -43,7 +45,9 @@ def gemini_line(entry: Mapping[str, Any]) -> str | None:
 class GeminiAdapter(FormatAdapter):
     name: ClassVar[str] = "gemini"
     title: ClassVar[str] = "Gemini CLI"
+    schema: ClassVar[str | None] = "gemini-session-line"
     reads_whole_session: ClassVar[bool] = True
+    converts_through_messages: ClassVar[bool] = True
     #: The commands that read Gemini sessions so far; the others refuse them
     #: (:mod:`ctxtool.formats.unsupported`) rather than report nothing to do or write lines
     #: Gemini cannot load.
@@ -110,6 +114,20 @@ class GeminiAdapter(FormatAdapter):
         entries = list(entries)
         return sent_records(replay(entries), entries)
 
+    def iter_api_messages(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """The messages Gemini sends on resume, each tool result once: the copies Gemini
+        sends again (``toolCalls[].result`` beside the user record, the ``<id>_response``
+        records) hold nothing the first does not. Each names its line."""
+        answered: set[Any] = set()
+        for record in self.entries_sent(entries):
+            role, blocks = self.role_and_blocks(record)
+            if role == "user":
+                blocks = [b for b in blocks if b.get("type") != "tool_result"
+                          or _first_answer(b.get("tool_use_id"), answered)]
+            if role is not None and blocks:
+                yield Entry({"role": role, "content": blocks}, None,
+                            getattr(record, "source", "<input>"), getattr(record, "lineno", 0))
+
     def context_entries(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return self.entries_sent(entries)
 
@@ -126,6 +144,8 @@ class GeminiAdapter(FormatAdapter):
         """Gemini's compressions: checkpoints starting with a ``<state_snapshot>``."""
         return sum(1 for entry in entries if is_compression(entry))
 
+    def own_checks(self) -> GeminiChecks:
+        return GeminiChecks()
 
     # --- Gemini's window and compression ----------------------------------------------------
 
@@ -172,6 +192,13 @@ def _threshold(view: list[dict[str, Any]], env: Mapping[str, str] | None) -> tup
         if found is not None:
             return found[0], str(found[1])
     return rule.DEFAULT_THRESHOLD, "default"
+
+
+def _first_answer(call_id: Any, answered: set[Any]) -> bool:
+    if call_id in answered:
+        return False
+    answered.add(call_id)
+    return True
 
 
 def _count(value: Any) -> int:

@@ -124,9 +124,9 @@ def checkpoint_list(entry: Mapping[str, Any]) -> list[Any] | None:
     return messages if isinstance(messages, list) else None
 
 
-class _Replay:
-    """The state of one replay: the map by id (a dict keeps Gemini's Map order) and the
-    metadata."""
+class Replay:
+    """The state of one replay, fed a line at a time (:meth:`apply`): the map by id (a dict
+    keeps Gemini's Map order) and the metadata."""
 
     def __init__(self) -> None:
         self.live: dict[str, LiveMessage] = {}
@@ -180,7 +180,7 @@ class _Replay:
 def replay(entries: Iterable[Any]) -> Conversation:
     """The conversation Gemini CLI loads from these lines (parsed entries, in file order; lines
     that did not parse, ``invalid`` entries, are skipped as Gemini skips them)."""
-    state = _Replay()
+    state = Replay()
     count = 0
     for line, entry in enumerate(entries):
         count += 1
@@ -197,7 +197,7 @@ def replay_document(document: Any) -> Conversation | None:
     message's index in the document's list."""
     if not isinstance(document, dict) or "sessionId" not in document:
         return None
-    state = _Replay()
+    state = Replay()
     state.metadata.update((k, v) for k, v in document.items() if k != "messages")
     messages = document.get("messages")
     if isinstance(messages, list):
@@ -259,6 +259,6 @@ def record_at(entries: list[Any], where: Where) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-__all__ = ["MESSAGE", "MESSAGE_TYPES", "METADATA", "REWIND", "SET", "SNAPSHOT", "Conversation",
+__all__ = ["MESSAGE", "MESSAGE_TYPES", "METADATA", "REWIND", "Replay", "SET", "SNAPSHOT", "Conversation",
            "LiveMessage", "Where", "checkpoint_list", "every_record", "is_compression", "line_kind",
            "record_at", "replay", "replay_document"]
