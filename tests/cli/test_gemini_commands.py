@@ -74,6 +74,13 @@ def test_estimate_reads_each_session(path: Path) -> None:
     assert report["format"] == "gemini" and report["method"] == "usage"
     assert report["thresholds"]["window"] == 1_048_576
     assert report["gemini"]["compresses_at"] == 524_288
+    assert report["compact_boundaries"] == (path.name == "compressed.jsonl")
+
+
+def test_the_timeline_marks_gemini_s_compression() -> None:
+    proc = run_ctxtool("estimate", str(GEMINI / "compressed.jsonl"), "--timeline")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "C compaction (1" in proc.stdout.decode()
 
 
 def test_stdin_from_any_line_is_read() -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from ctxtool.formats.adapter import FormatAdapter, LimitsLookup, Usage
+from ctxtool.formats.adapter import (COMPACT_MARK, ContextMark, FormatAdapter, LimitsLookup,
+                                     Usage)
 from ctxtool.formats.content import Block
 from ctxtool.formats.gemini import rule
 from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
@@ -140,9 +141,13 @@ class GeminiAdapter(FormatAdapter):
         return [record for message_id, record in every_record(entries).items()
                 if message_id not in live]
 
-    def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
-        """Gemini's compressions: checkpoints starting with a ``<state_snapshot>``."""
-        return sum(1 for entry in entries if is_compression(entry))
+    def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:
+        """A compression restarts the context (what it records: no trigger, no size)."""
+        return ContextMark(COMPACT_MARK) if "$set" in entry and is_compression(entry) else None
+
+    def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
+        """A compression: a checkpoint whose list starts with Gemini's ``<state_snapshot>``."""
+        return is_compression(entry)
 
     def own_checks(self) -> GeminiChecks:
         return GeminiChecks()
