@@ -73,8 +73,8 @@ class InputError(CtxtoolError):
 
 
 class UnsupportedFormatError(InputError):
-    """A transcript of a format ctxtool recognises but does not read yet (a Gemini CLI session):
-    every command refuses it, ``validate`` too (it has no rules to check it against)."""
+    """A transcript of a format the running command does not handle yet (a Gemini CLI session
+    given to ``summarize``: :mod:`ctxtool.formats.unsupported`): refused, never guessed."""
 
 
 class StoreError(CtxtoolError):

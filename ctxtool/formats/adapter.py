@@ -17,11 +17,12 @@ The interface is grouped by capability, one small class per capability in
 Anthropic Messages shape: one ``{"role", "content"}`` object per line). :class:`FormatAdapter`
 composes them, so an adapter subclasses it and overrides only what its agent does differently,
 one capability at a time; a transform's type hints name the capability it uses
-(``ClearingAdapter``, ``ConvertingAdapter``...). Members per capability (91 in all):
+(``ClearingAdapter``, ``ConvertingAdapter``...). Members per capability (93 in all):
 
-* :class:`ReadingAdapter` (``capabilities/reading.py``, 17; every other capability builds on
+* :class:`ReadingAdapter` (``capabilities/reading.py``, 18; every other capability builds on
   it) - identity and detection (``formats/detect.py``): :attr:`name`, :attr:`title`,
-  :attr:`schema`, :meth:`claims`, :meth:`claims_weakly`; lines and messages (every transform):
+  :attr:`schema`, :meth:`claims`, :meth:`claims_weakly`, :attr:`handled_by` (the commands
+  that read it, :mod:`ctxtool.formats.unsupported`); lines and messages (every transform):
   :meth:`api_message`, :meth:`role_and_blocks`, :meth:`with_message_content`,
   :meth:`with_tool_result_content`, :meth:`model_of`, :meth:`agent_version`,
   :meth:`timestamp_of`, :meth:`session_id_of`, :meth:`is_instruction`, :meth:`is_api_error`,
@@ -33,12 +34,13 @@ one capability at a time; a transform's type hints name the capability it uses
   :meth:`is_compaction_request`, :meth:`compaction_threshold`,
   :meth:`compaction_switched_off`, and how ``summarize`` writes one: :meth:`compaction_writer`
   (with :mod:`ctxtool.formats.compaction`'s classes);
-* :class:`SizingAdapter` (``capabilities/sizing.py``, 16, on top of Compaction: what is sent
+* :class:`SizingAdapter` (``capabilities/sizing.py``, 17, on top of Compaction: what is sent
   depends on the last compaction; ``core/sizing``: meter, estimate, statusline) -
   :attr:`reads_whole_session`, :attr:`rendered_attachments`, :meth:`usage_of`,
   :meth:`results_after_usage`, :meth:`context_mark` (with :class:`ContextMark`),
   :meth:`own_context`, :meth:`is_bare_line`, :meth:`system_sent`, :meth:`compaction_tracker`,
-  :meth:`context_entries`, :meth:`entries_sent`, :meth:`count_compactions`,
+  :meth:`context_entries`, :meth:`entries_sent`, :meth:`dropped_messages`,
+  :meth:`count_compactions`,
   :meth:`configured_limits`, :meth:`overflow_rule`, :meth:`context_limits`,
   :meth:`idle_compaction`;
 * :class:`ClearingAdapter` (``capabilities/clearing.py``, 21; ``persist``, ``snip``,

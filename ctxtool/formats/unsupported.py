@@ -11,9 +11,12 @@ The Python API names no command and is never refused.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxtool.errors import UnsupportedFormatError
+
+if TYPE_CHECKING:
+    from ctxtool.formats.capabilities.reading import ReadingAdapter
 
 _COMMAND: ContextVar[str | None] = ContextVar("ctxtool_command", default=None)
 
@@ -23,21 +26,21 @@ def running(command: str | None) -> None:
     _COMMAND.set(command)
 
 
-def refusal(adapter: Any) -> str | None:
+def refusal(adapter: ReadingAdapter) -> str | None:
     """Why the running command does not read ``adapter``'s sessions, or None when it does."""
     command = _COMMAND.get()
-    handled = getattr(adapter, "handled_by", None)
+    handled = adapter.handled_by
     if command is None or handled is None or command in handled:
         return None
     return f"{command} does not handle {adapter.title} sessions yet"
 
 
-def refuse(adapter: Any, entry: Any) -> None:
+def refuse(adapter: ReadingAdapter, entry: Any) -> None:
     """Raise :class:`UnsupportedFormatError` (exit 3) at ``entry``'s line when the running
     command does not read ``adapter``'s sessions."""
     why = refusal(adapter)
     if why is not None:
-        handled = ", ".join(sorted(adapter.handled_by))
+        handled = ", ".join(sorted(adapter.handled_by or ()))
         raise UnsupportedFormatError(why, source=getattr(entry, "source", None),
                                      lineno=getattr(entry, "lineno", None),
                                      hint=f"{adapter.title} sessions are read by {handled}")

@@ -21,6 +21,9 @@ class ReadingAdapter:
     title: ClassVar[str] = ""
     #: The JSON Schema (``schemas/<schema>.json``) one line is validated against, or None.
     schema: ClassVar[str | None] = None
+    #: The commands that read this format's sessions, when not all of them do yet (Gemini
+    #: CLI's): the others refuse them (:mod:`ctxtool.formats.unsupported`). None: every command.
+    handled_by: ClassVar[frozenset[str] | None] = None
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         """True when ``entry`` can only be a line of this format (a sure sign, such as Claude

@@ -187,6 +187,12 @@ class SizingAdapter(CompactionAdapter):
         called when :attr:`reads_whole_session`."""
         return list(entries)
 
+    def dropped_messages(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """When :meth:`entries_sent` builds messages from the lines rather than picking lines
+        (Gemini CLI's log): the messages the session held that the agent no longer sends (what
+        its compactions took out of view), once each. Only called then."""
+        return []
+
     def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
         """How many compactions the session went through (for the estimate report). Only called
         when :attr:`reads_whole_session`."""
