@@ -63,9 +63,10 @@ def test_a_failure_its_reason_its_fix_and_the_run_that_passed_make_one_line() ->
            text="Let me use the flat traces_exporter format:")
     s.call("b2", "Bash", {"command": "mix test 2>&1 | tail -5"}, "297 tests, 0 failures")
     assert errors_of(s).strip() == (
-        "- `mix test` failed: BadMapError: expected a map, got: [exporter: :stdout]. The processor "
-        "config format is wrong; it wants a flat exporter key. Fixed: dev.exs: Use the flat "
-        "traces_exporter format. Then `mix test` passed (297 tests, 0 failures)")
+        "- Test failure (`mix test`): BadMapError: expected a map, got: [exporter: :stdout]. The "
+        "processor config format is wrong; it wants a flat exporter key. Fixed: dev.exs: Use the "
+        "flat traces_exporter format; `traces_exporter: :stdout`. Then `mix test` passed (297 "
+        "tests, 0 failures)")
 
 
 def test_repeats_of_one_cause_are_merged_and_an_open_one_says_so() -> None:
@@ -78,9 +79,10 @@ def test_repeats_of_one_cause_are_merged_and_an_open_one_says_so() -> None:
     s.call("c2", "Bash", {"command": "git commit -m 'feat: a'"}, hook, error=True)
     errors = errors_of(s)
     assert errors.count("\n") == 0  # one line for both
-    assert errors.startswith("- `git commit` failed x2: a.ex:57:13: pattern_match The pattern can "
-                             "never match. The warning is a false positive.")
-    assert errors.endswith("Tried: .dialyzerignore: Add an ignore file. Not passing yet.")
+    assert errors.startswith("- Commit failed x2 (`git commit`): a.ex:57:13: pattern_match The "
+                             "pattern can never match. The warning is a false positive.")
+    assert errors.endswith("Tried: .dialyzerignore: Add an ignore file; `lib/a.ex`. Not passing "
+                           "yet.")
 
 
 def test_noise_is_left_out_refusals_counted() -> None:
@@ -103,9 +105,9 @@ def test_a_retry_without_a_change_is_what_followed() -> None:
     s.call("b1", "Bash", {"command": "python gen.py"}, "Exit code 127\n/bin/bash: python: command not found",
            error=True)
     s.call("b2", "Bash", {"command": "python3 gen.py"}, "42")
-    assert errors_of(s).strip() == ("- `python gen.py` failed: /bin/bash: line 1: python: command "
-                                    "not found. Then `python3 gen.py` succeeded.").replace(
-        "line 1: ", "")
+    # a command that failed is not fixed by a change to the code: what followed is its retry
+    assert errors_of(s).strip() == ("- Command failed (`python gen.py`): /bin/bash: python: "
+                                    "command not found. Then `python3 gen.py` succeeded.")
 
 
 def test_a_report_repeated_in_later_turns_is_listed_once() -> None:

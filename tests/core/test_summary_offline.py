@@ -51,9 +51,10 @@ def test_errors_and_what_followed() -> None:
     errors = sections_of(summary_of(coding_session()))["Errors and fixes"]
     # the error, what the assistant made of it, the change after it, the run that passed
     assert errors.strip() == (
-        "- `pytest tests/test_pager.py` failed: ERROR: file or directory not found: "
+        "- Test failure (`pytest tests/test_pager.py`): ERROR: file or directory not found: "
         "tests/test_pager.py. The test file does not exist yet; creating it. Fixed: test_pager.py; "
-        "added test_pages, app.pager. Then `pytest -q tests/test_pager.py` passed (1 passed)")
+        "`def test_pages():`; added app.pager. Then `pytest -q tests/test_pager.py` passed (1 "
+        "passed)")
 
 
 def test_error_gist_picks_the_telling_line() -> None:

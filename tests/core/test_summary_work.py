@@ -91,9 +91,10 @@ def test_errors_say_what_resolved_them_and_tests_their_state_after_the_last_chan
     found = sections(shipped_session().entries)
     errors = found["Errors and fixes"]
     # one line: the error's gist and failing test, the change after it, the run that passed
-    assert errors == ("- `pytest tests/test_export.py` failed: FAILED tests/test_export.py::"
-                      "test_json - KeyError: 'json' (test_json) Fixed: rows.py; added write_json. "
-                      "Then `pytest -q tests/test_export.py -k json` passed (5 passed)")
+    assert errors == ("- Test failure (`pytest tests/test_export.py`): FAILED tests/test_export.py"
+                      "::test_json - KeyError: 'json' (test_json) Fixed: rows.py; `WRITERS = "
+                      "{'csv': w, 'json': write_json}`. Then `pytest -q tests/test_export.py -k "
+                      "json` passed (5 passed)")
     work = found["Current Work"]
     assert "Task in progress" not in work  # the report settled it
     assert "- `pytest -q tests/test_export.py -k json` passed after the last change (5 passed)." in work
@@ -254,7 +255,7 @@ def test_a_piped_test_run_that_failed_counts_as_failed() -> None:
     s.call("b2", "Bash", {"command": "mise run lint 2>&1 | head"}, "[lint] 0 issues.")
     s.assistant(text_block("One test fails."))
     found = sections(s.entries)
-    assert "- `go test` failed: FAIL entire.io/cli 0.4s (TestParse) One test fails." in \
+    assert "- Test failure (`go test`): FAIL entire.io/cli 0.4s (TestParse) One test fails." in \
         found["Errors and fixes"]
     assert "- `mise run lint` passed" in found["Problem Solving"]  # a build check now too
 
@@ -317,7 +318,7 @@ def test_codex_plan_shell_and_patch_are_read_as_todos_commands_and_edits() -> No
     ]
     found = sections(entries, CODEX)
     assert "- src/app.py (edited x1)\n  - added: report_status" in found["Files and Code Sections"]
-    assert "- `pytest` failed: FAILED test_app.py::test_x" in found["Errors and fixes"]
+    assert "- Test failure (`pytest`): FAILED test_app.py::test_x" in found["Errors and fixes"]
     assert "[pending] Run the tests" in found["Pending Tasks"]
 
 

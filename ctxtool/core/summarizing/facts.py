@@ -25,7 +25,7 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         definitions_in, identifiers_in, paths_in, test_names_in,
                                         whole_words)
 from ctxtool.core.summarizing.tools import ToolCall, TodoList
-from ctxtool.core.summarizing.work import WorkLog, intent_of
+from ctxtool.core.summarizing.work import WorkLog, intent_of, new_lines
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
@@ -349,7 +349,10 @@ class Facts:
                 self.work.changed(path, call.name, old, new, self.position, read_before,
                                   call.intent, call.known)
             if self.failures.wants_changes:
-                self.failures.changed(path, intent_of(call.intent), _added_names(pairs))
+                code = [line for old, new in pairs for line, _ in
+                        sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
+                self.failures.changed(path, intent_of(call.intent), _added_names(pairs),
+                                      code[0] if code else "")
         elif call.name == "Bash":
             command = str(data.get("command") or "")
             runs = [part.strip() for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]

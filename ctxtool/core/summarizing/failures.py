@@ -132,6 +132,29 @@ def _head(words: list[str]) -> str:
     return " ".join(words[:3] if words[1:2] in (["run"], ["exec"]) else words[:2])
 
 
+_KINDS = (("Test failure", re.compile(r"\btest|^(?:pytest|jest|vitest|rspec|tox|nox|phpunit|ctest)\b|"
+                                     r"\bspec\b")),
+          ("Lint error", re.compile(r"lint|credo|eslint|ruff|mypy|clippy|\bvet\b|dialyzer|tsc\b|"
+                                    r"check|fmt|format|prettier|black|flake8|shellcheck")),
+          ("Build error", re.compile(r"build|compile|\bmake\b|cargo|mvn|gradle")),
+          ("Commit failed", re.compile(r"^git commit")))
+
+
+def kind_of(cause: str) -> str:
+    """What kind of failure a cause gives: a test failure, a lint or build error, a commit
+    a hook refused, or a command or tool call that failed."""
+    for label, pattern in _KINDS:
+        if pattern.search(cause):
+            return label
+    return "Command failed" if " " not in cause or cause.split()[0] not in _TOOLS else \
+        f"{cause.split()[0]} failed"
+
+
+_CODE = ("Test failure", "Lint error", "Build error", "Commit failed")
+_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Glob", "WebFetch",
+          "WebSearch", "Task", "Agent")
+
+
 def what_ran(call: ToolCall) -> str:
     """A call as the cause of a failure: the program it ran, or the tool and its file."""
     data = call.input if isinstance(call.input, dict) else {}
@@ -154,6 +177,8 @@ class Episode:
     reason: str = ""  # the assistant's first words after it
     steps: dict[str, None] = field(default_factory=dict)  # the changes after it: "file: intent"
     names: dict[str, None] = field(default_factory=dict)  # names they added
+    code: str = ""  # the telling line of code the first change wrote
+    code_failure: bool = True  # a test, lint, build or commit check: a change can fix it
     retry: ToolCall | None = None  # the next run of its cause when no change came before it
     passed: str = ""  # the run that passed after it
     closed: bool = False
@@ -191,7 +216,7 @@ class FailureLog:
                 self.unsaid.append(episode)
                 return
         tests = list(dict.fromkeys(test_names_in(text)))[:FAILED_TESTS]
-        episode = Episode(call, cause, gist, tests, position)
+        episode = Episode(call, cause, gist, tests, position, code_failure=kind_of(cause) in _CODE)
         self.episodes.append(episode)
         self.open = self.open[-(OPEN - 1):] + [episode]
         self.unsaid.append(episode)
@@ -203,14 +228,18 @@ class FailureLog:
             episode.reason = episode.reason or reason_of(text)
         self.unsaid = []
 
-    def changed(self, path: str, intent: str, names: list[str]) -> None:
-        """A successful edit or write of ``path`` for ``intent``, adding ``names``."""
+    def changed(self, path: str, intent: str, names: list[str], code: str = "") -> None:
+        """A successful edit or write of ``path`` for ``intent``, adding ``names`` (``code``:
+        its telling new line)."""
         name = path.rsplit("/", 1)[-1]
         self.unsaid = []  # words after a change are about the change
         for episode in self.open:
+            if not episode.code_failure:
+                continue  # a change to the code does not fix a command that failed
             if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
                                                           for s in episode.steps):
                 episode.steps[name + (f": {intent}" if intent else "")] = None
+            episode.code = episode.code or code
             for added in names:
                 if len(episode.names) < FIX_NAMES:
                     episode.names[added] = None
@@ -234,7 +263,8 @@ class FailureLog:
     @property
     def wants_changes(self) -> bool:
         """Some failure still takes in the changes that follow it."""
-        return any(len(e.steps) < FIX_STEPS or len(e.names) < FIX_NAMES for e in self.open)
+        return any(e.code_failure and (len(e.steps) < FIX_STEPS or len(e.names) < FIX_NAMES)
+                   for e in self.open)
 
     def user(self) -> None:
         """The user spoke: a failure nothing was changed for is left as it stands (what the

@@ -50,7 +50,7 @@ from collections import Counter
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
-from ctxtool.core.summarizing.failures import Episode
+from ctxtool.core.summarizing.failures import Episode, kind_of
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
 from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog
@@ -320,9 +320,8 @@ def errors_and_fixes(v: View, f: float) -> str:
     left = log.count - sum(episodes[i].count for i in shown)
     if left > 0:
         causes = Counter(e.cause for i, e in enumerate(episodes) if i not in shown)
-        lines.append(f"- {left} other failures not listed"
-                     + (": " + ", ".join(f"{c} x{n}" for c, n in causes.most_common(4)) if causes else "")
-                     + ".")
+        lines.append(f"- {left} other failures not listed" + (": " + ", ".join(
+            f"{c} x{n}" for c, n in causes.most_common(max(1, int(4 * f)))) if causes else "") + ".")
     lines.extend(_episode_line(episodes[i], f) for i in shown)
     if log.refused and f >= 0.5:
         lines.append(f"- Not listed: {sum(log.refused.values())} calls the tool refused before "
@@ -338,7 +337,9 @@ def _episode_line(episode: Episode, f: float) -> str:
     error first, then how it ended, the reason and the fix in what room is left."""
     times = f" x{episode.count}" if episode.count > 1 else ""
     tests = f" ({', '.join(episode.tests[:2])})" if episode.tests else ""
-    head = f"- `{episode.cause}` failed{times}: {clip(episode.gist, max(110, int(160 * f)))}{tests}"
+    cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
+    head = (f"- {kind_of(episode.cause)}{times} (`{cause}`): "
+            f"{clip(episode.gist, max(110, int(160 * f)))}{tests}")
     steps = list(episode.steps)
     if episode.passed:
         end = f"Then {episode.passed}"
@@ -353,6 +354,7 @@ def _episode_line(episode: Episode, f: float) -> str:
     fix = ""
     if steps and room - len(reason) > 30:
         fix = "; ".join(_step(step, reason) for step in steps)
+        fix += f"; `{clip(episode.code, 70)}`" if episode.code else ""
         names = [n for n in episode.names if n not in fix][:3]
         fix += "; added " + ", ".join(names) if names else ""
         fix = ("Fixed: " if episode.closed else "Tried: ") + clip(fix, room - len(reason) - 8)
