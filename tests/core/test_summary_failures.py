@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ctxtool.core.summarizing.failures import failure_gist, program_of, reason_of
+from ctxtool.core.summarizing.failures import failure_gist, kind_of, program_of, reason_of
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request
@@ -45,6 +45,13 @@ def test_a_command_is_known_by_what_it_runs() -> None:
     assert program_of("cd app && git add -A && git commit -m 'x'") == "git commit"
     assert program_of("FOO=1 npm run lint -- --fix 2>&1 | tail") == "npm run lint"
     assert program_of("pytest -q tests/test_a.py") == "pytest tests/test_a.py"
+
+
+def test_a_failure_says_its_kind() -> None:
+    assert [kind_of(c) for c in ("go test", "mise run test:integration", "npm run lint",
+                                 "mix credo", "cargo build", "git commit", "gh api", "WebFetch x")] \
+        == ["Test failure", "Test failure", "Lint error", "Lint error", "Build error",
+            "Commit failed", "Command failed", "WebFetch failed"]
 
 
 def test_the_reason_is_what_the_assistant_made_of_it_not_what_it_does_next() -> None:

@@ -338,8 +338,9 @@ def _episode_line(episode: Episode, f: float) -> str:
     times = f" x{episode.count}" if episode.count > 1 else ""
     tests = f" ({', '.join(episode.tests[:2])})" if episode.tests else ""
     cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
-    head = (f"- {kind_of(episode.cause)}{times} (`{cause}`): "
-            f"{clip(episode.gist, max(110, int(160 * f)))}{tests}")
+    limit = max(110, int(160 * f))
+    gist = episode.gist if len(episode.gist) <= limit else episode.gist.split("; ")[0]
+    head = f"- {kind_of(episode.cause)}{times} (`{cause}`): {clip(gist, limit)}{tests}"
     steps = list(episode.steps)
     if episode.passed:
         end = f"Then {episode.passed}"
