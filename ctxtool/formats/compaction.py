@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from uuid import UUID, uuid5
+
+_NAMESPACE = UUID("6f1d3a52-5c7e-4f0b-9a51-7c2e8d0b4a10")  # ctxtool's uuid5 namespace
 
 # The note asking the model to carry on after a summary, as Claude Code 2.1.332 writes it: what an
 # automatic compaction gets unless the agent's writer chooses its own (its version's wording)
@@ -80,6 +83,12 @@ class CompactionWriter(Protocol):
         ...
 
 
+def derived_uuid(digest: str, what: str) -> str:
+    """The id of a line a writer adds (``what`` names it), derived from the input's digest: the
+    same input gives the same bytes."""
+    return str(uuid5(_NAMESPACE, f"{digest}:{what}"))
+
+
 class MessageListWriter:
     """The default :class:`CompactionWriter` (see
     :meth:`ctxtool.formats.adapter.FormatAdapter.compaction_writer`)."""
@@ -102,4 +111,5 @@ class MessageListWriter:
                                restored=[path for path, _ in compaction.restored])
 
 
-__all__ = ["CompactionLines", "CompactionWrite", "CompactionWriter", "MessageListWriter"]
+__all__ = ["CompactionLines", "CompactionWrite", "CompactionWriter", "MessageListWriter",
+           "derived_uuid"]

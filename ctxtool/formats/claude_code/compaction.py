@@ -12,14 +12,12 @@ loads the session): the file Claude Code itself would have after ``/compact``.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxtool.formats.compaction import CONTINUE_NOTE, CompactionLines, CompactionWrite
+from ctxtool.formats.compaction import CONTINUE_NOTE, CompactionLines, CompactionWrite, derived_uuid
 from ctxtool.formats.claude_code.chain import COMPACT_BOUNDARY, is_compact_boundary
 
-_NAMESPACE = uuid.UUID("6f1d3a52-5c7e-4f0b-9a51-7c2e8d0b4a10")  # ctxtool's uuid5 namespace
 _COMMON_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "agentId",
                 "slug")
 
@@ -52,10 +50,6 @@ def continue_note(version: Any, *, auto: bool) -> str | None:
     if not auto:
         return None
     return _OLD_NOTE.format(it="" if number >= (2, 1, 39) else "it ")
-
-
-def derived_uuid(digest: str, what: str) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{digest}:{what}"))
 
 
 def common_fields(template: Mapping[str, Any] | None) -> dict[str, Any]:
