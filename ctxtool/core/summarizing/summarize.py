@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from ctxtool.core.clearing.twopass import LazySource
 from ctxtool.core.messages.blocks import iter_tool_results, iter_tool_uses, role_of
 from ctxtool.core.messages.filter_compacted import SUMMARY_MARKER  # the cut marker for message lists
+from ctxtool.core.sizing.estimate import Estimator
 from ctxtool.core.sizing.meter import ContextMeter
 from ctxtool.core.sizing.tokens import estimate_entry_tokens, estimate_text_tokens
 from ctxtool.core.summarizing.file_state import collect_file_state
@@ -170,11 +171,26 @@ def _digest(items: Sequence[dict[str, Any]]) -> str:
     return sha.hexdigest()
 
 
-def _context_tokens(entries: Iterable[dict[str, Any]], fmt: str) -> int:
+def _context_tokens(entries: list[dict[str, Any]], fmt: str) -> int:
+    if _builds_view(entries, fmt):
+        # what the agent builds from its lines (Gemini CLI's log), measured as estimate does:
+        # its system figure from the session's first call, the view after it
+        state = Estimator(fmt, top=0)
+        state.add_session(entries)
+        return state.meter.context_tokens
     meter = ContextMeter(fmt)
     for entry in entries:
         meter.add(entry)
     return meter.context_tokens
+
+
+def _builds_view(entries: list[dict[str, Any]], fmt: str) -> bool:
+    """True when the agent sends a view it builds from the lines rather than picks among them."""
+    adapter = adapter_for(fmt)
+    if adapter.compactions != AGENT_RULE:
+        return False
+    lines = {id(e) for e in entries}
+    return not lines.issuperset(map(id, adapter.entries_sent(entries)))
 
 
 def _last_cut(items: Sequence[dict[str, Any]], fmt: str, main: list[int]) -> int:
@@ -228,13 +244,11 @@ def _plan_agent_rule(items: Sequence[dict[str, Any]], fmt: str,
     less a kept tail of those written since its last summary (starting at a user message, so
     the turn stays whole); the agent's own summarizer request when it has one."""
     adapter = adapter_for(fmt)
-    order = {id(e): i for i, e in enumerate(items)}
     view = [e for e in adapter.entries_sent(list(items)) if adapter.api_message(e) is not None]
-    since = max((order[id(m)] for m in view if adapter.is_completed_summary(m)), default=-1)
-    newer = sorted((m for m in view if order[id(m)] > since), key=lambda m: order[id(m)])
+    newer = _since_summary(items, view, adapter.is_completed_summary)
     start = first_kept(len(newer), options.keep_last, options.keep_tokens,
                        lambda k: estimate_entry_tokens(newer[k], fmt))
-    while 0 < start < len(newer) and role_of(newer[start], fmt) != "user":
+    while 0 < start < len(newer) and not _opens_turn(newer[start], fmt):
         start -= 1
     tail = newer[start:]
     kept = {id(e) for e in tail}
@@ -251,6 +265,26 @@ def _plan_agent_rule(items: Sequence[dict[str, Any]], fmt: str,
     if prompt is not None:  # the agent's own request carries the earlier summary itself
         request = replace(request, prior_summaries=(), history_missing=False, agent_prompt=prompt)
     return _Plan(request, len(items), tail, len(tail), reason)
+
+
+def _since_summary(items: Sequence[dict[str, Any]], view: list[dict[str, Any]],
+                   is_summary: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    """The messages of ``view`` written after its last summary, in the order they were written.
+    A view message is an input line (OpenCode's messages: their place in the file says when they
+    were written, and a kept tail moved after the summary is older than it) or one the agent's
+    lines hold (Gemini's checkpoint: the view's own order is the written order)."""
+    order = {id(e): i for i, e in enumerate(items)}
+    last = max((k for k, m in enumerate(view) if is_summary(m)), default=-1)
+    written = order.get(id(view[last])) if last >= 0 else None
+    after = [m for m in view[last + 1:]
+             if written is None or order.get(id(m), written + 1) > written]
+    return sorted(after, key=lambda m: order.get(id(m), -1)) if written is not None else after
+
+
+def _opens_turn(entry: dict[str, Any], fmt: str) -> bool:
+    """True for a user message that is not a tool result: a kept tail starts there, so that no
+    result in it is cut from its call."""
+    return role_of(entry, fmt) == "user" and next(iter_tool_results(entry, fmt), None) is None
 
 
 def plan_summary(items: list[dict[str, Any]], fmt: str | None = None, *, keep_last: int = 0,
