@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from ctxtool.formats.gemini.history import ViewRecord, sent_records
-from ctxtool.formats.gemini.records import (Where, every_record, is_compression, line_kind,
-                                            record_at, replay, replay_document)
+from ctxtool.formats.gemini.compaction import is_compression_line as is_compression
+from ctxtool.formats.gemini.records import (Where, every_record, line_kind, record_at, replay,
+                                            replay_document)
 from ctxtool.formats.jsonl import iter_entries
 from tests.conftest import FIXTURES
 

@@ -63,8 +63,9 @@ class CompactionAdapter(ReadingAdapter):
         return None
 
     def is_compaction_request(self, entry: Mapping[str, Any]) -> bool:
-        """True for a message the agent wrote itself to ask for a compaction (OpenCode's
-        compaction part): not the user's words."""
+        """True for a message the agent wrote itself as part of a compaction - to ask for one
+        (OpenCode's compaction part), or to acknowledge its summary (Gemini CLI's "Got it.
+        Thanks for the additional context!"): neither the user's words nor the model's."""
         return False
 
     def compaction_threshold(self, entries: Iterable[Mapping[str, Any]], *, window: int,

@@ -7,18 +7,22 @@ record's ``tokens.input``: the whole prompt of that call (docs/gemini-format.md)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ctxtool.formats.adapter import (COMPACT_MARK, ContextMark, FormatAdapter, LimitsLookup,
-                                     Usage)
+from ctxtool.formats.adapter import (AGENT_RULE, COMPACT_MARK, ContextMark, FormatAdapter,
+                                     LimitsLookup, Usage)
 from ctxtool.formats.content import Block
-from ctxtool.formats.gemini import rule
+from ctxtool.formats.gemini import compaction, rule
 from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
 from ctxtool.formats.gemini.parts import model_blocks, parts_blocks
-from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, is_compression, replay
+from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, replay
+from ctxtool.formats.gemini.tools import as_claude_code_tool
 from ctxtool.formats.gemini.validate import GeminiChecks
 from ctxtool.formats.limits import AgentSettings, Thresholds
 from ctxtool.types import Entry
+
+if TYPE_CHECKING:
+    from ctxtool.formats.gemini.compaction import GeminiWriter
 
 #: What a Gemini record's ``type`` is as a message role (info, error and warning are the CLI's
 #: own notices: never sent)
@@ -54,7 +58,13 @@ class GeminiAdapter(FormatAdapter):
     #: Gemini cannot load.
     handled_by: ClassVar[frozenset[str] | None] = frozenset({
         "estimate", "statusline", "validate", "convert", "persist", "snip", "microcompact",
-        "restore"})
+        "restore", "summarize", "filter-compacted"})
+    compactions: ClassVar[str] = AGENT_RULE  # the checkpoint Gemini loads decides what is sent
+    summary_keeps_lines: ClassVar[bool] = True  # a compression is appended: every line stays
+    restore_files_refusal: ClassVar[tuple[str, str] | None] = (
+        "--restore-files does not apply to Gemini CLI sessions",
+        "Gemini CLI re-attaches no files after a compression")
+    names_tools_its_way: ClassVar[bool] = True  # read_file, replace, run_shell_command...
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return gemini_line(entry) is not None
@@ -141,16 +151,47 @@ class GeminiAdapter(FormatAdapter):
         return [record for message_id, record in every_record(entries).items()
                 if message_id not in live]
 
-    def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:
-        """A compression restarts the context (what it records: no trigger, no size)."""
-        return ContextMark(COMPACT_MARK) if "$set" in entry and is_compression(entry) else None
-
-    def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
-        """A compression: a checkpoint whose list starts with Gemini's ``<state_snapshot>``."""
-        return is_compression(entry)
-
     def own_checks(self) -> GeminiChecks:
         return GeminiChecks()
+
+    # --- compressions and summaries (:mod:`.compaction`) -----------------------------------
+
+    def context_mark(self, entry: Mapping[str, Any]) -> ContextMark | None:
+        """A compression restarts the context (what it records: no trigger, no size)."""
+        return ContextMark(COMPACT_MARK) if compaction.is_compression_line(entry) else None
+
+    def is_compaction_record(self, entry: Mapping[str, Any]) -> bool:
+        """A checkpoint holding a ``<state_snapshot>``: the context starts over there (a resume
+        writes the same one again; :meth:`count_compactions` counts it once)."""
+        return compaction.is_compression_line(entry)
+
+    def compaction_starts(self, entries: Iterable[dict[str, Any]]) -> Iterator[tuple[int, str | None]]:
+        """The lines where a ``<state_snapshot>`` (Gemini's or ctxtool's) first appears."""
+        return compaction.compression_starts(entries)
+
+    def count_compactions(self, entries: Iterable[dict[str, Any]]) -> int:
+        return compaction.count_compressions(entries)
+
+    def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
+        return compaction.is_snapshot(entry)
+
+    def summary_text(self, entry: Mapping[str, Any]) -> str | None:
+        return compaction.snapshot_text(entry)
+
+    def is_compaction_request(self, entry: Mapping[str, Any]) -> bool:
+        """Gemini's "Got it. Thanks for the additional context!" after a snapshot: its own
+        words, not the model's."""
+        return compaction.is_acknowledgement(entry)
+
+    def typed_text(self, entry: Mapping[str, Any]) -> str | None:
+        """Nothing for the ``<session_context>`` (and hook context) Gemini writes itself."""
+        return "" if compaction.is_agent_context(entry) else None
+
+    def claude_code_tool(self, block: Block) -> Block:
+        return as_claude_code_tool(block)
+
+    def compaction_writer(self) -> GeminiWriter:
+        return compaction.GeminiWriter(lambda entries: [m.record for m in replay(entries).messages])
 
     # --- Gemini's window and compression ----------------------------------------------------
 

@@ -226,22 +226,6 @@ def every_record(entries: Iterable[Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-SNAPSHOT = "<state_snapshot>"
-
-
-def is_compression(entry: Any) -> bool:
-    """True for a checkpoint whose list starts (after the ``<session_context>``) with Gemini's
-    ``<state_snapshot>`` summary: the history compressed (docs/gemini-format.md)."""
-    listed = checkpoint_list(entry) if line_kind(entry) == SET else None
-    for record in (listed or [])[:2]:
-        content = record.get("content") if isinstance(record, dict) else None
-        parts = content if isinstance(content, list) else [content]
-        if any(isinstance(p, dict) and str(p.get("text", "")).lstrip().startswith(SNAPSHOT)
-               for p in parts) or (isinstance(content, str) and content.lstrip().startswith(SNAPSHOT)):
-            return True
-    return False
-
-
 def record_at(entries: list[Any], where: Where) -> dict[str, Any] | None:
     """The record at ``where`` among ``entries`` (the line itself, or its place in the line's
     list), or None when it is not there."""
@@ -259,6 +243,6 @@ def record_at(entries: list[Any], where: Where) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-__all__ = ["MESSAGE", "MESSAGE_TYPES", "METADATA", "REWIND", "Replay", "SET", "SNAPSHOT", "Conversation",
-           "LiveMessage", "Where", "checkpoint_list", "every_record", "is_compression", "line_kind",
+__all__ = ["MESSAGE", "MESSAGE_TYPES", "METADATA", "REWIND", "Replay", "SET", "Conversation",
+           "LiveMessage", "Where", "checkpoint_list", "every_record", "line_kind",
            "record_at", "replay", "replay_document"]
