@@ -176,7 +176,8 @@ def test_summarize_through_the_entry_point(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["new.jsonl", "resumed.jsonl", "same-minute.jsonl"])
-def test_sessions_without_compression_have_none(name: str) -> None:
+def test_sessions_without_compression_come_back_byte_for_byte(name: str) -> None:
     data = (GEMINI / name).read_bytes()
     result = run("filter-compacted", "--stats", data=data)
+    assert result.stdout_bytes == data
     assert json.loads(result.stderr[result.stderr.index("{"):])["files"][0]["compactions"] == 0

@@ -26,6 +26,9 @@ Where the cut is, per format:
 * OpenCode: :func:`ctxtool.formats.opencode.session.filter_compacted_opencode` (``MessageV2.filterCompacted``:
   the last compaction whose summary finished, the retained tail moved after the summary); it
   holds the session in memory, as OpenCode does, and the first pass only counts compactions.
+* Gemini CLI: the records it sends for the conversation its last checkpoint and later lines
+  make (:meth:`~ctxtool.formats.adapter.FormatAdapter.entries_sent`), from its last
+  ``<state_snapshot>`` on; held in memory the same way.
 
 With no compaction, the transcript view is the input itself, byte for byte. ``view="model"``
 goes one step further, to what is sent to the model: only messages (no boundaries, progress,
@@ -255,12 +258,12 @@ def filter_compacted(entries: Iterable[dict[str, Any]], plan: CutPlan, *,
     made from (same order). Streams; see the module docstring for what it buffers."""
     report = report if report is not None else FilterReport()
     adapter = adapter_for(plan.fmt)
-    if adapter.compactions == AGENT_RULE:  # OpenCode's own rule; it buffers the session, as
-        session = adapter.entries_sent(entries)  # OpenCode does
-        return iter(session) if view == "transcript" else (
-            e for e in session if adapter.api_message(e) is not None)
     if plan.cut is None and view == "transcript" and not plan.repeated:
         return iter(entries)  # no compaction: the input itself, byte for byte
+    if adapter.compactions == AGENT_RULE:  # the agent's own rule (OpenCode's, Gemini's); it
+        session = adapter.entries_sent(entries)  # buffers the session, as the agent does
+        return iter(session) if view == "transcript" else (
+            e for e in session if adapter.api_message(e) is not None)
     if adapter.compactions == BOUNDARY:
         kept = _claude_view(entries, plan, sidechains=sidechains)
         return _claude_model_view(kept, plan, report) if view == "model" else kept
