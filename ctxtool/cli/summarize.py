@@ -69,6 +69,17 @@ def _transcript_path(source: FileSource, output: str | None) -> str | None:
     return os.path.abspath(output) if output and output != "-" else None
 
 
+def _agent_window(fmt: str, source: FileSource) -> int:
+    """The window the agent measures the session in, when its lines say (Gemini CLI: its
+    model's, 1,048,576), else ctxtool's default: what --auto compares with without
+    --context-window."""
+    adapter = adapter_for(fmt)
+    if not adapter.reads_whole_session:
+        return DEFAULT_WINDOW
+    view = adapter.entries_sent(source)
+    return adapter.configured_limits(view, None).get("context") or DEFAULT_WINDOW
+
+
 def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -> Compaction:
     """Summarize one source (read twice; core.compact holds it only when it must)."""
     if settings.options.auto:
@@ -89,7 +100,7 @@ def _run(settings: Settings, fmt: str, source: FileSource, output: str | None) -
     # entries the buffered way writes anew must keep integers past 64 bits exact
     source.exact_ints = not reads_twice(fmt, settings.summarizer, options)
     own = adapter_for(fmt).compaction_threshold(
-        items, window=settings.window or DEFAULT_WINDOW, env=os.environ,
+        items, window=settings.window or _agent_window(fmt, items), env=os.environ,
         settings=read_settings(os.environ)) if options.auto else None
     if own is not None:  # the agent's own rule: OpenCode's overflow, Claude Code's version's
         options = dataclasses.replace(options, auto_compact_at=own)

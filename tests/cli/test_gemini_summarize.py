@@ -181,3 +181,14 @@ def test_sessions_without_compression_come_back_byte_for_byte(name: str) -> None
     result = run("filter-compacted", "--stats", data=data)
     assert result.stdout_bytes == data
     assert json.loads(result.stderr[result.stderr.index("{"):])["files"][0]["compactions"] == 0
+
+
+def test_auto_compacts_at_gemini_own_point() -> None:
+    """--auto without --context-window measures in the window of the session's model
+    (1,048,576) at Gemini's default threshold 0.5; with one, in that window."""
+    data = big_session()
+    below = CliRunner().invoke(cli, ["summarize", "--auto"], input=data)
+    assert below.exit_code == 0 and below.stdout_bytes == data
+    assert "below the auto-compact threshold (524,288)" in below.stderr
+    over = run("summarize", "--auto", "--context-window", "40000", "--now", NOW, data=data)
+    assert appended(data, over.stdout_bytes)[1]["content"][0]["text"].startswith("<state_snapshot>")
