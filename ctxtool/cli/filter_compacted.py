@@ -41,7 +41,9 @@ def filter_compacted_cmd(io: IOOptions, view: View, to: str | None, thinking: st
     kept across it, and everything after. For Anthropic/OpenAI message lists: from ctxtool's
     last summary message. For OpenCode sessions: OpenCode's own rule (filterCompacted), its kept
     tail moved after the summary, as OpenCode sends it; --to writes what OpenCode sends the
-    model. A transcript with no compaction comes out unchanged, byte for byte.
+    model. For Gemini CLI sessions: the records Gemini sends from its last <state_snapshot> (its
+    own compression or ctxtool's) on. A transcript with no compaction comes out unchanged,
+    byte for byte.
     Each input is read twice (stdin from a pipe is spooled to a temporary file), never held in
     memory.
 

@@ -184,7 +184,9 @@ def summarize_cmd(io: IOOptions, llm: str, model: str | None, instructions: str 
     (what /compact writes), so Claude Code resumes from the summary and filter-compacted cuts
     there. Message lists become the summary plus the kept tail; the original is saved in the
     store. OpenCode sessions keep every line and get what OpenCode's own compaction writes: a
-    compaction request, the summary message and, with --auto, the "continue" message.
+    compaction request, the summary message and, with --auto, the "continue" message. Gemini CLI
+    sessions keep every line and get the checkpoint Gemini's own compression writes: its
+    <session_context>, the summary inside <state_snapshot>, its "Got it" turn, the kept tail.
     Offline (no network) unless an Anthropic key is set or --llm names a model backend;
     --llm claude-code / codex have the agent you are logged in to write it (no API key).
 
