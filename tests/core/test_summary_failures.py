@@ -123,3 +123,19 @@ def test_a_report_repeated_in_later_turns_is_listed_once() -> None:
     log.report("Summary:\n- \u2705 Task 1: OTEL bootstrap (app-4te.1)\n- Added the trace helper", 2)
     assert [line.text for line in log.lines] == ["\u2705 Task 1: OTEL bootstrap (app-4te.1)",
                                                  "Added the Otel module", "Added the trace helper"]
+
+
+def test_a_change_is_for_the_latest_failure_only() -> None:
+    s = Session()
+    s.user("Make lint and tests pass")
+    s.call("l1", "Bash", {"command": "npm run lint"}, "Exit code 1\nsrc/a.ts:3:1: no-unused-vars 'x'",
+           error=True)
+    s.call("t1", "Bash", {"command": "npm test"}, "Exit code 1\nFAIL src/b.test.ts\nTypeError: y is undefined",
+           error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/src/b.ts", "old_string": "let y",
+                          "new_string": "let y = makeY()"}, "updated", text="Let me define y first.")
+    s.call("t2", "Bash", {"command": "npm test"}, "Tests: 4 passed")
+    lint, test = errors_of(s).strip().splitlines()
+    assert lint == "- Lint error (`npm run lint`): a.ts:3:1: no-unused-vars 'x'. No fix followed."
+    assert test.startswith("- Test failure (`npm test`): TypeError: y is undefined. Fixed: b.ts: "
+                           "Define y first; `let y = makeY()`")

@@ -329,3 +329,15 @@ def test_a_test_run_before_a_later_change_is_not_called_current() -> None:
     work = sections(s.entries)["Current Work"]
     assert "- `pytest -q tests/test_export.py -k json` passed before the last change (not rerun " \
         "since) (5 passed)." in work
+
+
+def test_a_finished_turn_is_quoted_by_its_opening_on_one_line() -> None:
+    s = Session()
+    s.user("Fix the parser")
+    s.call("e1", "Edit", {"file_path": "/work/app/p.py", "old_string": "a", "new_string": "b"}, "ok")
+    s.assistant(text_block("Perfect! Both are done:\n\n## Summary\n- **Fixed** the parser in `p.py`\n"
+                           "- Added a test"))
+    work = sections(s.entries)["Current Work"]
+    # its lines are under Problem Solving; here only how it began, markup off
+    assert work.splitlines()[0] == ("The assistant's last reply began: Both are done: Summary Fixed "
+                                    "the parser in `p.py` Added a test")

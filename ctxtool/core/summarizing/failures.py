@@ -233,9 +233,10 @@ class FailureLog:
         its telling new line)."""
         name = path.rsplit("/", 1)[-1]
         self.unsaid = []  # words after a change are about the change
-        for episode in self.open:
-            if not episode.code_failure:
-                continue  # a change to the code does not fix a command that failed
+        # a change is for the latest failure a change can fix (the one being worked on)
+        latest = max((e for e in self.open if e.code_failure), key=lambda e: e.position,
+                     default=None)
+        for episode in [latest] if latest is not None else []:
             if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
                                                           for s in episode.steps):
                 episode.steps[name + (f": {intent}" if intent else "")] = None

@@ -526,9 +526,12 @@ def _unanswered_queued(facts: Facts, latest: Message | None) -> list[Message]:
 
 def current_work(v: View, f: float) -> str:
     facts, lines = v.facts, []
-    if facts.last_said:  # a reply that ended the turn is a report: Problem Solving has its lines
-        limit = max(120, int(300 * f)) if facts.latest_answered else max(200, int(600 * f))
-        lines.append("Last thing the assistant said:\n" + indent(clip(facts.last_said, limit)))
+    if facts.latest_answered:  # a report: Problem Solving has its lines, this is its opening
+        lines.append("The assistant's last reply began: "
+                     + clip(_plain(facts.last_said), max(120, int(300 * f))))
+    elif facts.last_said:
+        lines.append("Last thing the assistant said:\n"
+                     + indent(clip(facts.last_said, max(200, int(600 * f)))))
     task = facts.work.active
     if task and not facts.settled(task, facts.todo_at):
         lines.append(f"Task in progress: {clip(task, 300)}")
@@ -541,6 +544,15 @@ def current_work(v: View, f: float) -> str:
             lines.append(f"- {describe_call(call, 140)} ({status})")
     lines.extend(_state_lines(facts))
     return "\n".join(lines) or "Nothing in progress."
+
+
+def _plain(text: str) -> str:
+    """Text on one line, without headings, emphasis, list marks and filler ("Perfect!")."""
+    lines = [re.sub(r"^\s*(?:#+|[-*\u2022]|\d+[.)])\s*", "", ln).replace("**", "").strip()
+             for ln in text.splitlines()]
+    joined = " ".join(ln for ln in lines if ln and not ln.startswith(("```", "|")))
+    return re.sub(r"^(?:(?:perfect|great|excellent|done|good|ok(?:ay)?)[!.:]\s*)+", "", joined,
+                  flags=re.IGNORECASE)
 
 
 def _state_lines(facts: Facts) -> list[str]:
