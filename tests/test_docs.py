@@ -184,11 +184,11 @@ def test_the_readme_shows_what_its_first_command_prints(tmp_path: Path) -> None:
         (clone / "ctxtool" / "examples").mkdir(parents=True)
         shutil.copyfile(EXAMPLE, clone / "ctxtool" / "examples" / "session.jsonl")
         printed.append(first_command_prints(clone))
-    after = re.compile(r"-> ([0-9,]+) tokens")
+    after = re.compile(r"-> ([0-9,]+) tokens \(-\d+%\)")  # the share moves with it, by a point
     figures = [int(after.search(line).group(1).replace(",", "")) for line in printed]  # type: ignore[union-attr]
     assert figures[0] != figures[1]  # it does move with the path
-    assert {after.sub("-> N tokens", line) for line in [*printed, shown]} == \
-        {after.sub("-> N tokens", shown)}
+    assert {after.sub("-> N tokens (-P%)", line) for line in [*printed, shown]} == \
+        {after.sub("-> N tokens (-P%)", shown)}
     about = re.search(r"after the arrow is about ([0-9,]+) wherever your clone is", text)
     assert about, "the README must say the figure after the arrow moves with the clone's path"
     shown_about = int(about.group(1).replace(",", ""))

@@ -51,7 +51,7 @@ def test_readme_command_compacts_the_bundled_example_offline(tmp_path: Path) -> 
     for prompt in ("The CSV export in invoices/export.py crashes", "ありがとう！READMEにも",
                    "Great. Now run the whole test suite before I commit."):
         assert prompt in text
-    for path in ("invoices/export.py (read x1, edited x1)", "README.md (read x1, edited x1)",
+    for path in ("invoices/export.py (edited x1", "README.md (edited x1",
                  "tests/test_export.py (new, written x1)"):
         assert path in text
     assert "UnicodeEncodeError" in text and "[in_progress] Investigate the rounding failure" in text

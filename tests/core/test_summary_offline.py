@@ -40,10 +40,11 @@ def test_every_user_message_verbatim_and_the_latest_request_quoted() -> None:
 
 def test_files_with_counts_and_latest_edit() -> None:
     files = sections_of(summary_of(coding_session()))["Files and Code Sections"]
-    assert "- app/pager.py (read x1, edited x1)" in files  # relative to the working directory
-    # what the assistant said before the write, and the names it brought in
+    assert "- app/pager.py (edited x1)" in files  # relative to the working directory
+    # what the assistant said before the write, the names it brought in, the tests it added
     assert "- tests/test_pager.py (new, written x1)\n     - The test file does not exist yet; " \
         "creating it: added test_pages" in files
+    assert "     - tests added: 1\n" in files
     assert "return -(-n // size)" in files and "assert pages(11, 5) == 3" in files
 
 

@@ -223,7 +223,7 @@ def test_names_and_files_from_every_tool_are_kept() -> None:
                  "SessionLive.mount"):
         assert name in names, name
     files = found["Files and Code Sections"]
-    assert "- lib/loader.ex (edited x1)\n     - added: compute_expand_groups" in files
+    assert "- lib/loader.ex (edited x1): added: compute_expand_groups" in files
     for path in ("renderer.ex", "session_live.ex", "lib/spotter/otel.ex"):
         assert path in files, path
 

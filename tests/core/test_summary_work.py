@@ -82,7 +82,7 @@ def test_work_is_listed_by_task_in_order_with_commits_pushes_tests_and_reports()
 
 def test_each_file_says_what_its_changes_did_and_whether_it_is_committed() -> None:
     files = sections(shipped_session().entries)["Files and Code Sections"]
-    assert "- cli/rows.py (edited x1, not committed)\n  - added: write_json" in files
+    assert "- cli/rows.py (edited x1, not committed): added: write_json" in files  # one line
     assert "- cli/export.py (new, edited x1, written x1, not committed)" in files  # edited since
     assert "--format" in files
 
@@ -179,11 +179,11 @@ def test_each_change_says_what_it_was_for_and_what_it_added_and_removed() -> Non
                           "new_string": "rows.write_json(x)"}, "updated")  # said nothing for it
     s.assistant(text_block("Done: the CSV writer is replaced."))
     files = sections(s.entries)["Files and Code Sections"]
-    assert "- rows.py (edited x2)\n  - Replace the CSV writer with a JSON writer: added " \
+    # one piece of work, one line: the file, what it was for, what it added and removed
+    assert "- rows.py (edited x2): Replace the CSV writer with a JSON writer: added " \
         "write_json, write_lines; removed write_csv\n" in files
     assert "Read the caller" not in files  # those words were for the read
-    assert "- cli.py (read x1, edited x1)\n  - added: rows.write_json; removed: rows.write_csv" \
-        in files
+    assert "- cli.py (edited x1): added: rows.write_json; removed: rows.write_csv\n" in files
 
 
 def test_the_names_line_is_ranked_and_never_repeats_what_other_sections_show() -> None:
@@ -196,7 +196,7 @@ def test_the_names_line_is_ranked_and_never_repeats_what_other_sections_show() -
     concepts = sections(s.entries)["Key Technical Concepts"]
     line = next(ln for ln in concepts.splitlines() if ln.startswith("- Names in play"))
     names = line.split(": ", 1)[1].split(", ")
-    assert len(names) == 40  # 80 names were discussed: the line stops at 40, however long
+    assert len(names) == 12  # 80 names were discussed: a short ranked list, never a dump
     assert "load_rows" not in names and "keep_rows" not in names  # shown elsewhere already
 
 
@@ -274,7 +274,7 @@ def test_what_was_said_before_a_read_stays_the_intent_of_the_edit_after_it() -> 
                           "new_string": "func c() { end() }"}, "updated")
     s.assistant(text_block("Both fixed."))
     files = sections(s.entries)["Files and Code Sections"]
-    assert "- h.go (read x1, edited x1)\n  - Fix the errcheck issue: added logWarn" in files
+    assert "- h.go (edited x1): Fix the errcheck issue: added logWarn" in files
     assert "Check the caller" not in files  # those words were for the read
 
 
@@ -289,7 +289,8 @@ def test_a_file_rewritten_whole_says_which_definitions_are_new() -> None:
                            "  defp classify_line(x), do: x\nend"}, "File written")
     s.assistant(text_block("Rewritten."))
     files = sections(s.entries)["Files and Code Sections"]
-    assert "- Do a comprehensive rewrite of the renderer: added classify_line" in files
+    assert "- renderer.ex (written x1): Do a comprehensive rewrite of the renderer: added " \
+        "classify_line" in files
 
 
 # --- other agents, through their adapters ---------------------------------------------------------
@@ -317,7 +318,7 @@ def test_codex_plan_shell_and_patch_are_read_as_todos_commands_and_edits() -> No
                     "output": "Process exited with code 1\nOutput:\nFAILED test_app.py::test_x"}),
     ]
     found = sections(entries, CODEX)
-    assert "- src/app.py (edited x1)\n  - added: report_status" in found["Files and Code Sections"]
+    assert "- src/app.py (edited x1): added: report_status" in found["Files and Code Sections"]
     assert "- Test failure (`pytest`): FAILED test_app.py::test_x" in found["Errors and fixes"]
     assert "[pending] Run the tests" in found["Pending Tasks"]
 

@@ -25,7 +25,7 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         definitions_in, identifiers_in, paths_in, test_names_in,
                                         whole_words)
 from ctxtool.core.summarizing.tools import ToolCall, TodoList
-from ctxtool.core.summarizing.work import WorkLog, intent_of, new_lines
+from ctxtool.core.summarizing.work import WorkLog, config_keys, intent_of, new_lines
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
@@ -303,7 +303,7 @@ class Facts:
             defined = definitions_in(text)
             self.names.add(defined, WEIGHT_SEEN, self.position)
             if isinstance(target, str) and target in self.files:
-                self.files[target].saw(defined)
+                self.files[target].saw(defined + config_keys(target, text))
         if call.name != "Read" or self._fresh_read(call):
             self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:

@@ -6,14 +6,16 @@ No network and no model: the sections are built from what the transcript records
 1. Primary Request and Intent - the first user messages, the latest one, the constraints and
    decisions the user stated, the focus asked for;
 2. Key Technical Concepts - working directory, branch, file types, the programs the shell ran,
-   and the names the conversation is about (identifiers it defines, edits, searches for or
-   discusses), most central first, at most :data:`NAMES_SHOWN`, those other sections show left
-   out;
-3. Files and Code Sections - every file changed, newest first, new or not, committed or not, and
-   what its changes did (:class:`ctxtool.core.summarizing.work.WorkLog`: each step's intent - the
-   assistant's words before the edits - with the names they added and removed, then other names
-   added, changed, removed and the code they wrote); then the files only read, with their names, and those reached
-   only through searches, shell commands, subagents or the conversation;
+   and a short ranked list of the names the conversation is about (identifiers it defines,
+   edits, searches for or discusses) that no other section shows: the most central, then those
+   of the latest request's work (:data:`NAMES_SHOWN` in all);
+3. Files and Code Sections - every file changed, newest first, new or not, committed or not,
+   with the names in it the conversation mentioned, and what its changes did, one line per
+   piece of work (:class:`ctxtool.core.summarizing.work.WorkLog`: what the assistant said it was
+   for, the names it added, changed and removed, its telling line of code; more lines for a
+   file changed often; a file with one piece of work on one line), and the tests it gained; then
+   the files only read, with their names, and those reached only through searches, shell
+   commands, subagents or the conversation;
 4. Errors and fixes - the latest failed tool calls, the files changed after them and whether the
    command then succeeded;
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
@@ -51,6 +53,7 @@ from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
 from ctxtool.core.summarizing.failures import Episode, kind_of
+from ctxtool.core.summarizing.names import WEIGHT_MENTIONED
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
 from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog
@@ -66,8 +69,8 @@ SQUEEZE = ((0.1, 1500), (0.05, 1000), (0.0, 600), (0.0, 400))
 BOUND_CAPS = (400, 250, 150, 80)
 BASE_TOKENS = 1200  # target size: this much...
 SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summarized)
-NAME_TOKENS = 28  # one name listed per this many tokens of the target (at full detail)...
-NAMES_SHOWN = 40  # ...and never more: the most central names no other section shows
+NAMES_SHOWN = 12  # names in play listed: those no other section shows
+STEPS_BONUS = 3  # steps shown beyond the base for a file changed often (one per 4 changes)
 FILES_LISTED = 30  # changed files given a line of their own (the rest are named in one line)
 PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many
 PRIOR_MARK = "From the earlier summary"
@@ -164,25 +167,27 @@ def key_concepts(v: View, f: float, shown: str = "") -> str:
         lines.append("- File types: " + ", ".join(f"{ext} ({n})" for ext, n in kinds.most_common(6)))
     if facts.commands and f >= 0.5:  # the programs the work ran (tool counts say little)
         lines.append("- Commands run: " + ", ".join(f"{w} x{n}" for w, n in facts.commands.most_common(6)))
-    names = _names(facts, min(NAMES_SHOWN, max(10, int(v.target / NAME_TOKENS * (0.6 + 0.4 * f)))),
-                   shown)
+    names = _names(facts, NAMES_SHOWN, shown)
     if names:
-        lines.append("- Names in play (most central first): " + ", ".join(names))
+        lines.append("- Names in play: " + ", ".join(names))
     merged = v.merged(HEADINGS[1], int(1000 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "None recorded."
 
 
 def _names(facts: Facts, count: int, shown: str) -> list[str]:
-    """The ``count`` most central names not already in ``shown`` (the other sections), leaving
-    out one already inside a listed longer name (``Otel`` when ``Otel.setup`` is there)."""
-    chosen: list[str] = []
+    """The ``count`` names the conversation is most about that ``shown`` (the other sections)
+    leaves out: half the most central of the whole history, half the most central of the
+    latest request's work (what a model resuming works on first); one already inside a
+    listed longer name (``Otel`` when ``Otel.setup`` is there) left out."""
     present = _words_of(shown)
-    for name in facts.names.top(3 * count, facts.position, facts.compacted_at):
+    ranked = [n for n in facts.names.top(6 * count, facts.position, facts.compacted_at)
+              if n not in present]
+    latest = [n for n in ranked if facts.names.seen[n].last >= facts.last_user]
+    chosen: list[str] = []
+    for name in [*ranked[:count - count // 2], *latest, *ranked]:
         if len(chosen) >= count:
             break
-        if name in present:
-            continue
-        if not any(name in longer for longer in chosen):
+        if name not in chosen and not any(name in longer for longer in chosen):
             chosen = [c for c in chosen if c not in name] + [name]
     return chosen
 
@@ -214,16 +219,23 @@ def files_and_code(v: View, f: float) -> str:
     shown = changed[:max(FILES_LISTED, int(40 * f))]
     described = max(12, int(40 * f))  # the newest: what their changes did
     snippets = int(2 * f)
+    rank = lambda names, count: facts.names.best(  # noqa: E731
+        names, count, facts.position, facts.compacted_at)
     for index, touch in enumerate(shown):
-        lines.append(f"- {v.show(touch.path)} ({_file_state(touch, work)})")
-        if index >= described:
+        head = f"- {v.show(touch.path)} ({_file_state(touch, work)})"
+        if index >= described:  # older changes: the file and its state
+            lines.append(head)
             continue
-        details = work.file_lines(touch.path, max(2, int(5 * f)), lambda names, count: facts.names.best(
-            names, count, facts.position, facts.compacted_at), names=f >= 0.5)
-        lines.extend(indent("- " + d, "  ") for d in details)
-        names = _file_names(v, touch, max(3, int(12 * f)), " ".join(details))
-        if names:
-            lines.append(indent("- names: " + ", ".join(names), "  "))
+        steps = max(2, int(5 * f)) + min(STEPS_BONUS, (touch.edits + touch.writes) // 4)
+        details = work.file_lines(touch.path, steps, rank, 4 + int(4 * f))
+        names = _file_names(v, touch, max(3, int(8 * f)), " ".join(details))
+        if names:  # what else in it the conversation was about
+            head = head[:-1] + "; about " + ", ".join(names) + ")"
+        if len(details) == 1:  # one piece of work: one line, the file's name with it
+            lines.append(f"{head}: {details[0]}")
+        else:
+            lines.append(head)
+            lines.extend(indent("- " + d, "  ") for d in details)
         if touch.last_edit is not None and snippets > 0:
             lines.append(indent(_edit_snippet(touch.last_edit, int(500 * f)), "    "))
             snippets -= 1
@@ -253,17 +265,17 @@ def files_and_code(v: View, f: float) -> str:
 
 
 def _file_names(v: View, touch: FileTouch, count: int, shown: str) -> list[str]:
-    """The most central names defined or edited in a file, those in ``shown`` left out."""
-    facts = v.facts
+    """The most central names defined or edited in a file that the conversation mentioned
+    (not only held in the file as read), those in ``shown`` left out."""
+    facts, seen = v.facts, v.facts.names.seen
     return [n for n in facts.names.best(touch.names, count + 6, facts.position, facts.compacted_at)
-            if n not in shown][:count]
+            if n not in shown and n in seen and seen[n].score >= WEIGHT_MENTIONED][:count]
 
 
 def _file_state(touch: FileTouch, work: WorkLog) -> str:
     done = work.files.get(touch.path)
     counts = ["new" if done is not None and done.created else ""] + [
-        f"{label} x{n}" for label, n in (("read", touch.reads), ("edited", touch.edits),
-                                         ("written", touch.writes)) if n]
+        f"{label} x{n}" for label, n in (("edited", touch.edits), ("written", touch.writes)) if n]
     if touch.failed:
         counts.append(f"{touch.failed} failed")
     if done is not None and work.commits:

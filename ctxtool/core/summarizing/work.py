@@ -8,10 +8,11 @@ keeps, in order and in bounded memory:
   while it was the one in progress;
 * commits (the message, the hash the result names, the files changed since the commit before)
   and pushes or pull requests;
-* what each change did, from the edit itself: the definitions, options, config keys, routes and
-  tests an edit or write added, changed or removed, per file, and per step: what the assistant
-  said it was about to do just before the edits (:func:`intent_of`) with what they added and
-  removed;
+* what each change did, from the edit itself, per file and per step (the edits made for one
+  stated intent: what the assistant said it was about to do just before them, :func:`intent_of`):
+  the definitions, options, config keys and routes they added, changed or removed, and their
+  most telling short line of code (a config entry, a dependency, a route); and the tests each
+  file gained;
 * tests and builds run, and whether each passed after the last change;
 * the assistant's own reports at the end of a turn (the lines that say what was done);
 * the constraints and decisions the user stated.
@@ -26,15 +27,19 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ctxtool.core.summarizing.names import definitions_in, identifiers_in
+from ctxtool.core.summarizing.names import definitions_in, identifiers_in, looks_like_identifier
 
 WORK_LINES = 400  # pieces of work kept (the newest)
 REPORT_LINES = 12  # lines taken from one end-of-turn report
 SAID_LINES = 120  # report lines a new one is compared with (the newest)
 BODY_LINES = 6  # paragraphs or list items of a commit message's body kept
-NAMES_PER_FILE = 24  # names tracked per file and kind (the newest)
 STEPS_PER_FILE = 12  # intents kept per file (the newest)
 INTENT_CHARS = 160
+CODE_CHARS = 100  # a line of code a step shows: at most this long...
+STEP_CODE = 6  # ...among the first this many telling lines it added
+STEP_NAMES = 4  # names given per step and kind
+STEP_CHARS = 390  # a step's line stays one line a reader (and a matcher) takes whole
+TESTS_PER_FILE = 40  # tests added to one file that are named (the newest)
 CONSTRAINTS = 12  # user statements kept (the newest)
 _REPORT_VERB = re.compile(
     r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
@@ -46,10 +51,18 @@ _CONSTRAINT = re.compile(
     r"\b(?:must(?:n't| not)?|never|always|do(?:n't| not)|should(?:n't| not)?|instead|only|"
     r"make sure|prefer|no need|keep|avoid|without)\b", re.IGNORECASE)
 _OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]{1,40}")
-_CONFIG_KEY = re.compile(r"^\s*[\"']?([A-Za-z_][\w.-]{2,40})[\"']?\s*(?::(?!:)|=(?!=))",
+_CONFIG_KEY = re.compile(r"^\s*[\"']?([A-Za-z_][\w.-]{2,40})[\"']?(?::(?!:)|\s*=(?!=))",
                          re.MULTILINE)
 _ROUTE = re.compile(r"[\"'](/(?:api|v\d)?[\w/{}:<>.-]{2,60})[\"']")
 _TEST_TITLE = re.compile(r"\b(?:test|it|describe)\s*\(?\s*[\"']([^\"'\n]{4,60})[\"']")
+# tests as their frameworks define them: Go, Python, Rust, and those titled by a string
+# (ExUnit, Jest, Mocha, RSpec)
+_TEST_DEF = re.compile(r"\bfunc\s+(Test\w+)|\bdef\s+(test_\w+)|#\[test\]\s*(?:pub\s+)?(?:async\s+)?"
+                       r"fn\s+(\w+)|^[ \t]*(?:test|it)\s*\(?\s*[\"']([^\"'\n]{3,80})[\"']", re.MULTILINE)
+# a line that says on its own what a change was: a config entry, a dependency, a route, an option
+_SALIENT = re.compile(r"^\s*(?:config\b|[\"']?[\w.-]+[\"']?\s*(?::|=(?![=>]))\s*[\"'~^<>\d]|\{:\w+,|"
+                      r"[\w.-]+\s*[<>=~]=)|"
+                      r"(?<![\w-])--[a-z]|[\"']/[\w/{}:<>.-]+[\"']")
 _CONFIG_FILE = re.compile(r"\.(?:json|ya?ml|toml|ini|cfg|conf|env|exs)$|(?:^|/)\.?\w*rc$")
 _HASH = re.compile(r"\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]")
 _MESSAGE = re.compile(r"""-[a-zA-Z]*m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
@@ -88,13 +101,9 @@ class FileWork:
     edits: int = 0
     first: int = 0  # position of the first change
     last: int = 0  # position of the last change
-    added: dict[str, float] = field(default_factory=dict)  # new lines of code: their weight
-    new_names: dict[str, None] = field(default_factory=dict)  # names the changes brought in
-    new_defs: dict[str, None] = field(default_factory=dict)  # definitions among them
-    removed: dict[str, None] = field(default_factory=dict)  # names no longer there
-    changed: dict[str, None] = field(default_factory=dict)  # defined before and after
     commit: str = ""  # the commit that last covered it ("" while not committed since)
     steps: dict[str, Step] = field(default_factory=dict)  # by intent, the newest last
+    tests: dict[str, None] = field(default_factory=dict)  # tests the changes added, still there
 
 
 @dataclass
@@ -102,8 +111,11 @@ class Step:
     """The edits of one file made for one stated intent (the assistant's words before them)."""
 
     intent: str
-    added: dict[str, None] = field(default_factory=dict)
+    added: dict[str, None] = field(default_factory=dict)  # definitions first, then other names
+    defined: dict[str, None] = field(default_factory=dict)  # the definitions among them
+    changed: dict[str, None] = field(default_factory=dict)  # definitions the edits rewrote
     removed: dict[str, None] = field(default_factory=dict)
+    code: dict[str, float] = field(default_factory=dict)  # short new lines that say most: weight
 
 
 @dataclass
@@ -160,15 +172,27 @@ def _weight(line: str, path: str) -> float:
 
 
 def new_lines(old: str, new: str, path: str) -> list[tuple[str, float]]:
-    """The lines of ``new`` not in ``old`` that say something, spacing squeezed, weighed."""
+    """The statements of ``new`` not in ``old`` that say something, spacing squeezed, weighed;
+    a statement that goes on over the next lines (``config :app,``) is taken with them up to
+    :data:`CODE_CHARS`."""
     before = {" ".join(ln.split()) for ln in old.splitlines()}
     found: dict[str, float] = {}
-    for raw in new.splitlines():
-        line = " ".join(raw.split())
-        weight = _weight(line, path) if line not in before else 0.0
-        if weight > 0 and line not in found:
-            found[line] = weight
+    lines = [" ".join(raw.split()) for raw in new.splitlines()]
+    index = 0
+    while index < len(lines):
+        line, index = lines[index], index + 1
+        if line in before:
+            continue
+        while _GOES_ON.search(line) and index < len(lines) and lines[index] \
+                and len(line) + len(lines[index]) < CODE_CHARS:
+            line, index = f"{line} {lines[index]}", index + 1
+        weight = _weight(line, path)
+        if weight > 0:
+            found.setdefault(line, weight)
     return list(found.items())
+
+
+_GOES_ON = re.compile(r"[,(\[{=]$")
 
 
 def names_of(text: str, path: str) -> dict[str, None]:
@@ -182,6 +206,28 @@ def names_of(text: str, path: str) -> dict[str, None]:
     if _CONFIG_FILE.search(path):
         found.update(dict.fromkeys(_CONFIG_KEY.findall(text)))
     return found
+
+
+def config_keys(path: str, text: str) -> list[str]:
+    """The keys a config or data file (JSON, YAML, TOML, ...) holds that read as identifiers
+    (``sessionId``, ``max_retries``): what such a file is about, as definitions are for code.
+    ``text`` may be a Read result, its lines numbered."""
+    if not _CONFIG_FILE.search(path):
+        return []
+    plain = _LINE_NUMBER.sub("", text)
+    return [k for k in dict.fromkeys(_CONFIG_KEY.findall(plain)) if looks_like_identifier(k)]
+
+
+_LINE_NUMBER = re.compile(r"^ *\d+(?:\t|\u2192)", re.MULTILINE)
+
+
+def tests_in(text: str) -> list[str]:
+    """The tests a piece of code defines: their names, or their titles in quotes."""
+    found: list[str] = []
+    for match in _TEST_DEF.finditer(text):
+        name, title = match.group(1) or match.group(2) or match.group(3), match.group(4)
+        found.append(name if name else f'"{title}"')
+    return list(dict.fromkeys(found))
 
 
 def commit_message(command: str) -> list[str]:
@@ -322,55 +368,50 @@ class WorkLog:
         work.last = position
         work.commit = ""
         before, after = names_of(old, path), names_of(new, path)
-        defined_before = set(definitions_in(old))
-        for name in after:
-            if name in work.removed:
-                del work.removed[name]
-                _push(work.changed, name)
-            elif name in before and name in defined_before and old != new:
-                _push(work.changed, name)
-            elif name not in before and (tool != "Write" or work.created):
-                _push(work.new_names, name)
-        for name in definitions_in(new):
-            if name not in defined_before and name in work.new_names:
-                _push(work.new_defs, name)
-        for name in before:
-            if name not in after:
-                work.new_names.pop(name, None)
-                work.new_defs.pop(name, None)
-                _push(work.removed, name)
-        for line, weight in reversed(new_lines(old, new, path)):  # the first line last: newest
-            if weight >= 2.0:
-                work.added.pop(line, None)
-                work.added[line] = weight
-        while len(work.added) > NAMES_PER_FILE * 4:
-            del work.added[next(iter(work.added))]
-        if old:  # a line no longer in the file is no longer what the change added
-            gone = {" ".join(ln.split()) for ln in old.splitlines()} - \
-                {" ".join(ln.split()) for ln in new.splitlines()}
-            for line in gone & work.added.keys():
-                del work.added[line]
         self._step(work, intent, dict.fromkeys(known) if known else before, after, old, new)
+        self._tests(work, old, new)
         self.since_commit[path] = None
         self.last_change = position
 
     def _step(self, work: FileWork, intent: str, before: dict[str, None],
               after: dict[str, None], old: str, new: str) -> None:
-        """The edit's part in its step: the definitions it brought in first, then names."""
+        """The edit's part in its step: the definitions it brought in first, then names; the
+        definitions it rewrote; the names it took out; its shortest telling lines of code."""
         key = intent_of(intent)
         step = work.steps.pop(key, None) or Step(key)
         work.steps[key] = step
-        defined = definitions_in(new)
+        defined, defined_before = definitions_in(new), set(definitions_in(old))
         for name in [*defined, *after]:
             if name not in before and name not in step.added:
                 step.added[name] = None
                 step.removed.pop(name, None)
+                if name in defined:
+                    step.defined[name] = None
+        for name in defined:
+            if name in defined_before and old != new and name not in step.added:
+                step.changed[name] = None
         for name in before:
             if name not in after:
                 step.removed[name] = None
                 step.added.pop(name, None)
+                step.defined.pop(name, None)
+        for line, weight in new_lines(old, new, work.path):
+            if len(step.code) >= STEP_CODE:
+                break
+            if weight >= 2.0 and len(line) <= CODE_CHARS:
+                step.code.setdefault(line, weight + (1.0 if _SALIENT.search(line) else 0.0))
         while len(work.steps) > STEPS_PER_FILE:
             del work.steps[next(iter(work.steps))]
+
+    def _tests(self, work: FileWork, old: str, new: str) -> None:
+        """The tests an edit added to a file, and those it took out."""
+        gone, found = tests_in(old), tests_in(new)
+        for name in gone:
+            if name not in found:
+                work.tests.pop(name, None)
+        for name in found:
+            if name not in gone:
+                _push(work.tests, name, TESTS_PER_FILE)
 
     def check(self, command: str, passed: bool, result: str, position: int,
               detail: str) -> str:
@@ -483,35 +524,25 @@ class WorkLog:
 
     # --- reading back ------------------------------------------------------------------------------
 
-    def file_lines(self, path: str, limit: int,
-                   rank: Callable[[Iterable[str], int], list[str]], names: bool = True) -> list[str]:
-        """What the changes to ``path`` did, in short lines: the ``limit`` steps that brought in
-        the most (what the assistant set out to do, and the names it added and removed), in
-        order; then the names the changes added, changed and removed that those lines leave
-        out (the ``2 * limit`` most central each, by ``rank``); then ``limit - 1`` lines of
-        code they wrote (definitions not already named, config entries, lines naming
-        identifiers; the newest first)."""
+    def file_lines(self, path: str, limit: int, rank: Callable[[Iterable[str], int], list[str]],
+                   names: int = STEP_NAMES) -> list[str]:
+        """What the changes to ``path`` did, one line per step: the ``limit`` steps that did
+        the most, in order, each with what the assistant set out to do, the names it added
+        (definitions first), changed and removed (``names`` at most of each, the most central
+        by ``rank``) and its most telling short line of code; then the tests the changes added
+        (how many, and the newest names)."""
         work = self.files.get(path)
         if work is None or limit <= 0:
             return []
-        steps = [s for s in work.steps.values() if s.intent or s.added or s.removed]
-        chosen = sorted(steps, key=lambda s: len(s.added) + len(s.removed), reverse=True)[:limit]
-        lines = [_step_line(step, rank) for step in steps if step in chosen]
-        shown = " ".join(lines)
-        count = 2 * limit + 2 if names else 0
-        added = [n for n in work.new_defs if n not in shown][:count]  # definitions first
-        added += rank((n for n in work.new_names if n not in work.new_defs and n not in shown),
-                      count - len(added))
-        for label, names in (("added", added), ("changed", rank(work.changed, count)),
-                             ("removed", rank(work.removed, count))):
-            kept = [n for n in _rank(dict.fromkeys(names), count) if not _named(n, shown)]
-            if kept:
-                lines.append(f"{label}: " + ", ".join(kept))
-        shown = " ".join(lines)
-        newest = list(reversed(work.added))  # the weightiest first, the newest first among equals
-        code = sorted((ln for ln in newest if not any(d in shown for d in definitions_in(ln))),
-                      key=lambda ln: -work.added[ln])
-        lines.extend(f"`{_short(line, 110)}`" for line in code[:limit - 1])
+        steps = [s for s in work.steps.values() if s.intent or s.added or s.removed or s.changed]
+        chosen = sorted(steps, key=_step_weight, reverse=True)[:limit]
+        shown: set[str] = set()  # a line of code is shown once
+        lines = [_step_line(step, rank, names, shown) for step in steps if step in chosen]
+        if work.tests:  # how many, and those the steps shown do not name
+            said = " ".join(lines)
+            unnamed = [t for t in work.tests if not _named(t, said)][-2 * names:]
+            lines.append(_short(f"tests added: {len(work.tests)}"
+                                + (" (" + ", ".join(unnamed) + ")" if unnamed else ""), STEP_CHARS))
         return lines
 
 
@@ -519,22 +550,45 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
 
 
-def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]]) -> str:
-    """``Add the X handler: added f, g; removed h`` (the most central names, a few each)."""
-    parts = [f"{label} " + ", ".join(_rank(dict.fromkeys(rank(names, STEP_NAMES)), STEP_NAMES))
-             for label, names in (("added", step.added), ("removed", step.removed)) if names]
+def _step_weight(step: Step) -> int:
+    """How much a step did: definitions most, then other names; a stated intent counts."""
+    return 3 * len(step.defined) + len(step.added) + 2 * len(step.changed) + len(step.removed) \
+        + (4 if step.intent else 0)
+
+
+def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], count: int,
+               shown: set[str]) -> str:
+    """``Add the X handler: added f, g; changed h; removed k; `code``` on one line: the
+    definitions it added (``count`` at most, in the file's order), other names to fill, the
+    definitions it changed and the names it removed (the most central), and the telling line
+    of code that names nothing already said."""
+    defs = set(rank(step.defined, count))
+    added = [n for n in step.defined if n in defs]
+    added += rank((n for n in step.added if n not in step.defined), max(2, count - len(added)))
+    parts = [f"{label} " + ", ".join(_rank(dict.fromkeys(names), len(names)))
+             for label, names in (("added", added),
+                                  ("changed", rank(step.changed, max(2, count // 2))),
+                                  ("removed", rank(step.removed, max(2, count // 2)))) if names]
+    said = " ".join([step.intent, *parts])
+    code = [ln for ln, weight in sorted(step.code.items(), key=lambda kv: -kv[1])
+            if ln not in shown and not any(_named(d, said) for d in definitions_in(ln))
+            and (_SALIENT.search(ln) is not None
+                 or not all(_named(n, said) for n in names_of(ln, "")))]
+    if code:
+        parts.append(f"`{code[0]}`")
+        shown.add(code[0])
     if not step.intent:  # edits the assistant said nothing about
-        return "; ".join(part.replace(" ", ": ", 1) for part in parts)
-    return step.intent + (": " + "; ".join(parts) if parts else "")
+        text = "; ".join(part.replace(" ", ": ", 1) if not part.startswith("`") else part
+                         for part in parts)
+    else:
+        text = step.intent + (": " + "; ".join(parts) if parts else "")
+    return _short(text, STEP_CHARS)
 
 
-STEP_NAMES = 4  # names given per step and kind
-
-
-def _push(names: dict[str, None], name: str) -> None:
+def _push(names: dict[str, None], name: str, limit: int) -> None:
     names.pop(name, None)
     names[name] = None
-    if len(names) > NAMES_PER_FILE:
+    if len(names) > limit:
         del names[next(iter(names))]
 
 

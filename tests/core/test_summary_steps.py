@@ -1,0 +1,131 @@
+"""What each change did (issue 28): one line per piece of work - the file, what the assistant
+said it was for, the names it added, changed and removed, its telling line of code - more
+lines for a file changed often, the tests a file gained, and a short ranked names list."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+
+from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.prompt import split_sections
+from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.work import _SALIENT, WorkLog, config_keys, new_lines
+from ctxtool.core.summarizing.work import tests_in as defined_tests
+from ctxtool.types import CLAUDE_CODE
+from tests.summarize_builder import Session, text_block
+
+
+def files_section(s: Session) -> str:
+    found = split_sections(offline_summary(build_request(s.entries, CLAUDE_CODE)))
+    assert found is not None
+    return textwrap.dedent("   " + found["Files and Code Sections"])
+
+
+def in_order(names: Iterable[str], count: int) -> list[str]:  # a ranking: the first ones
+    return list(names)[:count]
+
+
+def test_a_config_change_says_what_for_and_the_entry_it_added_on_one_line() -> None:
+    s = Session()
+    s.user("Send the traces to stdout in dev")
+    s.call("r1", "Read", {"file_path": "/work/app/config/dev.exs"}, "import Config\n")
+    s.assistant(text_block("Now let me add the exporter configuration for dev:"))
+    s.call("e1", "Edit", {"file_path": "/work/app/config/dev.exs", "old_string": "import Config",
+                          "new_string": "import Config\n\nconfig :opentelemetry,\n"
+                                        "  traces_exporter: :stdout"}, "updated")
+    s.assistant(text_block("Done."))
+    line = next(ln for ln in files_section(s).splitlines() if "config/dev.exs" in ln)
+    # the statement that goes on over two lines is one line of code here
+    assert line == "- config/dev.exs (edited x1): Add the exporter configuration for dev: " \
+        "added traces_exporter; `config :opentelemetry, traces_exporter: :stdout`"
+
+
+def test_each_step_of_a_file_changed_often_gets_its_own_line() -> None:
+    s = Session()
+    s.user("Instrument the controller")
+    actions = ["commit_event", "file_snapshot", "tool_call", "session_start", "session_end"]
+    for n, action in enumerate(actions):
+        s.assistant(text_block(f"Now let me wrap the {action} action in a span:"))
+        s.call(f"e{n}", "Edit", {"file_path": "/work/app/hooks_controller.ex",
+                                 "old_string": f"  def {action}(conn, params) do\n    run()",
+                                 "new_string": f"  def {action}(conn, params) do\n"
+                                               f"    with_span(\"hook.{action}\", fn -> run() end)"},
+               "updated")
+        s.assistant(text_block("Let me check the file."))
+        s.call(f"r{n}", "Read", {"file_path": "/work/app/hooks_controller.ex"}, "defmodule X do")
+    s.call("e9", "Edit", {"file_path": "/work/app/other.ex", "old_string": "a",
+                          "new_string": "def helper_one(x), do: x"}, "updated")
+    s.assistant(text_block("All wrapped."))
+    files = files_section(s)
+    steps = [ln for ln in files.splitlines() if ln.startswith("  - Wrap the ")]
+    assert len(steps) >= 3  # five changes: more than the two a file changed once or twice gets
+    assert steps[0] == "  - Wrap the commit_event action in a span: added with_span, " \
+        "hook.commit_event; changed commit_event"  # the code names nothing new: left out
+    assert "- other.ex (edited x1): added: helper_one" in files
+
+
+def test_steps_chosen_are_those_that_did_most_in_their_order_and_code_is_shown_once() -> None:
+    work = WorkLog()
+    path = "/w/app.py"
+    work.changed(path, "Edit", "", "x = 1", 1, True, "Let me tidy it:")
+    work.changed(path, "Edit", "", "def parse_rows(text):\n    return split_rows(text)", 2, True,
+                 "Now let me add the parser:")
+    work.changed(path, "Edit", "", "API_URL = \"/api/v2/rows\"", 3, True, "Let me point it at v2:")
+    work.changed(path, "Edit", "", "API_URL = \"/api/v2/rows\"", 4, True, "Let me point it again:")
+    lines = work.file_lines(path, 2, in_order)
+    assert lines == ["Add the parser: added parse_rows, split_rows",
+                     "Point it at v2: added API_URL, /api/v2/rows; `API_URL = \"/api/v2/rows\"`"]
+    again = work.file_lines(path, 3, in_order)
+    assert again[2].startswith("Point it again") and "`" not in again[2]  # shown once only
+
+
+def test_a_test_file_says_how_many_tests_it_gained_and_those_the_steps_do_not_name() -> None:
+    work = WorkLog()
+    path = "/w/parse_test.go"
+    work.changed(path, "Write", "", "func TestParse(t *testing.T) {}\nfunc TestSplit(t *testing.T) {}\n"
+                 "func helper() {}", 1, False, "Let me write the tests:")
+    work.changed(path, "Edit", "func TestSplit(t *testing.T) {}", "", 2, True, "Drop the split test:")
+    work.changed(path, "Edit", "", "func TestEmpty(t *testing.T) {}\nfunc TestNil(t *testing.T) {}",
+                 3, True, "")
+    lines = work.file_lines(path, 1, in_order)
+    # the split test went; TestParse is named on its step's line already
+    assert lines[-1] == "tests added: 3 (TestEmpty, TestNil)"
+    assert defined_tests('test "renders a row" do\n  it("keeps order", fn)\ndef test_rows():') == [
+'"renders a row"', '"keeps order"', "test_rows"]
+
+
+def test_a_data_file_read_is_known_by_its_keys() -> None:
+    read = '     1\u2192{\n     2\u2192  "sessionId": "a",\n     3\u2192  "projectHash": "b",\n' \
+           '     4\u2192  "messages": []\n'
+    assert config_keys("/tmp/chats/session.json", read) == ["sessionId", "projectHash"]
+    assert config_keys("/w/app.py", "sessionId = 1") == []  # code has definitions instead
+    s = Session()
+    s.user("What does a saved session hold?")
+    s.call("r1", "Read", {"file_path": "/tmp/chats/session.json"}, read)
+    s.assistant(text_block("It holds the `sessionId` and the `projectHash` of the project."))
+    assert "- /tmp/chats/session.json (read x1): sessionId, projectHash" in files_section(s)
+
+
+def test_a_map_entry_is_code_but_not_a_config_line() -> None:
+    line = '"spotter.session_id" => session_id, size: 20'  # the statement goes on: joined
+    assert new_lines("", '"spotter.session_id" => session_id,\n  size: 20', "/w/a.ex") == [
+        (line, 2.0)]
+    assert _SALIENT.search('"spotter.session_id" => session_id') is None
+    assert _SALIENT.search("size: 20") and _SALIENT.search('{:opentelemetry_api, "~> 1.5"},')
+
+
+def test_the_names_line_gives_the_latest_work_its_share() -> None:
+    s = Session()
+    s.user("Why does `load_rows` drop rows?")
+    for n in range(30):  # names discussed often early on
+        s.assistant(text_block(f"`early_{n}` and `early_{n}` and `early_{n}`."))
+    s.user("And what calls `check_header`?")
+    s.assistant(text_block("Let me look at `read_header_once`, which calls it."))
+    s.call("g1", "Grep", {"pattern": "check_header"}, "app/read.py")
+    s.assistant(text_block("Only one caller."))
+    line = next(ln for ln in split_sections(offline_summary(build_request(
+        s.entries, CLAUDE_CODE)))["Key Technical Concepts"].splitlines() if "Names in play" in ln)
+    names = line.split(": ", 1)[1].split(", ")
+    assert len(names) == 12 and "read_header_once" in names  # the latest work's name...
+    assert sum(name.startswith("early_") for name in names) >= 6  # ...beside the central ones
