@@ -129,3 +129,23 @@ def test_the_names_line_gives_the_latest_work_its_share() -> None:
     names = line.split(": ", 1)[1].split(", ")
     assert len(names) == 12 and "read_header_once" in names  # the latest work's name...
     assert sum(name.startswith("early_") for name in names) >= 6  # ...beside the central ones
+
+
+def test_an_edit_inside_a_function_body_names_the_function_it_changed() -> None:
+    work = WorkLog()
+    path = "/w/conv.go"
+    work.read(path, "     1\tpackage conv\n     2\t\n     3\tfunc toStrategy(s *State) *Saved {\n"
+                    "     4\t\treturn &Saved{\n     5\t\t\tStartedAt: s.StartedAt,\n     6\t\t}\n"
+                    "     7\t}\n     8\t\n     9\tvar limit = 3\n", True)
+    work.changed(path, "Edit", "\t\tStartedAt: s.StartedAt,",
+                 "\t\tStartedAt: s.StartedAt,\n\t\tEndedAt: s.EndedAt,", 1, True,
+                 "Now update the conversion function:")
+    work.changed(path, "Edit", "var limit = 3", "var limit = 5", 2, True, "Raise the limit:")
+    lines = work.file_lines(path, 2, in_order, any_code=False)
+    assert lines[0] == "Update the conversion function: added s.EndedAt; changed toStrategy"
+    assert "changed" not in lines[1]  # a top-level line is inside no function
+    # the text follows the edits: the next edit is found where the first one left it
+    work.changed(path, "Edit", "\t\tEndedAt: s.EndedAt,", "\t\tEndedAt: s.EndedAt(),", 3,
+                 True, "Call it:")
+    assert work.file_lines(path, 3, in_order, any_code=False)[2] == \
+        "Call it: changed toStrategy"

@@ -304,6 +304,8 @@ class Facts:
             self.names.add(defined, WEIGHT_SEEN, self.position)
             if isinstance(target, str) and target in self.files:
                 self.files[target].saw(defined + config_keys(target, text))
+                part = call.input.get("offset") or call.input.get("limit")
+                self.work.read(target, text, whole=not part)
         if call.name != "Read" or self._fresh_read(call):
             self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:

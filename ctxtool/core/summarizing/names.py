@@ -77,6 +77,26 @@ def definitions_in(text: str) -> list[str]:
             or (len(m.group(1)) > 3 and m.group(1)[0].isupper())]
 
 
+# the definitions that hold a body other code is written in (a variable does not)
+_ENCLOSING = re.compile(
+    r"^([ \t]*)(?:(?:pub(?:\([\w:]+\))?|export|async|static|private|public|protected|override)\s+)*"
+    r"(?:def|defp|defmacro|class|func|function|fn|defmodule|module|impl|trait)\s+"
+    r"(?:\([^)]*\)\s*)?([A-Za-z_][\w.]*)", re.MULTILINE)
+
+
+def enclosing_definition(text: str, indent: int) -> str:
+    """The name of the last definition in ``text`` (the code above a change) whose line is
+    indented less than ``indent`` (the changed line's): the function or class the change is
+    in; "" when none."""
+    found = ""
+    for match in _ENCLOSING.finditer(text):
+        name = match.group(2)
+        if len(match.group(1).expandtabs(4)) < indent and (
+                looks_like_identifier(name) or len(name) > 3 and name[0].isupper()):
+            found = name
+    return found
+
+
 def test_names_in(text: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in _TEST_NAME.finditer(text)]
 

@@ -227,7 +227,7 @@ def files_and_code(v: View, f: float) -> str:
             lines.append(head)
             continue
         steps = max(2, int(5 * f)) + min(STEPS_BONUS, (touch.edits + touch.writes) // 4)
-        details = work.file_lines(touch.path, steps, rank, 4 + int(4 * f))
+        details = work.file_lines(touch.path, steps, rank, 4 + int(4 * f), any_code=f >= 0.5)
         names = _file_names(v, touch, max(3, int(8 * f)), " ".join(details))
         if names:  # what else in it the conversation was about
             head = head[:-1] + "; about " + ", ".join(names) + ")"

@@ -10,9 +10,10 @@ keeps, in order and in bounded memory:
   and pushes or pull requests;
 * what each change did, from the edit itself, per file and per step (the edits made for one
   stated intent: what the assistant said it was about to do just before them, :func:`intent_of`):
-  the definitions, options, config keys and routes they added, changed or removed, and their
-  most telling short line of code (a config entry, a dependency, a route); and the tests each
-  file gained;
+  the definitions, options, config keys and routes they added, changed or removed, the function
+  an edit of a body changed (found in the file's text as last read or written, edits applied),
+  and their most telling short line of code (a config entry, a dependency, a route); and the
+  tests each file gained;
 * tests and builds run, and whether each passed after the last change;
 * the assistant's own reports at the end of a turn (the lines that say what was done);
 * the constraints and decisions the user stated.
@@ -27,7 +28,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ctxtool.core.summarizing.names import definitions_in, identifiers_in, looks_like_identifier
+from ctxtool.core.summarizing.names import (definitions_in, enclosing_definition, identifiers_in,
+                                            looks_like_identifier)
 
 WORK_LINES = 400  # pieces of work kept (the newest)
 REPORT_LINES = 12  # lines taken from one end-of-turn report
@@ -40,6 +42,9 @@ STEP_CODE = 6  # ...among the first this many telling lines it added
 STEP_NAMES = 4  # names given per step and kind
 STEP_CHARS = 390  # a step's line stays one line a reader (and a matcher) takes whole
 TESTS_PER_FILE = 40  # tests added to one file that are named (the newest)
+TEXTS = 32  # files whose text is followed (the newest read or written), to find what an edit is in
+TEXT_CHARS = 500_000  # a longer file is not followed
+ABOVE_CHARS = 20_000  # how far above an edit its enclosing definition is looked for
 CONSTRAINTS = 12  # user statements kept (the newest)
 _REPORT_VERB = re.compile(
     r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
@@ -218,6 +223,8 @@ def config_keys(path: str, text: str) -> list[str]:
     return [k for k in dict.fromkeys(_CONFIG_KEY.findall(plain)) if looks_like_identifier(k)]
 
 
+# ``cat -n`` numbers in a Read result (``   12\tcode``, ``12→code``); the lines after them, a
+# reminder the agent added, have none
 _LINE_NUMBER = re.compile(r"^ *\d+(?:\t|\u2192)", re.MULTILINE)
 
 
@@ -329,6 +336,7 @@ class WorkLog:
         self.constraints: deque[str] = deque(maxlen=CONSTRAINTS)
         self.commits = 0
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
+        self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
 
     def _line(self, position: int, text: str, detail: bool = False) -> None:
@@ -368,7 +376,11 @@ class WorkLog:
         work.last = position
         work.commit = ""
         before, after = names_of(old, path), names_of(new, path)
+        inside = self._follow(path, tool, old, new)
         self._step(work, intent, dict.fromkeys(known) if known else before, after, old, new)
+        step = work.steps[intent_of(intent)]
+        if inside and inside not in step.added and inside not in step.defined:
+            step.changed[inside] = None
         self._tests(work, old, new)
         self.since_commit[path] = None
         self.last_change = position
@@ -402,6 +414,35 @@ class WorkLog:
                 step.code.setdefault(line, weight + (1.0 if _SALIENT.search(line) else 0.0))
         while len(work.steps) > STEPS_PER_FILE:
             del work.steps[next(iter(work.steps))]
+
+    def read(self, path: str, text: str, whole: bool) -> None:
+        """A file's text as a Read showed it (``whole``: not a part of it)."""
+        if whole or path not in self.texts:
+            self._keep(path, _LINE_NUMBER.sub("", text))
+
+    def _keep(self, path: str, text: str) -> None:
+        self.texts.pop(path, None)
+        if len(text) <= TEXT_CHARS:
+            self.texts[path] = text
+            while len(self.texts) > TEXTS:
+                del self.texts[next(iter(self.texts))]
+
+    def _follow(self, path: str, tool: str, old: str, new: str) -> str:
+        """The file's text after a change, and the definition the change is inside (the
+        function an edit of its body changed; "" when not known)."""
+        if tool == "Write":
+            self._keep(path, new)
+            return ""
+        text = self.texts.get(path)
+        at = text.find(old) if text is not None and old else -1
+        if text is None or at < 0:
+            return ""
+        self.texts[path] = text[:at] + new + text[at + len(old):]
+        start = text.rfind("\n", 0, at) + 1
+        line = text[start:text.find("\n", at) if "\n" in text[at:] else len(text)]
+        indent = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+        return enclosing_definition(text[max(0, start - ABOVE_CHARS):start], indent) \
+            if line.strip() else ""
 
     def _tests(self, work: FileWork, old: str, new: str) -> None:
         """The tests an edit added to a file, and those it took out."""
@@ -525,19 +566,19 @@ class WorkLog:
     # --- reading back ------------------------------------------------------------------------------
 
     def file_lines(self, path: str, limit: int, rank: Callable[[Iterable[str], int], list[str]],
-                   names: int = STEP_NAMES) -> list[str]:
+                   names: int = STEP_NAMES, any_code: bool = True) -> list[str]:
         """What the changes to ``path`` did, one line per step: the ``limit`` steps that did
         the most, in order, each with what the assistant set out to do, the names it added
         (definitions first), changed and removed (``names`` at most of each, the most central
-        by ``rank``) and its most telling short line of code; then the tests the changes added
-        (how many, and the newest names)."""
+        by ``rank``) and its most telling short line of code (see :func:`_step_line`); then
+        the tests the changes added (how many, and the newest names)."""
         work = self.files.get(path)
         if work is None or limit <= 0:
             return []
         steps = [s for s in work.steps.values() if s.intent or s.added or s.removed or s.changed]
         chosen = sorted(steps, key=_step_weight, reverse=True)[:limit]
         shown: set[str] = set()  # a line of code is shown once
-        lines = [_step_line(step, rank, names, shown) for step in steps if step in chosen]
+        lines = [_step_line(step, rank, names, shown, any_code) for step in steps if step in chosen]
         if work.tests:  # how many, and those the steps shown do not name
             said = " ".join(lines)
             unnamed = [t for t in work.tests if not _named(t, said)][-2 * names:]
@@ -557,11 +598,12 @@ def _step_weight(step: Step) -> int:
 
 
 def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], count: int,
-               shown: set[str]) -> str:
+               shown: set[str], any_code: bool) -> str:
     """``Add the X handler: added f, g; changed h; removed k; `code``` on one line: the
     definitions it added (``count`` at most, in the file's order), other names to fill, the
-    definitions it changed and the names it removed (the most central), and the telling line
-    of code that names nothing already said."""
+    definitions it changed or changed code inside and the names it removed (the most
+    central), and its telling line of code: a config entry, a dependency, a route or an
+    option, or with ``any_code`` a line naming something not said already."""
     defs = set(rank(step.defined, count))
     added = [n for n in step.defined if n in defs]
     added += rank((n for n in step.added if n not in step.defined), max(2, count - len(added)))
@@ -573,7 +615,7 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
     code = [ln for ln, weight in sorted(step.code.items(), key=lambda kv: -kv[1])
             if ln not in shown and not any(_named(d, said) for d in definitions_in(ln))
             and (_SALIENT.search(ln) is not None
-                 or not all(_named(n, said) for n in names_of(ln, "")))]
+                 or any_code and not all(_named(n, said) for n in names_of(ln, "")))]
     if code:
         parts.append(f"`{code[0]}`")
         shown.add(code[0])
