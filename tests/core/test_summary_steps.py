@@ -149,3 +149,18 @@ def test_an_edit_inside_a_function_body_names_the_function_it_changed() -> None:
                  True, "Call it:")
     assert work.file_lines(path, 3, in_order, any_code=False)[2] == \
         "Call it: changed toStrategy"
+
+
+def test_files_only_referenced_are_a_short_list_each_path_once() -> None:
+    s = Session()
+    s.user("Why did the export change?")
+    s.call("e1", "Edit", {"file_path": "/work/app/src/export.py", "old_string": "a",
+                          "new_string": "def export_rows(x): pass"}, "updated")
+    diff = "diff --git a/src/export.py b/src/export.py\n" + "".join(
+        f"see docs/part{n}.md\n" for n in range(30))
+    s.call("b1", "Bash", {"command": "git diff"}, diff)
+    s.assistant(text_block("See /work/app/docs/part1.md and docs/part1.md."))
+    line = next(ln for ln in files_section(s).splitlines() if ln.startswith("- Also referenced"))
+    named = line.split(": ", 1)[1].split(" and ")[0].split(", ")
+    assert len(named) <= 10 and len(set(named)) == len(named)  # short, and no path twice
+    assert "a/src/export.py" not in line and "b/src/export.py" not in line  # the changed file

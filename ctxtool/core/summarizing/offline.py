@@ -72,7 +72,9 @@ SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summ
 NAMES_SHOWN = 12  # names in play listed: those no other section shows
 STEPS_BONUS = 3  # steps shown beyond the base for a file changed often (one per 4 changes)
 FILES_LISTED = 30  # changed files given a line of their own (the rest are named in one line)
-PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many
+PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many...
+REFERENCED_SHOWN = 10  # ...and never more: a short list, the rest counted
+_GIT_SIDE = re.compile(r"^[ab]/")  # a path as ``git diff`` prints it (``a/src/x.py``)
 PRIOR_MARK = "From the earlier summary"
 ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix first)
 EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)
@@ -253,13 +255,14 @@ def files_and_code(v: View, f: float) -> str:
                                 max(10, int(40 * f))))
     known = [t.path for t in touched if t.worked_on]
     others = sorted((t for t in touched if not t.worked_on and not any(
-                        k == t.path or k.endswith("/" + t.path) for k in known)),
+                        k == t.path or k.endswith("/" + _GIT_SIDE.sub("", t.path)) for k in known)),
                     key=lambda t: t.mentions * (1 + t.last / max(1, facts.position)),
                     reverse=True)
-    if others:
+    if others:  # one path written two ways (absolute, relative) is one
+        named = list(dict.fromkeys(v.show(t.path) for t in others))
         lines.append(_name_list("Also referenced (searches, shell, subagents, the conversation)",
-                                [v.show(t.path) for t in others],
-                                max(6, int(v.target / PATH_TOKENS * (0.2 + 0.4 * f)))))
+                                named, min(REFERENCED_SHOWN, max(6, int(
+                                    v.target / PATH_TOKENS * (0.2 + 0.4 * f))))))
     merged = v.merged(HEADINGS[2], int(1500 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "No files were read or changed."
 
