@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable
 
+from ctxtool.core.summarizing.names import enclosing_definition
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request
@@ -164,3 +165,10 @@ def test_files_only_referenced_are_a_short_list_each_path_once() -> None:
     named = line.split(": ", 1)[1].split(" and ")[0].split(", ")
     assert len(named) <= 10 and len(set(named)) == len(named)  # short, and no path twice
     assert "a/src/export.py" not in line and "b/src/export.py" not in line  # the changed file
+
+
+def test_the_function_a_change_is_in_is_never_a_class_or_module() -> None:
+    code = "class Pager:\n    def pages(self, n):\n        total = n\n"
+    assert enclosing_definition(code, 8) == "pages"  # a line of its body
+    assert enclosing_definition(code, 4) == ""  # a new method: in the class, in no function
+    assert enclosing_definition("defmodule App.Web do\n  def show(conn) do\n", 4) == "show"

@@ -77,23 +77,23 @@ def definitions_in(text: str) -> list[str]:
             or (len(m.group(1)) > 3 and m.group(1)[0].isupper())]
 
 
-# the definitions that hold a body other code is written in (a variable does not)
+# the definitions that hold a body other code is written in (a variable does not); a class or
+# module holds functions, and a change inside it but in none of them says little
 _ENCLOSING = re.compile(
     r"^([ \t]*)(?:(?:pub(?:\([\w:]+\))?|export|async|static|private|public|protected|override)\s+)*"
-    r"(?:def|defp|defmacro|class|func|function|fn|defmodule|module|impl|trait)\s+"
+    r"(def|defp|defmacro|func|function|fn|class|defmodule|module|impl|trait)\s+"
     r"(?:\([^)]*\)\s*)?([A-Za-z_][\w.]*)", re.MULTILINE)
+_CONTAINERS = frozenset(("class", "defmodule", "module", "impl", "trait"))
 
 
 def enclosing_definition(text: str, indent: int) -> str:
-    """The name of the last definition in ``text`` (the code above a change) whose line is
-    indented less than ``indent`` (the changed line's): the function or class the change is
-    in; "" when none."""
+    """The name of the function a change is in: the last definition in ``text`` (the code
+    above the change) whose line is indented less than ``indent`` (the changed line's), ""
+    when that is none, or a class or module."""
     found = ""
     for match in _ENCLOSING.finditer(text):
-        name = match.group(2)
-        if len(match.group(1).expandtabs(4)) < indent and (
-                looks_like_identifier(name) or len(name) > 3 and name[0].isupper()):
-            found = name
+        if len(match.group(1).expandtabs(4)) < indent:  # a line of code: any name is one
+            found = match.group(3) if match.group(2) not in _CONTAINERS else ""
     return found
 
 
