@@ -160,6 +160,10 @@ def test_intent_is_what_the_assistant_said_it_would_do_before_a_call() -> None:
     assert intent_of("Let's add test configuration to disable tracing by default:") == \
         "Add test configuration to disable tracing by default"
     assert intent_of("") == "" and intent_of("Now:") == ""
+    # a short intent points at what was said just above it: that comes with it
+    assert intent_of("The plan:\n1. Drop the 5-line cut\n2. Add `debug_payload` per row\n\n"
+                     "Let me implement these changes:") == \
+        "Implement these changes: The plan: Drop the 5-line cut; Add `debug_payload` per row"
     assert len(intent_of("Let me fix " + "the parser " * 40)) <= 160
 
 

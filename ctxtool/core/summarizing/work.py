@@ -37,6 +37,7 @@ SAID_LINES = 120  # report lines a new one is compared with (the newest)
 BODY_LINES = 6  # paragraphs or list items of a commit message's body kept
 STEPS_PER_FILE = 12  # intents kept per file (the newest)
 INTENT_CHARS = 160
+SHORT_INTENT = 5  # words: an intent this short announcing its calls (``...:``) points above
 CODE_CHARS = 100  # a line of code a step shows: at most this long...
 STEP_CODE = 6  # ...among the first this many telling lines it added
 STEP_NAMES = 4  # names given per step and kind
@@ -304,11 +305,26 @@ def intent_of(text: str) -> str:
     paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
     if not paragraphs:
         return ""
-    lines = [_MARKUP.sub("", ln).strip() for ln in paragraphs[-1].splitlines()]
-    words = " ".join(ln for ln in lines if ln and not ln.startswith("```"))
-    sentences = [_FILLER.sub("", s).strip() for s in re.split(r"(?<=[.!?])\s+", words)]
-    said = " ".join(s[:1].upper() + s[1:] for s in sentences if len(s.split()) >= 2)
+    said = _sentences(paragraphs[-1])
+    if len(said.split()) < SHORT_INTENT and paragraphs[-1].rstrip().endswith(":") \
+            and len(paragraphs) > 1:  # "Let me implement these changes:" - those said above
+        said = ": ".join(p for p in (said.rstrip(":. "), _sentences(paragraphs[-2])) if p)
     return _short(said.rstrip(":. "), INTENT_CHARS)
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+
+
+def _sentences(paragraph: str) -> str:
+    """A paragraph's sentences and list items on one line, markup and filler off."""
+    words = ""
+    for raw in paragraph.splitlines():
+        line = _MARKUP.sub("", raw).strip()
+        if line and not line.startswith("```"):  # list items apart, wrapped lines joined
+            list_item = words and not words.endswith(":") and _LIST_ITEM.match(raw)
+            words += ("; " if list_item else " ") + line.rstrip(";")
+    sentences = [_FILLER.sub("", s).strip() for s in re.split(r"(?<=[.!?])\s+", words.strip())]
+    return " ".join(s[:1].upper() + s[1:] for s in sentences if len(s.split()) >= 2)
 
 
 def constraints_in(text: str) -> list[str]:
