@@ -221,23 +221,11 @@ def files_and_code(v: View, f: float) -> str:
     shown = changed[:max(FILES_LISTED, int(40 * f))]
     described = max(12, int(40 * f))  # the newest: what their changes did
     snippets = int(2 * f)
-    rank = lambda names, count: facts.names.best(  # noqa: E731
-        names, count, facts.position, facts.compacted_at)
     for index, touch in enumerate(shown):
-        head = f"- {v.show(touch.path)} ({_file_state(touch, work)})"
         if index >= described:  # older changes: the file and its state
-            lines.append(head)
+            lines.append(f"- {v.show(touch.path)} ({_file_state(touch, work)})")
             continue
-        steps = max(2, int(5 * f)) + min(STEPS_BONUS, (touch.edits + touch.writes) // 4)
-        details = work.file_lines(touch.path, steps, rank, 4 + int(4 * f), any_code=f >= 0.5)
-        names = _file_names(v, touch, max(3, int(8 * f)), " ".join(details))
-        if names:  # what else in it the conversation was about
-            head = head[:-1] + "; about " + ", ".join(names) + ")"
-        if len(details) == 1:  # one piece of work: one line, the file's name with it
-            lines.append(f"{head}: {details[0]}")
-        else:
-            lines.append(head)
-            lines.extend(indent("- " + d, "  ") for d in details)
+        lines.extend(_changed_file(v, touch, f))
         if touch.last_edit is not None and snippets > 0:
             lines.append(indent(_edit_snippet(touch.last_edit, int(500 * f)), "    "))
             snippets -= 1
@@ -265,6 +253,23 @@ def files_and_code(v: View, f: float) -> str:
                                     v.target / PATH_TOKENS * (0.2 + 0.4 * f))))))
     merged = v.merged(HEADINGS[2], int(1500 * f))
     return "\n".join(lines + ([merged] if merged else [])) or "No files were read or changed."
+
+
+def _changed_file(v: View, touch: FileTouch, f: float) -> list[str]:
+    """A changed file's lines: its state and the names in it the conversation mentioned, then
+    what its changes did, a line per piece of work (more for a file changed often); one piece
+    of work goes on the file's own line."""
+    facts = v.facts
+    head = f"- {v.show(touch.path)} ({_file_state(touch, facts.work)})"
+    steps = max(2, int(5 * f)) + min(STEPS_BONUS, (touch.edits + touch.writes) // 4)
+    details = facts.work.file_lines(touch.path, steps, lambda names, count: facts.names.best(
+        names, count, facts.position, facts.compacted_at), 4 + int(4 * f), any_code=f >= 0.5)
+    names = _file_names(v, touch, max(3, int(8 * f)), " ".join(details))
+    if names:  # what else in it the conversation was about
+        head = head[:-1] + "; about " + ", ".join(names) + ")"
+    if len(details) == 1:
+        return [f"{head}: {details[0]}"]
+    return [head, *(indent("- " + d, "  ") for d in details)]
 
 
 def _file_names(v: View, touch: FileTouch, count: int, shown: str) -> list[str]:

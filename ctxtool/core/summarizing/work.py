@@ -404,7 +404,7 @@ class WorkLog:
     def _step(self, work: FileWork, intent: str, before: dict[str, None],
               after: dict[str, None], old: str, new: str) -> None:
         """The edit's part in its step: the definitions it brought in first, then names; the
-        definitions it rewrote; the names it took out; its shortest telling lines of code."""
+        definitions it rewrote; the names it took out; its first telling lines of code."""
         key = intent_of(intent)
         step = work.steps.pop(key, None) or Step(key)
         work.steps[key] = step
@@ -454,8 +454,8 @@ class WorkLog:
         if text is None or at < 0:
             return ""
         self.texts[path] = text[:at] + new + text[at + len(old):]
-        start = text.rfind("\n", 0, at) + 1
-        line = text[start:text.find("\n", at) if "\n" in text[at:] else len(text)]
+        start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+        line = text[start:end if end >= 0 else len(text)]
         indent = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
         return enclosing_definition(text[max(0, start - ABOVE_CHARS):start], indent) \
             if line.strip() else ""
