@@ -37,8 +37,9 @@ def sessions_cmd(project: str | None, since: str | None, limit: int | None, arch
     """List the sessions on this machine, newest first.
 
     Claude Code's sessions (under $CLAUDE_CONFIG_DIR or ~/.claude), Codex CLI's (under
-    $CODEX_HOME/sessions or ~/.codex/sessions) and OpenCode's (in
-    $XDG_DATA_HOME/opencode/opencode.db, read-only), one row each: last activity, id, project
+    $CODEX_HOME/sessions or ~/.codex/sessions), OpenCode's (in
+    $XDG_DATA_HOME/opencode/opencode.db, read-only) and Gemini CLI's (under
+    $GEMINI_CLI_HOME/.gemini/tmp or ~/.gemini/tmp), one row each: last activity, id, project
     (its directory), context now and % of the window, compactions, size, and the title or
     first prompt. A transcript is read from its first and last lines only, an OpenCode
     session once from its database (a cache keeps the rows of sessions that did not change),

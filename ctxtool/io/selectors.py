@@ -4,8 +4,9 @@ Every command that reads a transcript takes, in place of a FILE argument:
 
 * a session id, or any unique start of one (``ctxtool estimate 3f2a``): an argument that is not
   an existing path and holds no ``/`` or ``.`` is looked up among the sessions of
-  ``ctxtool sessions`` (Claude Code's and Codex CLI's; of ``--project DIR`` when given); no
-  match or several (of any agents) is a usage error (exit 2) that lists the candidates;
+  ``ctxtool sessions`` (Claude Code's, Codex CLI's and Gemini CLI's; of ``--project DIR``
+  when given); no match or several (of any agents) is a usage error (exit 2) that lists the
+  candidates;
 * ``--latest``: the newest session, the first ``ctxtool sessions`` lists (the latest last
   activity recorded in it; of ``--project DIR`` when given);
 * OpenCode's sessions (in ``$XDG_DATA_HOME/opencode/opencode.db``) are named the same way by
@@ -222,7 +223,7 @@ def selector_options(f: F) -> F:
     wrapper = click.option(
         "--latest", is_flag=True,
         help="Read the newest session, the first `ctxtool sessions` lists (latest activity "
-             "recorded in it; Claude Code's or Codex CLI's, or OpenCode's where the command "
-             "reads its database; of --project when given) instead of FILE. FILE may also be "
-             "a session id or a unique start of one.")(wrapper)
+             "recorded in it; Claude Code's, Codex CLI's or Gemini CLI's, or OpenCode's where "
+             "the command reads its database; of --project when given) instead of FILE. FILE "
+             "may also be a session id or a unique start of one.")(wrapper)
     return wrapper  # type: ignore[return-value]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctxtool.formats.adapter import (AGENT_RULE, COMPACT_MARK, ContextMark, FormatAdapter,
-                                     LimitsLookup, Usage)
+                                     LimitsLookup, SessionFile, SessionMarks, Usage)
 from ctxtool.formats.content import Block
 from ctxtool.formats.gemini import compaction, rule
 from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
@@ -21,8 +21,15 @@ from ctxtool.formats.gemini.validate import GeminiChecks
 from ctxtool.formats.limits import AgentSettings, Thresholds
 from ctxtool.types import Entry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pathlib and the folders only where sessions are looked for
+    from pathlib import Path
+
     from ctxtool.formats.gemini.compaction import GeminiWriter
+
+#: How ``ctxtool sessions`` finds Gemini's lines from a file's ends: a compression's snapshot,
+#: the model records' tokens and model, the title the client's summary service writes
+SESSION_MARKS = SessionMarks(compaction=b"<state_snapshot>", compaction_compact=b"<state_snapshot>",
+                             usage=b'"tokens"', model=b'"model"', title=b'"summary"')
 
 #: What a Gemini record's ``type`` is as a message role (info, error and warning are the CLI's
 #: own notices: never sent)
@@ -95,7 +102,40 @@ class GeminiAdapter(FormatAdapter):
         return session if isinstance(session, str) else None
 
     def session_and_cwd(self, entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
-        return self.session_id_of(entry), None
+        from ctxtool.formats.gemini.listing import session_cwd
+
+        return self.session_id_of(entry), session_cwd(entry)
+
+    # --- sessions on disk (formats/gemini/sessions.py, formats/gemini/listing.py) -------------
+
+    session_marks: ClassVar[SessionMarks | None] = SESSION_MARKS
+
+    def session_roots(self, env: Mapping[str, str]) -> list[Path]:
+        from ctxtool.formats.gemini.sessions import temp_root
+
+        return [temp_root(env)]
+
+    def home_folder(self, env: Mapping[str, str]) -> Path | None:
+        """``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``."""
+        from ctxtool.storage.gemini_settings import gemini_dir
+
+        return gemini_dir(env)
+
+    def session_files(self, env: Mapping[str, str], project: str | None = None, *,
+                      archived: bool = False) -> list[SessionFile]:
+        from ctxtool.formats.gemini.sessions import session_files
+
+        return session_files(env, project)
+
+    def session_prompt(self, entry: Mapping[str, Any]) -> str | None:
+        from ctxtool.formats.gemini.listing import session_prompt
+
+        return session_prompt(entry)
+
+    def session_title(self, entries: Iterable[Mapping[str, Any]]) -> str | None:
+        from ctxtool.formats.gemini.listing import session_title
+
+        return session_title(entries)
 
     # --- usage and sizing -------------------------------------------------------------------
 
