@@ -26,7 +26,7 @@ from ctxtool.storage.cleanup_plan import sources_of
 from ctxtool.storage.cleanup_source import CleanupSource, agent_folder, agent_title, agents
 from ctxtool.storage.cleanup_tree import CATEGORIES, CODEX_FOLDERS, check_folder
 from ctxtool.storage.lock import folder_lock
-from ctxtool.storage.retention import format_age, period_from_settings
+from ctxtool.storage.retention import Retention, format_age, period_from_settings
 from ctxtool.storage.store import STORE_ENV
 
 T = TypeVar("T")
@@ -46,7 +46,8 @@ T = TypeVar("T")
                    "[default without --root: $CODEX_HOME or ~/.codex, when it exists]")
 @click.option("--older-than", metavar="AGE",
               help="Remove what has been inactive this long: 30d, 12h, 2w.  "
-                   "[default: cleanupPeriodDays from settings.json, else 30d]")
+                   "[default: cleanupPeriodDays from settings.json, else 30d; Gemini CLI's "
+                   "sessions: its own general.sessionRetention (maxAge 30d by default, maxCount)]")
 @click.option("--include", multiple=True, metavar="CATEGORY[,...]",
               help=f"Only act on these categories: {', '.join(CATEGORIES)}.")
 @click.option("--exclude", multiple=True, metavar="CATEGORY[,...]",
@@ -84,15 +85,18 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
 
     Each agent's folder is found as the agent finds it: Claude Code's from $CLAUDE_CONFIG_DIR
     (~/.claude), Codex CLI's from $CODEX_HOME (~/.codex), OpenCode's from $XDG_DATA_HOME
-    (~/.local/share/opencode); --agent limits the run to some.
+    (~/.local/share/opencode), Gemini CLI's from $GEMINI_CLI_HOME (~/.gemini); --agent limits
+    the run to some.
     A session goes as a whole (Claude Code: transcript, tool-results/, subagents/,
     file-history, todos, plans, debug log, session-env, image-cache; Codex CLI: its
     rollout-*.jsonl under sessions/ or archived_sessions/ and the thread's rows in Codex's
     databases, as codex delete removes them; OpenCode: its child sessions and every row of
-    theirs in opencode.db, in one transaction, and their tool outputs; its folder in
-    ctxtool's store) once
+    theirs in opencode.db, in one transaction, and their tool outputs; Gemini CLI: every
+    tmp/<project>/chats file with its id, its subagents, logs, tool-outputs, plans and
+    /restore points; its folder in ctxtool's store) once
     its last activity - the newest timestamp inside or the newest file time, whichever is
-    later - is older than --older-than. Never touched: sessions active within --live-window (1h), tool
+    later - is older than --older-than (Gemini CLI's sessions by default: its own
+    general.sessionRetention, maxAge and maxCount). Never touched: sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
     root.
     On a terminal: a table, one row per session, naming its agent. With --json or into a
@@ -126,6 +130,7 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
     options = CleanupOptions(
         folders=folders, store=real_store, now=when, apply=apply, live_window=window,
         older_than=_older_than(older_than, real_root, window),
+        retention={} if older_than is not None else _own_retention(sources),
         include=_categories(include, exclude),
         archive_dir=_resolve_archive(archive_dir, sources),
         keep_usage=_resolve_keep_usage(keep_usage, sources))
@@ -270,6 +275,19 @@ def _older_than(value: str | None, root: str | None, live_window: timedelta) -> 
     return age
 
 
+def _own_retention(sources: list[CleanupSource]) -> dict[str, Retention]:
+    """The agents' own rules (Gemini CLI's ``general.sessionRetention``), for a run without
+    ``--older-than``."""
+    rules = {}
+    for source in sources:
+        rule = source.own_retention(os.environ)
+        if rule is not None:
+            if rule.problem:
+                messages.warn(rule.problem)
+            rules[source.agent] = rule
+    return rules
+
+
 def _categories(include: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, ...]:
     def names(values: tuple[str, ...], option: str) -> list[str]:
         found = [name.strip() for value in values for name in value.split(",") if name.strip()]
@@ -330,6 +348,13 @@ def _finish(summary: Summary, options: CleanupOptions, report: ReportOptions, *,
     report.emit(summary.as_dict())
 
 
+def _rule_text(rule: Retention) -> str:
+    limits = [f"{format_age(rule.older_than)}+" if rule.older_than is not None else "",
+              f"beyond the newest {rule.keep_newest} per project"
+              if rule.keep_newest is not None else ""]
+    return " or ".join(filter(None, limits)) or "none by age, its own retention is off"
+
+
 def _agent_counts(sessions: int, items: int) -> str:
     counted = messages.count(sessions, "session")
     return f"{counted} and {messages.count(items, 'other item')}" if items else counted
@@ -342,7 +367,9 @@ def summary_line(summary: Summary, options: CleanupOptions) -> str:
     kept = sum(summary.kept.values())
     detail = ", ".join(f"{count} {status}" for status, count in sorted(summary.kept.items()))
     parts = [f"cleanup{' (dry run)' if summary.dry_run else ''}: {verb} {removed}"
-             f" ({size(summary.bytes)}) inactive for {format_age(options.older_than)}+"]
+             f" ({size(summary.bytes)}) inactive for {format_age(options.older_than)}+"
+             + "".join(f" ({agent}: {_rule_text(rule)})"
+                       for agent, rule in options.retention.items())]
     if summary.agents:
         parts.append(", ".join(f"{name} {_agent_counts(counts.sessions, counts.items)} "
                                f"({size(counts.bytes)})"

@@ -332,6 +332,7 @@ class CleanupRun:
             else:
                 removed_any = True
                 self._note_removed(plan, part)
+                durable.crash_point(f"removed-{part.kind}")  # tests: killed between two parts
                 if part.kind in source.transcript_kinds:  # and temp files a killed run left
                     sweep_beside(os.path.join(part.base, part.rel))
         if removed_any:

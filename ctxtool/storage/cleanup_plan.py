@@ -11,14 +11,14 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import TypeVar
 
 from ctxtool.storage.cleanup_source import CleanupSource, agents, make_source
 from ctxtool.storage.cleanup_store import StoreSource
 from ctxtool.storage.cleanup_tree import (CATEGORIES, Part, Protected, Tree, Unit, UnitPlan, measure,
                                          measure_all)
-from ctxtool.storage.retention import LIVE_WINDOW, decide, reference_key
+from ctxtool.storage.retention import LIVE_WINDOW, Retention, decide, reference_key
 from ctxtool.storage.store import LINES
 
 T = TypeVar("T")
@@ -41,6 +41,14 @@ class CleanupOptions:
     apply: bool = False
     live_window: timedelta = LIVE_WINDOW  # sessions active this recently are always kept
     keep_usage: str | None = None  # folder a removed session's usage is written to first
+    # agent -> its own rule (Gemini CLI's general.sessionRetention), in place of older_than
+    # for its sessions: set only when --older-than is not given
+    retention: Mapping[str, Retention] = field(default_factory=dict)
+
+    def age_limit(self, agent: str) -> timedelta | None:
+        """How long the sessions of ``agent`` may stay inactive (None: for ever)."""
+        rule = self.retention.get(agent)
+        return self.older_than if rule is None else rule.older_than
 
     @property
     def root(self) -> str | None:
@@ -89,11 +97,15 @@ def plan_cleanup(options: CleanupOptions, *, progress: Progress = _no_progress) 
         # file times alone keep this unit: its timestamps cannot change that, only its references
         # to other units' files matter, and those need no JSON parsing
         idle = options.now.timestamp() - unit.newest_mtime
-        kept_anyway = idle < options.older_than.total_seconds()
+        limit = options.age_limit(unit.agent)
+        kept_anyway = limit is None or idle < limit.total_seconds()
         unit.activity = by_agent[unit.agent].read(unit, on_error, parse=not kept_anyway)
     for source in sources:
         source.link(tree)
     plans = [_decide(unit, options) for unit in _ordered(tree.units.values())]
+    for agent, rule in options.retention.items():
+        if rule.keep_newest is not None:
+            _keep_newest(plans, agent, rule.keep_newest, rule.origin)
     _protect_referenced(plans)
     return CleanupPlan(options=options, tree=tree, units=plans, sources=sources, errors=errors)
 
@@ -114,9 +126,31 @@ def _decide(unit: Unit, options: CleanupOptions) -> UnitPlan:
         return UnitPlan(unit, False, "unreadable", f"{broken[0].rel}: {broken[0].error}", last)
     if last is None:
         return UnitPlan(unit, False, "empty", "no activity found", last)
-    verdict = decide(last, now=options.now, older_than=options.older_than,
+    limit = options.age_limit(unit.agent)
+    verdict = decide(last, now=options.now, older_than=timedelta.max if limit is None else limit,
                      live_window=options.live_window)
-    return UnitPlan(unit, verdict.remove, verdict.status, verdict.reason, last)
+    rule = options.retention.get(unit.agent)
+    reason = verdict.reason
+    if rule is not None and verdict.status != "active":
+        reason = (f"{reason.split(' (limit')[0]} ({rule.origin})" if limit is None
+                  else f"{reason[:-1]}, {rule.origin})")
+    return UnitPlan(unit, verdict.remove, verdict.status, reason, last)
+
+
+def _keep_newest(plans: list[UnitPlan], agent: str, count: int, origin: str) -> None:
+    """Of each project's sessions of ``agent``, newest first, those past the first ``count``
+    go too (never one within the live window: that one stays "active")."""
+    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    by_project: dict[str, list[UnitPlan]] = defaultdict(list)
+    for plan in plans:
+        if plan.unit.agent == agent and plan.unit.session is not None:
+            by_project[",".join(sorted(plan.unit.projects))].append(plan)
+    for group in by_project.values():
+        group.sort(key=lambda plan: plan.last_activity or epoch, reverse=True)
+        for plan in group[count:]:
+            if plan.status == "recent":
+                plan.remove, plan.status = True, "old"
+                plan.reason = f"not among its project's newest {count} ({origin})"
 
 
 def _label(unit: Unit) -> str:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from ctxtool.errors import InputError
 from ctxtool.formats.jsonl import bounded_lines, iter_entries
 from ctxtool.storage.archive import Archive, write_archive
-from ctxtool.storage.retention import Activity, combine, line_facts, session_activity
+from ctxtool.storage.retention import Activity, Retention, combine, line_facts, session_activity
 from ctxtool.storage.safe_fs import Removal, describe, open_nofollow, remove
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "claude-code": ("ctxtool.storage.cleanup_claude", "ClaudeCodeSource"),
     "codex": ("ctxtool.storage.cleanup_codex", "CodexSource"),
     "opencode": ("ctxtool.storage.cleanup_opencode", "OpenCodeSource"),
+    "gemini": ("ctxtool.storage.cleanup_gemini", "GeminiSource"),
 }
 #: ctxtool's own store: not an agent's, cleaned with whichever agent's sessions it holds
 STORE_AGENT = "ctxtool"
@@ -91,6 +92,12 @@ class CleanupSource:
         """Add this agent's units to ``tree`` (created with ``tree.unit(key, session, self)``),
         their parts measured; a path that cannot be measured is reported to ``on_error``."""
         raise NotImplementedError
+
+    def own_retention(self, env: Mapping[str, str]) -> Retention | None:
+        """The agent's own retention rule, cleanup's default for its sessions when
+        ``--older-than`` is not given; None: the run's default (Claude Code's
+        ``cleanupPeriodDays``, else 30 days)."""
+        return None
 
     def swept(self) -> list[str]:
         """The folders parts are removed from: ``--archive`` and ``--keep-usage`` may not be

@@ -24,15 +24,16 @@ from ctxtool.storage.retention import Activity
 from ctxtool.storage.safe_fs import describe
 
 # transcripts first: if one cannot be removed, the session's side files stay with it
-_ORDER = {"transcript": 0, "codex-rollout": 0, "opencode-session": 0, "subagent-transcript": 1,
-          "session-folder": 2}
+_ORDER = {"transcript": 0, "codex-rollout": 0, "opencode-session": 0, "gemini-chat": 0,
+          "subagent-transcript": 1, "session-folder": 2}
 CLAUDE_CATEGORIES = ("projects", "file-history", "todos", "plans", "debug", "shell-snapshots",
                      "session-env", "paste-cache", "image-cache")
 STORE = "store"
 CODEX_SESSIONS = "codex-sessions"
 OPENCODE_SESSIONS = "opencode-sessions"
+GEMINI_SESSIONS = "gemini-sessions"
 CODEX_FOLDERS = ("sessions", "archived_sessions")  # under $CODEX_HOME, as Codex CLI keeps them
-CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX_SESSIONS, OPENCODE_SESSIONS)
+CATEGORIES = (*CLAUDE_CATEGORIES, STORE, CODEX_SESSIONS, OPENCODE_SESSIONS, GEMINI_SESSIONS)
 _CODEX_MARKERS = (*CODEX_FOLDERS, "config.toml", "auth.json", "history.jsonl")
 _CLAUDE_MARKERS = ("projects", "settings.json", "history.jsonl", "file-history", "todos",
                    "statsig", "shell-snapshots", "session-env", ".credentials.json", "ide")

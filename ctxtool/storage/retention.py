@@ -165,6 +165,18 @@ def combine(activities: Iterable[Activity]) -> Activity:
     return Activity(newest, frozenset(references), frozenset(slugs), session_id)
 
 
+class Retention(NamedTuple):
+    """An agent's own retention rule (Gemini CLI's ``general.sessionRetention``): cleanup's
+    default for that agent's sessions when ``--older-than`` is not given. Sessions older than
+    ``older_than`` go (None: none by age), and in each project all but the newest
+    ``keep_newest`` (None: no count)."""
+
+    older_than: timedelta | None
+    keep_newest: int | None
+    origin: str  # where it comes from, for the plan's reasons
+    problem: str | None = None  # why the agent applies none (a warning), if so
+
+
 class Verdict(NamedTuple):
     remove: bool
     status: str  # "old" (remove), "active" (within the live window) or "recent"

@@ -81,7 +81,7 @@ def test_an_applied_agent_run_leaves_the_other_agent_alone(tmp_path: Path) -> No
 def test_an_unknown_agent_and_a_folder_for_an_agent_left_out_are_usage_errors(
         tmp_path: Path) -> None:
     env = both(tmp_path)
-    proc = run_ctxtool("cleanup", "--agent", "gemini", env=env)
+    proc = run_ctxtool("cleanup", "--agent", "aider", env=env)
     assert proc.returncode == 2 and b"--agent" in proc.stderr
     proc = run_ctxtool("cleanup", "--agent", "codex", "--root", env["CLAUDE_CONFIG_DIR"], env=env)
     assert proc.returncode == 2
@@ -103,7 +103,8 @@ def test_each_registered_agent_finds_its_folder_as_the_agent_does(tmp_path: Path
     defaults = {"claude-code": (f"{home}/.claude", {"CLAUDE_CONFIG_DIR": "/x/claude"}, "/x/claude"),
                 "codex": (f"{home}/.codex", {"CODEX_HOME": "/x/codex"}, "/x/codex"),
                 "opencode": (f"{home}/.local/share/opencode", {"XDG_DATA_HOME": "/x/data"},
-                             "/x/data/opencode")}
+                             "/x/data/opencode"),
+                "gemini": (f"{home}/.gemini", {"GEMINI_CLI_HOME": "/x/g"}, "/x/g/.gemini")}
     for agent, (default, variables, configured) in defaults.items():
         assert agent_folder(agent, {"HOME": home}) == default
         assert agent_folder(agent, {"HOME": home, **variables}) == configured

@@ -1,0 +1,205 @@
+"""``cleanup --agent gemini``: Gemini CLI's sessions under ``~/.gemini/tmp/<project>/`` go whole
+(every chats file with the id, the subagents' folder and their artifacts, the log, the tool
+outputs, the session's folder, its /restore points) by last activity, Gemini's own
+``general.sessionRetention`` being the default age; nothing else of ``~/.gemini`` is touched
+(ctxtool/storage/cleanup_gemini.py, storage/gemini_retention.py). The real client's side is
+tests/e2e/test_gemini_disk.py."""
+
+from __future__ import annotations
+
+import json
+import signal
+import tarfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+
+from ctxtool.formats.schemas import load_schema
+from ctxtool.storage.durable import CRASH_ENV
+from ctxtool.storage.gemini_retention import read_retention
+from tests.cleanup_trees import NOW, NOW_ARG, iso, listing, touch, write
+from tests.conftest import run_ctxtool
+from tests.gemini_builders import FIXTURES
+
+DAYS = timedelta(days=1)
+OLD = "0a0a0a0a-0000-4000-8000-000000000001"
+NEW = "0b0b0b0b-0000-4000-8000-000000000002"
+KID = "0c0c0c0c-0000-4000-8000-000000000003"
+
+
+def chat(gemini: Path, project: str, session: str, last: datetime, *,
+         legacy: bool = False) -> Path:
+    """The real resumed session, its id and every time set to ``session`` and ``last``."""
+    lines = []
+    for line in (FIXTURES / "resumed.jsonl").read_bytes().splitlines():
+        entry = orjson.loads(line.replace(b"5e551011-0000-4000-8000-000000000001",
+                                          session.encode()))
+        for record in [entry, *(entry.get("$set", {}).get("messages") or [])]:
+            for key in ("timestamp", "lastUpdated", "startTime"):
+                if key in record:
+                    record[key] = iso(last)
+            if isinstance(record.get("$set"), dict) and "lastUpdated" in record["$set"]:
+                record["$set"]["lastUpdated"] = iso(last)
+        lines.append(orjson.dumps(entry))
+    name = f"session-{last:%Y-%m-%dT%H-%M}-{session[:8]}.json{'' if legacy else 'l'}"
+    data = b"\n".join(lines) + b"\n"
+    return write(gemini / "tmp" / project / "chats" / name, data, last)
+
+
+def gemini_folder(tmp_path: Path) -> Path:
+    gemini = tmp_path / "home" / ".gemini"
+    old = NOW - 40 * DAYS
+    write(gemini / "settings.json", json.dumps({"security": {}}), NOW - 90 * DAYS)
+    write(gemini / "projects.json", json.dumps({"projects": {"/w/proj": "proj"}}), old)
+    write(gemini / "tmp" / "proj" / ".project_root", "/w/proj", old)
+    write(gemini / "tmp" / "proj" / "logs.json", "[]", old)
+    write(gemini / "tmp" / "proj" / "shell_history", "ls\n", old)
+    chat(gemini, "proj", OLD, old)
+    write(gemini / "tmp/proj/chats" / OLD / f"{KID}.jsonl", b"{}\n", old)  # a subagent
+    write(gemini / f"tmp/proj/logs/session-{OLD}.jsonl", b"{}\n", old)
+    write(gemini / f"tmp/proj/logs/session-{KID}.jsonl", b"{}\n", old)
+    write(gemini / f"tmp/proj/tool-outputs/session-{OLD}/read_file_1_x.txt", "out", old)
+    write(gemini / f"tmp/proj/tool-outputs/session-{KID}/grep_2_y.txt", "out", old)
+    write(gemini / f"tmp/proj/{OLD}/plans/plan.md", "# plan", old)
+    write(gemini / "tmp/proj/checkpoints/2026-01-01-notes.txt-write_file.json",
+          json.dumps({"history": [], "messageId": f"{OLD}########2"}, indent=2), old)
+    write(gemini / "tmp/proj/checkpoint-mytag.json", "{}", old)  # /chat save: not a session's
+    for folder in (f"chats/{OLD}", f"tool-outputs/session-{OLD}", f"tool-outputs/session-{KID}",
+                   OLD):
+        touch(gemini / "tmp" / "proj" / folder, old)  # folders dated as what they hold
+    chat(gemini, "proj", NEW, NOW - 2 * DAYS)
+    write(gemini / f"tmp/proj/logs/session-{NEW}.jsonl", b"{}\n", NOW - 2 * DAYS)
+    return gemini
+
+
+VALIDATOR = jsonschema.Draft202012Validator(load_schema("cleanup-record"))
+
+
+def cleanup(gemini: Path, *args: str,
+            env: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]], bytes]:
+    proc = run_ctxtool("cleanup", "--agent", "gemini", "--now", NOW_ARG, "--json", *args,
+                       env={"HOME": str(gemini.parent), "GEMINI_CLI_SYSTEM_SETTINGS_PATH":
+                            str(gemini.parent / "no-system.json"), **(env or {})})
+    records = [orjson.loads(line) for line in proc.stdout.splitlines()]
+    for record in records:
+        if "path" in record:
+            VALIDATOR.validate(record)
+    return proc.returncode, records, proc.stderr
+
+
+OLD_PARTS = {f"tmp/proj/chats/session-{(NOW - 40 * DAYS):%Y-%m-%dT%H-%M}-0a0a0a0a.jsonl",
+             f"tmp/proj/chats/{OLD}", f"tmp/proj/logs/session-{OLD}.jsonl",
+             f"tmp/proj/logs/session-{KID}.jsonl", f"tmp/proj/tool-outputs/session-{OLD}",
+             f"tmp/proj/tool-outputs/session-{KID}", f"tmp/proj/{OLD}",
+             "tmp/proj/checkpoints/2026-01-01-notes.txt-write_file.json"}
+
+
+def test_an_old_session_is_planned_whole_with_everything_the_client_deletes_with_it(
+        tmp_path: Path) -> None:
+    gemini = gemini_folder(tmp_path)
+    before = listing(gemini)
+    code, records, err = cleanup(gemini)
+    assert code == 0, err
+    assert listing(gemini) == before  # a plan changes nothing
+    planned = {r["path"] for r in records if r.get("action") == "delete"}
+    assert planned == OLD_PARTS
+    assert all(r["session"] == OLD and r["agent"] == "gemini" and r["category"] ==
+               "gemini-sessions" for r in records if r.get("action") == "delete")
+    kept = {r["session"] for r in records if r.get("action") == "keep"}
+    assert kept == {NEW}
+    summary = records[-1]["summary"]
+    assert summary["agents"]["gemini"]["sessions"] == 1 and summary["removed_sessions"] == 1
+    assert "gemini: 30d+" in err.decode()
+
+
+def test_apply_archives_removes_and_the_archive_puts_it_back(tmp_path: Path) -> None:
+    gemini = gemini_folder(tmp_path)
+    before = listing(gemini)
+    archive = tmp_path / "archive"
+    code, records, err = cleanup(gemini, "--apply", "--archive", str(archive))
+    assert code == 0, err
+    left = listing(gemini)
+    assert not [p for p in left if OLD in p or KID in p or "0a0a0a0a" in p]
+    assert {p for p in before if p not in left} >= {"tmp/proj/logs/session-" + OLD + ".jsonl"}
+    for kept in ("settings.json", "projects.json", "tmp/proj/.project_root", "tmp/proj/logs.json",
+                 "tmp/proj/shell_history", "tmp/proj/checkpoint-mytag.json",
+                 f"tmp/proj/logs/session-{NEW}.jsonl"):
+        assert kept in left, kept
+    tarball, = archive.glob(f"{OLD}*.tar.gz")
+    restore = next(r["restore"] for r in records if r.get("restore"))
+    assert restore == f"tar -xzf {tarball} -C {gemini}"
+    with tarfile.open(tarball) as tar:
+        tar.extractall(gemini, filter="tar")
+    after = listing(gemini)
+    assert after.keys() == before.keys()
+    assert {p: v[0] for p, v in after.items()} == {p: v[0] for p, v in before.items()}
+
+
+@pytest.mark.parametrize("settings, planned", [
+    ({"maxAge": "7d"}, {OLD}),
+    ({"maxAge": "1d"}, {OLD, NEW}),
+    ({"maxAge": "60d"}, set()),
+    ({"enabled": False}, set()),
+    ({"maxAge": "12h"}, set()),  # shorter than minRetention: Gemini applies none
+    ({"maxAge": "12h", "minRetention": "1h"}, {OLD, NEW}),
+    ({"maxAge": "60d", "maxCount": 1}, {OLD}),
+])
+def test_general_session_retention_is_the_default_age(tmp_path: Path, settings: dict[str, Any],
+                                                       planned: set[str]) -> None:
+    gemini = gemini_folder(tmp_path)
+    text = "// user settings\n" + json.dumps({"general": {"sessionRetention": settings}})
+    write(gemini / "settings.json", text, NOW - 90 * DAYS)
+    code, records, err = cleanup(gemini)
+    assert code == 0, err
+    assert {r["session"] for r in records if r.get("action") == "delete"} == planned
+    reasons = {r["reason"] for r in records if r.get("session") in (OLD, NEW)}
+    assert all("general.sessionRetention" in reason for reason in reasons), reasons
+    code, records, err = cleanup(gemini, "--older-than", "30d")
+    assert {r["session"] for r in records if r.get("action") == "delete"} == {OLD}
+
+
+def test_retention_read_as_the_client_merges_it(tmp_path: Path) -> None:
+    folder = tmp_path / ".gemini"
+    system = tmp_path / "etc" / "settings.json"
+    env = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(system), "HOME": str(tmp_path)}
+    assert read_retention(env).older_than == 30 * DAYS  # the schema's default
+    write(folder / "settings.json", json.dumps({"general": {"sessionRetention": {
+        "maxAge": "2w", "maxCount": 5}}}), NOW)
+    rule = read_retention(env)
+    assert (rule.older_than, rule.keep_newest, rule.problem) == (14 * DAYS, 5, None)
+    write(system, json.dumps({"general": {"sessionRetention": {"maxAge": "3m"}}}), NOW)
+    assert read_retention(env).older_than == 90 * DAYS  # system settings win
+    write(system, json.dumps({"general": {"sessionRetention": {"maxCount": 0}}}), NOW)
+    rule = read_retention(env)
+    assert rule.older_than is None and "maxCount 0" in (rule.problem or "")
+
+
+def test_a_run_killed_after_the_chats_file_leaves_a_unit_the_next_run_takes(
+        tmp_path: Path) -> None:
+    gemini = gemini_folder(tmp_path)
+    code, _, err = cleanup(gemini, "--apply", env={CRASH_ENV: "removed-gemini-chat"})
+    assert code == -signal.SIGKILL, err
+    left = listing(gemini)
+    assert not [p for p in left if "chats/session-" in p and "0a0a0a0a" in p]  # it went first
+    assert f"tmp/proj/logs/session-{OLD}.jsonl" in left
+    code, records, err = cleanup(gemini, "--apply")
+    assert code == 0, err
+    assert not [p for p in listing(gemini) if OLD in p or KID in p]
+    assert any(NEW in p for p in listing(gemini))
+
+
+def test_symlinks_are_never_followed(tmp_path: Path) -> None:
+    gemini = gemini_folder(tmp_path)
+    outside = tmp_path / "outside"
+    write(outside / "keep.txt", "mine", NOW - 90 * DAYS)
+    (gemini / f"tmp/proj/tool-outputs/session-{OLD}").rename(tmp_path / "moved")
+    (gemini / f"tmp/proj/tool-outputs/session-{OLD}").symlink_to(outside)
+    code, records, err = cleanup(gemini, "--apply")
+    assert code == 0, err
+    assert (outside / "keep.txt").read_text() == "mine"
+    assert {r["reason"].split(":")[0] for r in records if r.get("session") == OLD} <= {
+        "has a symlink, not followed"}
