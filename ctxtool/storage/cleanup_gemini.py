@@ -11,6 +11,7 @@ Gemini CLI 0.61.0 itself deletes with it (``deleteSessionFileAndArtifacts``,
     tool-outputs/session-<session id>/              outputs its masking saved
     <session id>/                                   its plans and task tracker
     checkpoints/<name>.json                         /restore points whose messageId is its own
+    chats/ctxtool-store/<session id>/               what ctxtool kept of it (vacuum's recipes)
 
 The chats file goes first; a run killed after it leaves the rest as a unit of the same id,
 which the next run removes (its age: the files' times). Anything else (settings.json,
@@ -30,9 +31,11 @@ from ctxtool.formats.gemini.sessions import SESSION_NAME, session_id_in
 from ctxtool.formats.jsonl import bounded_lines, iter_entries
 from ctxtool.storage.cleanup_source import CleanupSource, OnError
 from ctxtool.storage.cleanup_tree import GEMINI_SESSIONS, Part, Tree, Unit, add_part, entries
+from ctxtool.storage import marker
 from ctxtool.storage.gemini_retention import read_retention
 from ctxtool.storage.retention import Activity, Retention, combine, line_facts, session_activity
 from ctxtool.storage.safe_fs import describe, open_nofollow
+from ctxtool.storage.store import DEFAULT_ROOT
 
 AGENT = "gemini"
 CHAT, SUBAGENTS, LOG = "gemini-chat", "gemini-subagents", "gemini-log"
@@ -115,9 +118,11 @@ def _scan_project(tree: Tree, base: str, project: str) -> None:
                 unit_of(session).transcripts.append(part)
     claimed: set[str] = set()  # artifacts of subagents, which go with their parent
     for entry in entries(os.path.join(base, project, "chats")):
-        if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.name in units):
+        if (entry.name in units or _UUID.match(entry.name)) and (
+                entry.is_dir(follow_symlinks=False) or entry.is_symlink()):
             _add_subagents(unit_of(entry.name), base, f"{project}/chats/{entry.name}", entry,
                            claimed)
+    _add_stores(base, project, units)
     _add_artifacts(base, project, unit_of, claimed)
     for entry in entries(os.path.join(base, project)):
         if entry.name not in _NOT_SESSIONS and (entry.name in units or _UUID.match(entry.name)) \
@@ -186,6 +191,18 @@ def _add_named(unit: Unit, base: str, project: str, session: str) -> set[str]:
             else:
                 unit.parts.append(part)
     return added
+
+
+def _add_stores(base: str, project: str, units: Mapping[str, Unit]) -> None:
+    """What ctxtool keeps of a session beside its file (``chats/ctxtool-store/<id>/``: vacuum's
+    recipes, saved tool results), in a store ctxtool made."""
+    store = os.path.join(base, project, "chats", DEFAULT_ROOT)
+    if os.path.islink(store) or not marker.is_marked(store):
+        return
+    for entry in entries(store):
+        if entry.name in units:
+            add_part(units[entry.name], Part(base, f"{project}/chats/{DEFAULT_ROOT}/{entry.name}",
+                                             "store", GEMINI_SESSIONS), entry)
 
 
 def _add_checkpoints(base: str, project: str, units: Mapping[str, Unit]) -> None:

@@ -68,8 +68,10 @@ def gemini_folder(tmp_path: Path) -> Path:
     write(gemini / "tmp/proj/checkpoints/2026-01-01-notes.txt-write_file.json",
           json.dumps({"history": [], "messageId": f"{OLD}########2"}, indent=2), old)
     write(gemini / "tmp/proj/checkpoint-mytag.json", "{}", old)  # /chat save: not a session's
+    write(gemini / "tmp/proj/chats/ctxtool-store/.ctxtool-store", "", old)
+    write(gemini / f"tmp/proj/chats/ctxtool-store/{OLD}/ctxtool-vacuum/recipe-1.json", "{}", old)
     for folder in (f"chats/{OLD}", f"tool-outputs/session-{OLD}", f"tool-outputs/session-{KID}",
-                   OLD):
+                   OLD, f"chats/ctxtool-store/{OLD}"):
         touch(gemini / "tmp" / "proj" / folder, old)  # folders dated as what they hold
     chat(gemini, "proj", NEW, NOW - 2 * DAYS)
     write(gemini / f"tmp/proj/logs/session-{NEW}.jsonl", b"{}\n", NOW - 2 * DAYS)
@@ -95,7 +97,8 @@ OLD_PARTS = {f"tmp/proj/chats/session-{(NOW - 40 * DAYS):%Y-%m-%dT%H-%M}-0a0a0a0
              f"tmp/proj/chats/{OLD}", f"tmp/proj/logs/session-{OLD}.jsonl",
              f"tmp/proj/logs/session-{KID}.jsonl", f"tmp/proj/tool-outputs/session-{OLD}",
              f"tmp/proj/tool-outputs/session-{KID}", f"tmp/proj/{OLD}",
-             "tmp/proj/checkpoints/2026-01-01-notes.txt-write_file.json"}
+             "tmp/proj/checkpoints/2026-01-01-notes.txt-write_file.json",
+             f"tmp/proj/chats/ctxtool-store/{OLD}"}
 
 
 def test_an_old_session_is_planned_whole_with_everything_the_client_deletes_with_it(
@@ -127,6 +130,7 @@ def test_apply_archives_removes_and_the_archive_puts_it_back(tmp_path: Path) -> 
     assert {p for p in before if p not in left} >= {"tmp/proj/logs/session-" + OLD + ".jsonl"}
     for kept in ("settings.json", "projects.json", "tmp/proj/.project_root", "tmp/proj/logs.json",
                  "tmp/proj/shell_history", "tmp/proj/checkpoint-mytag.json",
+                 "tmp/proj/chats/ctxtool-store/.ctxtool-store",
                  f"tmp/proj/logs/session-{NEW}.jsonl"):
         assert kept in left, kept
     tarball, = archive.glob(f"{OLD}*.tar.gz")
