@@ -53,6 +53,10 @@ def _content(rng: random.Random, kind: str) -> Any:
                                       "response": {"output": "x" * rng.randint(0, 40)}}}]
     if choice < 0.25:
         return []
+    if choice < 0.3:
+        return {"text": rng.choice(_TEXTS)}  # one part, not a list
+    if choice < 0.33:
+        return [{"text": rng.choice(_TEXTS), "thought": None}]
     return [{"text": rng.choice(_TEXTS)}]
 
 

@@ -37,10 +37,11 @@ AGENTS_HELP = "Only these agents' sessions (repeat or comma-separate)"
 @in_place_options()
 @click.option("--all", "sweep", is_flag=True,
               help="Every agent's sessions on this machine (Claude Code's projects folder, "
-                   "Codex's sessions, OpenCode's database): a plan, unless --apply.")
+                   "Codex's sessions, OpenCode's database, Gemini CLI's chats): a plan, unless "
+                   "--apply.")
 @click.option("--apply", is_flag=True, help="With --all: vacuum, not only plan.")
 @click.option("--agent", "agents", multiple=True, metavar="NAME[,...]",
-              help=f"{AGENTS_HELP}: claude-code, codex, opencode.")
+              help=f"{AGENTS_HELP}: claude-code, codex, opencode, gemini.")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON record per session, then a total, on stdout "
                    "(schemas/vacuum-record.schema.json; with --all or --in-place: stdout "
@@ -56,7 +57,8 @@ def vacuum_cmd(io: IOOptions, sweep: bool, apply: bool, agents: tuple[str, ...],
     its repeated /compact writes them) are kept once; Codex's compactions that a later one of
     the same turn replaces lose their history lists; OpenCode's database loses the event rows
     OpenCode never reads back, then shrinks (SQLite VACUUM, only while OpenCode does not hold
-    it). Everything taken out goes to ctxtool's store first (DIR/<session>/ctxtool-vacuum/,
+    it); Gemini CLI's records before its last checkpoint and writes a later one of the same id
+    replaces go (the metadata line and the first prompt stay). Everything taken out goes to ctxtool's store first (DIR/<session>/ctxtool-vacuum/,
     each payload once under its SHA-256, with the recipe), and `ctxtool restore` gives back
     the original byte for byte (the database: row for row). The agent resumes the vacuumed
     session exactly as before.

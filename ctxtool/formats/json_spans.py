@@ -59,4 +59,25 @@ def object_spans(text: str, start: int = 0) -> tuple[dict[str, tuple[int, int]],
         at = _skip(text, at + 1)
 
 
-__all__ = ["SpanError", "object_spans"]
+def array_spans(text: str, start: int = 0) -> tuple[list[tuple[int, int]], int]:
+    """The ``(start, end)`` of each element of the array that begins at ``start`` (leading
+    space skipped), and the index just past its ``]``."""
+    at = _skip(text, start)
+    _expect(text, at, "[")
+    spans: list[tuple[int, int]] = []
+    at = _skip(text, at + 1)
+    if at < len(text) and text[at] == "]":
+        return spans, at + 1
+    while True:
+        try:
+            _, end = _DECODER.raw_decode(text, at)
+        except json.JSONDecodeError as exc:
+            raise SpanError(str(exc)) from None
+        spans.append((at, end))
+        at = _skip(text, end)
+        if _expect(text, at, ",]") == "]":
+            return spans, at + 1
+        at = _skip(text, at + 1)
+
+
+__all__ = ["SpanError", "array_spans", "object_spans"]

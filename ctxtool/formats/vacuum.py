@@ -28,7 +28,9 @@ Rules for :class:`LineEdit` (the transform checks them and refuses an edit that 
   ending in ``\\n``), or left out when ``new`` is None. ``payloads`` names byte ranges of the
   original line (``(start, end)``, increasing, not overlapping) stored each under its own hash:
   a base64 image that 300 records repeat is then stored once, not once per record; the bytes
-  between them are kept in the recipe itself.
+  between them are kept in the recipe itself. ``inline``: the whole line is kept in the recipe
+  as text instead (a short line: a file of its own in the store would take more room than the
+  line it saves), when it is UTF-8.
 * ``reason`` is a few words for the plan and ``--json`` ("repeated entry"), the same for every
   edit of one kind: the plan counts edits by reason.
 """
@@ -49,6 +51,7 @@ class LineEdit(NamedTuple):
     copy_of: int | None = None
     new: bytes | None = None
     payloads: tuple[tuple[int, int], ...] = ()
+    inline: bool = False
 
 
 class BlobKeeper(Protocol):

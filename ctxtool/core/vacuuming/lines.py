@@ -140,7 +140,8 @@ class FileVacuum:
                                          source=self.source)
                 self.recipe.copied(line, at)
             else:
-                self.recipe.replaced(line, pieces_of(line, edit.payloads, self.keep), edit.new)
+                self.recipe.replaced(line, pieces_of(line, edit.payloads, self.keep,
+                                                     inline=edit.inline), edit.new)
                 if edit.new is not None:
                     yield edit.new
 

@@ -93,11 +93,12 @@ class RecipeBuilder:
 
 
 def pieces_of(line: bytes, payloads: Iterable[tuple[int, int]],
-              keep: Callable[[bytes], str]) -> list[Piece]:
-    """``line`` as recipe pieces: each payload range, and the whole line when there is none,
-    goes to the store through ``keep`` (which returns its digest); the bytes between payloads
-    stay in the recipe as text (in the store too when they are not UTF-8)."""
-    ranges = list(payloads) or [(0, len(line))]
+              keep: Callable[[bytes], str], *, inline: bool = False) -> list[Piece]:
+    """``line`` as recipe pieces: each payload range, and the whole line when there is none
+    (unless ``inline``: then it stays in the recipe), goes to the store through ``keep`` (which
+    returns its digest); the bytes between payloads stay in the recipe as text (in the store
+    too when they are not UTF-8)."""
+    ranges = list(payloads) or ([] if inline else [(0, len(line))])
     pieces: list[Piece] = []
     at = 0
     for start, end in ranges:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pathlib and the folders only where sessions are looked for
     from pathlib import Path
 
     from ctxtool.formats.gemini.compaction import GeminiWriter
+    from ctxtool.formats.vacuum import LineEdit
 
 #: How ``ctxtool sessions`` finds Gemini's lines from a file's ends: a compression's snapshot,
 #: the model records' tokens and model, the title the client's summary service writes
@@ -65,7 +66,7 @@ class GeminiAdapter(FormatAdapter):
     #: Gemini cannot load.
     handled_by: ClassVar[frozenset[str] | None] = frozenset({
         "estimate", "statusline", "validate", "convert", "persist", "snip", "microcompact",
-        "restore", "summarize", "filter-compacted"})
+        "restore", "summarize", "filter-compacted", "vacuum"})
     compactions: ClassVar[str] = AGENT_RULE  # the checkpoint Gemini loads decides what is sent
     summary_keeps_lines: ClassVar[bool] = True  # a compression is appended: every line stays
     restore_files_refusal: ClassVar[tuple[str, str] | None] = (
@@ -105,6 +106,12 @@ class GeminiAdapter(FormatAdapter):
         from ctxtool.formats.gemini.listing import session_cwd
 
         return self.session_id_of(entry), session_cwd(entry)
+
+    def vacuum_lines(self, lines: Iterable[bytes]) -> Iterable[LineEdit]:
+        """Records the loader no longer uses (formats/gemini/vacuum.py)."""
+        from ctxtool.formats.gemini.vacuum import gemini_dead_lines
+
+        return gemini_dead_lines(lines)
 
     # --- sessions on disk (formats/gemini/sessions.py, formats/gemini/listing.py) -------------
 
