@@ -105,3 +105,15 @@ def test_a_gemini_session_is_named_by_its_id_its_start_or_latest(home: Path,
 def test_an_unknown_id_names_no_start_file(home: Path) -> None:
     result = run_ctxtool("estimate", "0f0f0f0f", env=env_of(home))
     assert result.returncode == 2 and b"no file or session named" in result.stderr
+
+
+def test_the_listing_counts_gemini_s_compression_as_estimate_does(tmp_path: Path) -> None:
+    """The compaction needle (``<state_snapshot>``) finds the compression checkpoint from the
+    file's bytes: the listing's figure is estimate's."""
+    write_session(tmp_path, NAME, (FIXTURES / "compressed.jsonl").read_bytes())
+    listed = run_ctxtool("sessions", "--json", env=env_of(tmp_path))
+    row = json.loads(listed.stdout.splitlines()[0])
+    estimate = run_ctxtool("estimate", "--json", str(FIXTURES / "compressed.jsonl"))
+    report = json.loads(estimate.stdout)
+    assert row["compactions"] == report["compact_boundaries"] == 1
+    assert row["context_tokens"] == report["context_tokens"]
