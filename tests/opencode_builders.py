@@ -8,6 +8,9 @@ from typing import Any
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "opencode"
 SESSION = "ses_test"
 T0 = 1_767_000_000_000
+# OpenCode's config turning its prune on: since 1.4 it prunes (and so does microcompact) only
+# when asked to (ctxtool.formats.opencode.switches)
+PRUNE_ON = {"OPENCODE_CONFIG_CONTENT": '{"compaction": {"prune": true}}'}
 ZERO = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
 
 

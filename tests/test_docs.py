@@ -197,15 +197,18 @@ def test_the_readme_shows_what_its_first_command_prints(tmp_path: Path) -> None:
 
 def test_the_rules_table_has_every_rule_and_where_it_comes_from() -> None:
     """docs/estimate.md's table of rules by agent and version: a row for each row of
-    ctxtool's own table (the name estimate reports), for OpenCode's two rules, Codex's and
+    ctxtool's own table (the name estimate reports), for OpenCode's three (the overflow rule
+    changed at 1.18, the prune default at ctxtool's PRUNE_OPT_IN_SINCE), Codex's and
     Gemini CLI's, each
     saying where its numbers come from."""
     from ctxtool.formats.claude_code.rules import RULES
+    from ctxtool.formats.opencode.switches import PRUNE_OPT_IN_SINCE
     text = (ROOT / "docs" / "estimate.md").read_text(encoding="utf-8")
     table = text[text.index("## Rules by agent and version"):]
     rows = [line for line in table.splitlines() if line.startswith("| ")][2:]
     names = [f"Claude Code {rule.name}" for rule in RULES] + [
-        "OpenCode 1.18+", "OpenCode before 1.18", "Codex CLI", "Gemini CLI"]
+        "OpenCode 1.18+", "OpenCode 1.4-1.17",
+        f"OpenCode before {'.'.join(map(str, PRUNE_OPT_IN_SINCE))}", "Codex CLI", "Gemini CLI"]
     for name in names:
         row = next((r for r in rows if r.startswith(f"| {name}")), None)
         assert row is not None, f"no row for {name}"

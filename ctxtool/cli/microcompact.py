@@ -83,8 +83,9 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     trigger, --target, --clear-at-least and the boundary's tokensSaved, and the tool calls
     Claude Code's own microcompact_boundary lines list are neither cleared nor counted again.
     DISABLE_COMPACT=1 or DISABLE_MICROCOMPACT=1 (in the environment or settings.json's env)
-    passes the input through unchanged, as does OpenCode's `compaction.prune: false` (or
-    OPENCODE_DISABLE_PRUNE) for OpenCode sessions. On OpenCode sessions
+    passes the input through unchanged, as does an OpenCode session whose release would not
+    prune: 1.4 and later prune only with `compaction.prune: true` in OpenCode's config, older
+    ones unless it is false (OPENCODE_DISABLE_PRUNE: never). On OpenCode sessions
     the chosen tool parts are marked compacted (state.time.compacted), as OpenCode's own prune
     does: their output stays in the file and OpenCode shows the placeholder.
 

@@ -16,6 +16,7 @@ from ctxtool.errors import ExitCode
 from ctxtool.formats.opencode.session import CONTINUE_TEXT
 from ctxtool.formats.opencode.truncate import HINT_TAIL
 from tests.conftest import CORPUS, ROOT, run_ctxtool
+from tests.opencode_builders import PRUNE_ON
 from tests.opencode_sessions import (EXPORT, NOW, NOW_MS, fixture_entries, jsonl, lines,
                                      persist_session, prune_session, snip_session, tools_of,
                                      write)
@@ -71,7 +72,7 @@ def test_estimate_through_the_entry_point(session: Path) -> None:
 
 def test_microcompact_marks_parts_on_opencode_input(runner, tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", prune_session())
-    result = runner.invoke(cli, ["microcompact", "--now", NOW, "--stats", str(path)])
+    result = runner.invoke(cli, ["microcompact", "--now", NOW, "--stats", str(path)], env=PRUNE_ON)
     assert result.exit_code == 0, result.stderr
     parts = tools_of(lines(result.stdout_bytes))
     assert parts["old1"]["state"]["time"]["compacted"] == NOW_MS
@@ -81,7 +82,7 @@ def test_microcompact_marks_parts_on_opencode_input(runner, tmp_path: Path) -> N
     stats = json.loads(result.stderr[result.stderr.index("{"):])
     assert stats["strategy"] == "opencode" and stats["marked_compacted"] is True
     assert not (tmp_path / "ctxtool-store").exists() and not Path("ctxtool-store").exists()
-    refused = runner.invoke(cli, ["microcompact", "--clear-tool-inputs", str(path)])
+    refused = runner.invoke(cli, ["microcompact", "--clear-tool-inputs", str(path)], env=PRUNE_ON)
     assert refused.exit_code == ExitCode.USAGE and "does not apply to OpenCode" in refused.stderr
 
 
@@ -89,7 +90,7 @@ def test_microcompact_in_place_and_restore_unmarks(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", prune_session())
     original = path.read_bytes()
     result = run_ctxtool("microcompact", "--strategy", "claude-code", "--force", "--keep", "1",
-                         "--now", NOW, "--in-place", str(path))
+                         "--now", NOW, "--in-place", str(path), env=PRUNE_ON)
     assert result.returncode == 0, result.stderr
     marked = path.read_bytes()
     assert "compacted" in tools_of(lines(marked))["old1"]["state"]["time"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_ctxtool
-from tests.opencode_sessions import NOW, fixture_entries, prune_session, write
+from tests.opencode_sessions import NOW, fixture_entries, lines, prune_session, tools_of, write
 
 
 def _env(tmp_path: Path, compaction: dict[str, bool] | None, how: str = "xdg") -> dict[str, str]:
@@ -43,6 +43,54 @@ def test_prune_false_passes_microcompact_through(tmp_path: Path, how: str) -> No
     notice = off.stderr.decode()
     assert "compaction.prune: false: input passed through unchanged" in notice
     assert notice.count("\n") == 1
+
+
+def _released_by(version: str | None) -> list[dict]:
+    """prune_session() as recorded by OpenCode ``version`` (None: no version recorded)."""
+    entries = prune_session()
+    entries[0] = {"session": {**entries[0]["session"],
+                              **({"version": version} if version else {})}}
+    return entries
+
+
+@pytest.mark.parametrize("version", ["1.3.2", "1.2.27", "1.1.48"])
+def test_releases_before_1_4_prune_with_prune_unset(tmp_path: Path, version: str) -> None:
+    """OpenCode up to 1.3.2 prunes unless compaction.prune is false (`=== false`)."""
+    path = write(tmp_path / "s.jsonl", _released_by(version))
+    unset = run_ctxtool("microcompact", "--now", NOW, str(path), env=_env(tmp_path, {}))
+    assert unset.returncode == 0, unset.stderr
+    assert "compacted" in tools_of(lines(unset.stdout))["old1"]["state"]["time"]
+    off = run_ctxtool("microcompact", "--now", NOW, str(path),
+                      env=_env(tmp_path, {"prune": False}))
+    assert off.stdout == path.read_bytes()
+
+
+@pytest.mark.parametrize("version", ["1.4.0", "1.14.34", "1.18.33", None])
+def test_releases_since_1_4_prune_only_when_asked(tmp_path: Path, version: str | None) -> None:
+    """1.14.34 and 1.18.33 prune only when compaction.prune is true (`!prune`); a session
+    without a version gets the newest rule."""
+    path = write(tmp_path / "s.jsonl", _released_by(version))
+    unset = run_ctxtool("microcompact", "--now", NOW, str(path), env=_env(tmp_path, {}))
+    assert unset.returncode == 0, unset.stderr
+    assert unset.stdout == path.read_bytes()
+    shown = version or "of unknown version"
+    assert unset.stderr.decode() == (
+        f"ctxtool: microcompact: nothing cleared (OpenCode {shown} prunes only with "
+        "compaction.prune: true (unset in its config): input passed through unchanged)\n")
+    on = run_ctxtool("microcompact", "--now", NOW, str(path),
+                     env=_env(tmp_path, {"prune": True}))
+    assert "compacted" in tools_of(lines(on.stdout))["old1"]["state"]["time"]
+
+
+def test_the_version_boundary() -> None:
+    from ctxtool.formats.opencode.switches import prunes_by_default, switched_off
+    assert [prunes_by_default(v) for v in ("1.3.2", "1.3.99-beta", "1.4.0", "1.18.33", "2.0.0",
+                                           None, 1.3, "dev")] == \
+        [True, True, False, False, False, False, False, False]
+    assert switched_off("auto", setting=None, version="1.18.33", env={}) is None  # auto: on
+    assert switched_off("prune", setting=True, version="1.18.33", env={}) is None
+    assert switched_off("prune", setting=True, version="1.3.2",
+                        env={"OPENCODE_DISABLE_PRUNE": "1"}) == "OPENCODE_DISABLE_PRUNE is set"
 
 
 def _long_session(tmp_path: Path) -> Path:

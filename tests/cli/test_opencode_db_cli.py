@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from ctxtool.cli import cli
 from ctxtool.storage import opencode_db
 from tests.conftest import run_ctxtool
-from tests.opencode_builders import SESSION, assistant, text, tool, user
+from tests.opencode_builders import PRUNE_ON, SESSION, assistant, text, tool, user
 from tests.opencode_db_builder import add_session, integrity, make_db, rows
 
 BIG = "x" * 4000
@@ -50,7 +50,7 @@ def test_convert_and_estimate_read_the_database(db: Path, tmp_path: Path) -> Non
 def test_microcompact_and_restore_in_place(db: Path) -> None:
     before = rows(db)
     pruned = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
-                         "--in-place", str(db), "--session", SESSION)
+                         "--in-place", str(db), "--session", SESSION, env=PRUNE_ON)
     assert pruned.returncode == 0, pruned.stderr
     assert b"1 rows updated" in pruned.stderr
     changed = [r for r in rows(db) if r not in before]
@@ -128,7 +128,7 @@ def test_the_database_backup_keeps_the_owner_and_mode(db: Path) -> None:
     os.chown(db, nobody.pw_uid, nobody.pw_gid)
     os.chmod(db, 0o600)
     pruned = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
-                         "--in-place", str(db), "--session", SESSION)
+                         "--in-place", str(db), "--session", SESSION, env=PRUNE_ON)
     assert pruned.returncode == 0, pruned.stderr
     (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")
     for path in (db, backup):
@@ -152,7 +152,7 @@ def test_a_write_killed_anywhere_leaves_the_database_whole(db: Path, where: str,
     holder.execute("SELECT count(*) FROM session").fetchone()
     try:
         killed = run_ctxtool(*WRITES[command], "--in-place", str(db), "--session", SESSION,
-                             env={"CTXTOOL_TEST_CRASH": where})
+                             env={**PRUNE_ON, "CTXTOOL_TEST_CRASH": where})
         assert killed.returncode == -9, killed.stderr
         assert integrity(db) == "ok"
         (backup,) = db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")

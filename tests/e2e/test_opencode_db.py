@@ -25,6 +25,7 @@ import pytest
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_messages import FakeMessages, say, tool
 from tests.e2e.opencode_cli import OpenCode, opencode_in
+from tests.opencode_builders import PRUNE_ON
 from tests.opencode_db_builder import snapshot
 
 CLEARED = "[Old tool result content cleared]"
@@ -93,10 +94,28 @@ def test_reading_the_database_equals_reading_the_export(opencode: OpenCode, work
     assert by_db["opencode"]["count"] == last["input"] + last["output"]
 
 
+def test_microcompact_with_opencodes_default_config_prunes_nothing(opencode: OpenCode,
+                                                                    work: Work) -> None:
+    """1.18.33 prunes only with compaction.prune: true; its config here leaves it unset, so
+    microcompact (reading that config) leaves the database alone and OpenCode, resumed, sends
+    the tool output whole."""
+    proc = run_ctxtool("microcompact", "--strategy", "opencode", "--force", "--target", "0",
+                       "--in-place", str(opencode.db), "--session", work.id, env=opencode.env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"OpenCode 1.18.33 prunes only with compaction.prune: true" in proc.stderr
+    assert not list(opencode.db.parent.glob("opencode.db.ctxtool-backup-*"))
+    assert opencode.export(work.id) == work.export
+    opencode.api.push(say("Still there."))
+    turns = [b for b in opencode.prompt("still?", work.id) if b.get("tools")]
+    assert len(tool_results(turns[-1])) == 1 and FILE_TEXT in str(tool_results(turns[-1])[0])
+    work.export = opencode.export(work.id)  # the turn just added: the tests below start here
+
+
 def test_microcompact_restore_and_the_backup(opencode: OpenCode, work: Work,
                                              tmp_path: Path) -> None:
     ctxtool_ok("microcompact", "--strategy", "opencode", "--force", "--target", "0",
-               "--in-place", str(opencode.db), "--session", work.id)
+               "--in-place", str(opencode.db), "--session", work.id,
+               env={**opencode.env, **PRUNE_ON})  # OpenCode's config, compaction.prune on
     (backup,) = opencode.db.parent.glob("opencode.db.ctxtool-backup-*.jsonl")
     # the backup holds the one tool part microcompact replaced, not the database
     assert backup.stat().st_size < 2 * len(work.export)

@@ -17,6 +17,7 @@ from ctxtool.formats.detect import detect_format
 from ctxtool.formats.jsonl import iter_entries
 from tests.conftest import FIXTURES, run_ctxtool
 from tests.opencode_builders import FIXTURE as OLD_FIXTURE
+from tests.opencode_builders import PRUNE_ON
 from tests.opencode_db_builder import rows
 
 FOLDER = FIXTURES / "opencode-1.18.33"
@@ -107,7 +108,7 @@ def test_microcompact_and_restore_in_place_leave_the_database_as_it_was(tmp_path
     shutil.copyfile(DB, db)
     before = rows(db)
     ok("microcompact", "--strategy", "opencode", "--force", "--target", "0", "--in-place",
-       str(db), "--session", SESSION)
+       str(db), "--session", SESSION, env=PRUNE_ON)
     changed = [r for r in rows(db) if r not in before]
     assert [r[0] for r in changed] == ["part"]
     assert "compacted" in orjson.loads(changed[0][-1])["state"]["time"]

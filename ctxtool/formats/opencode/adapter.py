@@ -22,6 +22,7 @@ from ctxtool.formats.opencode.rule import (OpenCodeLimits, opencode_limits, sess
                                            session_version, usable_tokens)
 from ctxtool.formats.opencode.session import (PruneResult, filter_compacted_opencode,
                                               is_older_session, mark_compacted, prune_marks)
+from ctxtool.formats.opencode.switches import switched_off
 from ctxtool.formats.opencode.tools import SNIP_TOOLS, as_claude_code_tool
 from ctxtool.formats.opencode.validate import OpenCodeChecks
 from ctxtool.types import location_of
@@ -266,16 +267,15 @@ class OpenCodeAdapter(FormatAdapter):
 
     def compaction_switched_off(self, kind: str, entries: Iterable[Mapping[str, Any]], *,
                                 env: Mapping[str, str]) -> str | None:
-        # OpenCode's config sets these (the project's too: the session's folder), and its
-        # OPENCODE_DISABLE_AUTOCOMPACT / OPENCODE_DISABLE_PRUNE flags force them off
+        # OpenCode's config sets these (the project's too: the session's folder), its
+        # OPENCODE_DISABLE_* flags force them off, and the session's release reads an unset
+        # compaction.prune its own way (:mod:`.switches`)
         from ctxtool.storage.opencode_config import compaction_setting  # see test_architecture
-        flag = {"auto": "OPENCODE_DISABLE_AUTOCOMPACT", "prune": "OPENCODE_DISABLE_PRUNE"}[kind]
-        if env.get(flag, "").strip().lower() in ("1", "true"):
-            return f"{flag} is set"
-        folder = _session_folder(entries)
-        if compaction_setting(kind, env=env, directory=folder) is False:
-            return f"OpenCode's config sets compaction.{kind}: false"
-        return None
+        record = _session_record(entries)
+        folder = record.get("directory")
+        setting = compaction_setting(kind, env=env,
+                                     directory=folder if isinstance(folder, str) else None)
+        return switched_off(kind, setting=setting, version=record.get("version"), env=env)
 
     def is_summary_entry(self, entry: Mapping[str, Any]) -> bool:
         return is_summary(view.obj(entry.get("info")))
@@ -301,14 +301,19 @@ def _reserved(entries: Iterable[Mapping[str, Any]], env: Mapping[str, str]) -> i
 
 
 def _session_folder(entries: Iterable[Mapping[str, Any]]) -> str | None:
-    """The session record's folder (the session line comes first: the read stops there)."""
+    """The session record's folder."""
+    folder = _session_record(entries).get("directory")
+    return folder if isinstance(folder, str) else None
+
+
+def _session_record(entries: Iterable[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The session record (the session line comes first: the read stops there), else {}."""
     lines = iter(entries)
     try:
         for entry in lines:
             if view.is_session_line(entry):
-                folder = view.obj(entry["session"]).get("directory")
-                return folder if isinstance(folder, str) else None
-        return None
+                return view.obj(entry["session"])
+        return {}
     finally:
         close = getattr(lines, "close", None)
         if close is not None:
