@@ -7,7 +7,8 @@ the user's ``<config>/settings.json`` (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``),
 Claude Code would be started in; ctxtool's working directory by default), then the managed
 ``/etc/claude-code/managed-settings.json``. ``autoCompactEnabled`` that no settings file sets is
 taken from the global config, ``<$CLAUDE_CONFIG_DIR or home>/.claude.json``, where ``/config``
-wrote it before settings.json held it (2.1.332 reads it there last). A missing, unreadable or
+wrote it before settings.json held it (2.1.332 reads it there last; what it says is cached, keyed
+by the file's size and modification time). A missing, unreadable or
 malformed file is skipped, as Claude Code skips it; ``CTXTOOL_CLAUDE_SETTINGS=0`` reads none.
 """
 
@@ -20,10 +21,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxtool.formats.claude_code.rules import Settings, settings_from
+from ctxtool.storage.cache_dir import cache_dir
 
 MANAGED = "/etc/claude-code/managed-settings.json"
 MAX_BYTES = 1 << 20  # a settings file is a few KB; nothing larger is read
 GLOBAL_MAX_BYTES = 64 << 20  # ~/.claude.json keeps per-project history: it grows to MBs
+GLOBAL_CACHE = "claude-global-config.json"  # in ctxtool's cache folder (storage.cache_dir)
 
 
 def settings_files(env: Mapping[str, str], project: str | None = None) -> list[str]:
@@ -47,11 +50,43 @@ def read_settings(env: Mapping[str, str], project: str | None = None) -> Setting
     settings = settings_from(documents)
     if settings.auto_compact_enabled is None:
         path = global_config(env)
-        legacy = _read(path, limit=GLOBAL_MAX_BYTES, needs=b'"autoCompactEnabled"')
-        if legacy is not None and legacy.get("autoCompactEnabled") is False:  # true: the default
+        if _global_auto_compact_off(path, env):
             settings = dataclasses.replace(settings, auto_compact_enabled=False,
                                            files=(*settings.files, path))
     return settings
+
+
+def _global_auto_compact_off(path: str, env: Mapping[str, str]) -> bool:
+    """True when the global config sets ``autoCompactEnabled: false`` (true is the default).
+    The statusline asks on every message and the file grows to MBs, so the answer is cached
+    in ctxtool's cache folder under the file's (path, size, mtime_ns): a changed file is read
+    again; a cache that is missing, corrupt or cannot be written is ignored."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    key = [path, stat.st_size, stat.st_mtime_ns]
+    folder = cache_dir(env)
+    cache = os.path.join(folder, GLOBAL_CACHE) if folder is not None else None
+    cached = _read(cache) if cache is not None else None
+    if cached is not None and cached.get("key") == key and isinstance(cached.get("off"), bool):
+        return bool(cached["off"])
+    legacy = _read(path, limit=GLOBAL_MAX_BYTES, needs=b'"autoCompactEnabled"')
+    off = legacy is not None and legacy.get("autoCompactEnabled") is False
+    if cache is not None:
+        _write_cache(cache, {"key": key, "off": off})
+    return off
+
+
+def _write_cache(path: str, value: Mapping[str, Any]) -> None:
+    from ctxtool.errors import StoreError  # only when the cache is written, not on every run
+    from ctxtool.storage.atomic import write_bytes_atomic
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_bytes_atomic(path, json.dumps(value).encode())
+    except (OSError, StoreError):
+        pass  # an optimisation only
 
 
 def global_config(env: Mapping[str, str]) -> str:

@@ -22,20 +22,15 @@ from typing import Any, NamedTuple
 import orjson
 
 from ctxtool.storage.atomic import write_bytes_atomic
+from ctxtool.storage.cache_dir import cache_dir
 
 CACHE_FILE = "sessions.json"
 
 
 def cache_path(env: Mapping[str, str]) -> Path | None:
     """Where the cache lives, or None when turned off."""
-    configured = (env.get("CTXTOOL_CACHE_DIR") or "").strip()
-    if configured.lower() in ("off", "0", "none"):
-        return None
-    if configured:
-        return Path(os.path.expanduser(configured)) / CACHE_FILE
-    base = (env.get("XDG_CACHE_HOME") or "").strip()
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(base or Path(home) / ".cache") / "ctxtool" / CACHE_FILE
+    folder = cache_dir(env)
+    return Path(folder) / CACHE_FILE if folder is not None else None
 
 
 class Resume(NamedTuple):
