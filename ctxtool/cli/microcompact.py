@@ -12,11 +12,13 @@ from datetime import timedelta
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from ctxtool.clock import parse_duration, parse_now
 from ctxtool.core.clearing.microcompact import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, PROTECTED_TOOLS,
                                        STRATEGIES, TARGET_TOKENS, MicrocompactOptions,
-                                       MicrocompactReport, default_strategy, microcompact)
+                                       MicrocompactReport, default_strategy, microcompact,
+                                       strategy_defaults)
 from ctxtool.formats.registry import adapter_for
 from ctxtool.io.clearing import ClearingSettings, clearing_options, csv_set, run_clearing
 from ctxtool.io.options import (ReportOptions, in_place_options, io_options, now_option,
@@ -30,17 +32,19 @@ from ctxtool.io.streams import IOOptions
 @click.option("--strategy", type=click.Choice(STRATEGIES),
               help="claude-code: clear oldest results down to --target; opencode: prune "
                    "output older than the last user turns; idle: clear all but --keep after "
-                   "an idle gap. Default: opencode for OpenCode sessions, else claude-code.")
+                   "an idle gap; gemini: Gemini CLI's masking (the newest --target 50000 tool "
+                   "tokens kept, only when --clear-at-least 30000 go). Default: the session's "
+                   "agent's own (opencode, gemini), else claude-code.")
 @click.option("--keep", type=click.IntRange(min=0), metavar="N",
               help="Newest compactable tool calls left intact (Anthropic's `keep`). "
                    "Default: 3, or 5 with --strategy idle.")
 @click.option("--target", type=click.IntRange(min=0), default=TARGET_TOKENS, show_default=True,
-              help="Clear until compactable results hold at most this many tokens (opencode: "
-                   "the newest tool output protected).")
+              help="Clear until compactable results hold at most this many tokens (opencode, "
+                   "gemini: the newest tool output protected; gemini's default: 50000).")
 @click.option("--clear-at-least", type=click.IntRange(min=0), default=CLEAR_AT_LEAST,
               show_default=True,
               help="Clear nothing unless at least this many tokens would go (Anthropic's "
-                   "`clear_at_least`).")
+                   "`clear_at_least`; gemini's default: 30000).")
 @click.option("--trigger", type=click.IntRange(min=0), metavar="TOKENS",
               help="Run only when the context holds at least this many tokens (Anthropic's "
                    "`trigger`). Default: Claude Code's warning threshold for the model.")
@@ -53,7 +57,8 @@ from ctxtool.io.streams import IOOptions
 @click.option("--exclude-tools", metavar="A,B",
               help="Tools whose results are never cleared (Anthropic's `exclude_tools`).")
 @click.option("--protect", metavar="A,B", default=",".join(sorted(PROTECTED_TOOLS)),
-              show_default=True, help="opencode: tools never pruned (any case).")
+              show_default=True, help="opencode: tools never pruned (any case); gemini's "
+                   "default: its exempt tools (activate_skill, ask_user, enter/exit_plan_mode).")
 @click.option("--protect-turns", type=click.IntRange(min=0), default=2, show_default=True,
               help="opencode: newest user turns whose tool output is never pruned.")
 @click.option("--idle", "idle", metavar="DURATION",
@@ -87,7 +92,11 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
     prune: 1.4 and later prune only with `compaction.prune: true` in OpenCode's config, older
     ones unless it is false (OPENCODE_DISABLE_PRUNE: never). On OpenCode sessions
     the chosen tool parts are marked compacted (state.time.compacted), as OpenCode's own prune
-    does: their output stays in the file and OpenCode shows the placeholder.
+    does: their output stays in the file and OpenCode shows the placeholder. On Gemini CLI
+    sessions the default strategy is Gemini's own masking (the newest 50000 tokens of tool
+    output kept, nothing unless 30000 go, its exempt tools left alone), among the records
+    Gemini sends on resume; each chosen result, in both places Gemini keeps it, becomes
+    Gemini's <tool_output_masked> preview naming the saved file, in the lines Gemini loads.
 
     \b
         ctxtool microcompact session.jsonl > smaller.jsonl
@@ -104,6 +113,9 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
         protect=csv_set(protect) or frozenset(), protect_turns=protect_turns,
         idle=_idle(idle) if idle is not None else None, clear_tool_inputs=clear_tool_inputs)
     moment = parse_now(now)
+    context = click.get_current_context()
+    given = {name for name in ("target", "clear_at_least", "protect")
+             if context.get_parameter_source(name) is not ParameterSource.DEFAULT}
 
     def transform(fmt: str, source: FileSource,
                   run: MicrocompactReport) -> Iterator[dict[str, Any]]:
@@ -113,6 +125,9 @@ def microcompact_cmd(io: IOOptions, strategy: str | None, keep: int | None, targ
             return source
         chosen = options if strategy else replace(options, strategy=default_strategy(fmt))
         chosen = chosen if tools else replace(chosen, tools=adapter_for(fmt).compactable_tools)
+        chosen = replace(chosen, **{name: value for name, value
+                                    in strategy_defaults(chosen.strategy).items()
+                                    if name not in given})
         # an agent that hides cleared results by a mark (OpenCode) keeps them: nothing to save
         store = None if adapter_for(fmt).clears_by_marking else clear.store(fmt, source)
         return microcompact(source, fmt=fmt, store=store, now=moment, options=chosen,

@@ -14,7 +14,7 @@ from ctxtool.io import messages
 from ctxtool.io.options import (ReportOptions, in_place_options, io_options, report_options,
                                  store_options)
 from ctxtool.io.streams import IOOptions, is_rereadable, read_transcript
-from ctxtool.storage.store import DEFAULT_ROOT, STORE_ENV, ToolResultStore
+from ctxtool.storage.store import DEFAULT_ROOT, STORE_ENV, ToolResultStore, store_for_entries
 
 
 @click.command("restore")
@@ -42,6 +42,9 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
     tool results persisted before. Its recipe is looked for in the store vacuum used for it,
     --store DIR / $CTXTOOL_STORE and ./ctxtool-store. --in-place on an OpenCode database puts
     back the rows a vacuum removed from it.
+    Gemini CLI sessions get the response behind each <tool_output_masked> preview that names a
+    ctxtool store file back, wherever the record is (Gemini's own masked outputs stay); the
+    session's tool-outputs/session-<id>/ folder beside Gemini's chats/ is read without --store.
     OpenCode sessions get each tool part's output back, and parts marked compacted (by
     microcompact or OpenCode's own prune, which keep the output) lose the mark, so OpenCode
     sends their output again.
@@ -70,6 +73,9 @@ def restore_cmd(io: IOOptions, strict: bool, store_dir: str | None, report: Repo
                                 sessions=own_folders(unit.paths))
         with on_its_own(io, target):
             fmt, entries = read_transcript(unit)
+            if not root:  # where persist saved by itself for this transcript (Gemini's folder)
+                chosen, entries = store_for_entries(None, entries, fmt=fmt, env=os.environ)
+                store.also_read(chosen.root)
             with output_for(target, hold=strict, inputs=unit.paths) as out:
                 write_entries(restore(entries, fmt=fmt, store=store, report=run,
                                       warn=messages.warn), out)

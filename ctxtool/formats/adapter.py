@@ -17,7 +17,7 @@ The interface is grouped by capability, one small class per capability in
 Anthropic Messages shape: one ``{"role", "content"}`` object per line). :class:`FormatAdapter`
 composes them, so an adapter subclasses it and overrides only what its agent does differently,
 one capability at a time; a transform's type hints name the capability it uses
-(``ClearingAdapter``, ``ConvertingAdapter``...). Members per capability (93 in all):
+(``ClearingAdapter``, ``ConvertingAdapter``...). Members per capability (98 in all):
 
 * :class:`ReadingAdapter` (``capabilities/reading.py``, 18; every other capability builds on
   it) - identity and detection (``formats/detect.py``): :attr:`name`, :attr:`title`,
@@ -43,14 +43,15 @@ one capability at a time; a transform's type hints name the capability it uses
   :meth:`count_compactions`,
   :meth:`configured_limits`, :meth:`overflow_rule`, :meth:`context_limits`,
   :meth:`idle_compaction`;
-* :class:`ClearingAdapter` (``capabilities/clearing.py``, 21; ``persist``, ``snip``,
+* :class:`ClearingAdapter` (``capabilities/clearing.py``, 24; ``persist``, ``snip``,
   ``microcompact``, ``restore``) - :attr:`placeholder_style`, :attr:`output_truncation`,
   :attr:`clears_by_marking`, :attr:`cleared_result_text`, :attr:`clearing_strategy`,
-  :attr:`compactable_tools`, :attr:`clearing_count`, :attr:`own_tool_names`,
-  :attr:`writes_clearing_boundary`, :meth:`result_slots`, :meth:`with_result_contents`,
-  :meth:`cleared`, :meth:`restored`, :meth:`marked_cleared`, :meth:`own_prune`,
-  :meth:`results_named`, :meth:`clearing_record`, :meth:`without_clearing_records`,
-  :meth:`cleared_ids_recorded`, :meth:`snip_view`, :meth:`idle_clearing_after`;
+  :attr:`clearing_defaults`, :attr:`compactable_tools`, :attr:`clearing_count`,
+  :attr:`own_tool_names`, :attr:`writes_clearing_boundary`, :meth:`result_slots`,
+  :meth:`with_result_contents`, :meth:`cleared`, :meth:`restored`, :meth:`marked_cleared`,
+  :meth:`own_prune`, :meth:`results_named`, :meth:`clearing_record`,
+  :meth:`without_clearing_records`, :meth:`cleared_ids_recorded`, :meth:`cleared_text`,
+  :meth:`clearing_view`, :meth:`snip_view`, :meth:`idle_clearing_after`;
 * :class:`SummarizingAdapter` (``capabilities/summarizing.py``, 7; ``core/summarizing``) -
   :attr:`names_tools_its_way`, :attr:`side_chains`, :attr:`queues_prompts`,
   :attr:`restore_files_refusal`, :meth:`typed_text`, :meth:`claude_code_tool`,
@@ -60,12 +61,12 @@ one capability at a time; a transform's type hints name the capability it uses
   :meth:`iter_api_messages`, and as a target :attr:`blocks_kept`, :attr:`system_in_messages`;
 * :class:`ValidatingAdapter` (``capabilities/validating.py``, 1; ``validate``) -
   :meth:`own_checks` (and :attr:`schema`);
-* :class:`SessionsAdapter` (``capabilities/sessions.py``, 11; ``storage``, ``ctxtool
+* :class:`SessionsAdapter` (``capabilities/sessions.py``, 13; ``storage``, ``ctxtool
   sessions`` and the session selectors, ``cleanup``, ``vacuum``, in-place rewrites in
-  ``io/live.py``) - :attr:`results_beside_session`, :attr:`session_marks`,
-  :meth:`session_and_cwd`, :meth:`session_roots`, :meth:`home_folder`, :meth:`session_files`,
-  :meth:`session_prompt`, :meth:`session_title`, :meth:`rewriting`, :meth:`vacuum_lines`,
-  :meth:`vacuum_database` (:mod:`ctxtool.formats.vacuum` says the rules).
+  ``io/live.py``) - :attr:`results_beside_session`, :attr:`names_cwd`, :attr:`session_marks`,
+  :meth:`results_folder`, :meth:`session_and_cwd`, :meth:`session_roots`, :meth:`home_folder`,
+  :meth:`session_files`, :meth:`session_prompt`, :meth:`session_title`, :meth:`rewriting`,
+  :meth:`vacuum_lines`, :meth:`vacuum_database` (:mod:`ctxtool.formats.vacuum` says the rules).
 
 What was not split, and why: the capabilities are base classes of one :class:`FormatAdapter`,
 not separate objects an adapter hands out (``adapter.clearing().cleared(...)``): every transform

@@ -96,6 +96,9 @@ class ToolResultStore:
         # <dir>/<stem>/, where Claude Code keeps its side files; see readable)
         self.sessions = {os.path.join(os.path.realpath(os.path.dirname(folder)),
                                       os.path.basename(folder)) for folder in sessions}
+        # load(): other roots it may read (the agent's own folder for a session's outputs,
+        # where persist saves by default: see also_read)
+        self.other_roots: set[str] = set()
         self.notice = notice
         # on disk before the next replacement of a transcript (storage/durable.py: one batch)
         self.durable = durable
@@ -188,10 +191,16 @@ class ToolResultStore:
         # one that is a link is refused by the read itself, saying so
         root = os.path.realpath(target.parent.parent.parent)
         session = os.path.join(root, target.parent.parent.name)
-        if session in self.sessions or root == os.path.realpath(self.root):
+        if session in self.sessions or root == os.path.realpath(self.root) \
+                or root in self.other_roots:
             return True
         projects = os.path.realpath(claude_config_dir(os.environ) / "projects")
         return os.path.dirname(root) == projects or marker.is_marked(root)
+
+    def also_read(self, root: Path) -> None:
+        """Let :meth:`load` read the stored results under ``root`` too (a store of the same
+        layout that persist chose by itself for the transcript: the agent's own folder)."""
+        self.other_roots.add(os.path.realpath(root))
 
     # --- exact original lines -----------------------------------------------------------------
 
@@ -518,7 +527,11 @@ def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
                       env: Mapping[str, str], notice: Notice = _ignore,
                       ) -> tuple[ToolResultStore, Iterator[E]]:
     """Choose the store for a stream: looks ahead (at most PEEK_LIMIT entries, buffered) for the
-    first entry with a ``sessionId`` and ``cwd``, and returns the store with the full stream."""
+    first entry with a ``sessionId`` and ``cwd``, and returns the store with the full stream.
+    Without ``option`` or ``$CTXTOOL_STORE``, a session file in a folder where its agent keeps
+    the session's tool outputs (:meth:`~ctxtool.formats.adapter.FormatAdapter.results_folder`:
+    Gemini CLI's ``<project>/tool-outputs/session-<id>`` for ``<project>/chats/``) gets that
+    folder; else :func:`resolve_store`."""
     iterator = iter(entries)
     seen: list[E] = []
     session_id = cwd = None
@@ -527,9 +540,15 @@ def store_for_entries(option: str | None, entries: Iterable[E], *, fmt: str,
         for entry in iterator:
             seen.append(entry)
             session_id, cwd = adapter.session_and_cwd(entry)
-            if (session_id and cwd) or len(seen) >= PEEK_LIMIT:
+            # an agent whose lines name no folder (Gemini) is placed by the session alone
+            if (session_id and (cwd or not adapter.names_cwd)) or len(seen) >= PEEK_LIMIT:
                 break
     source = getattr(seen[0], "source", None) if seen else None  # Entry: its file's name
-    store = resolve_store(option, env=env, fmt=fmt, session_id=session_id, cwd=cwd,
-                          source=source, notice=notice)
+    # tool results (not vacuum's originals) go where the agent keeps the session's own tool
+    # outputs, when it has such a folder (Gemini's <project>/tool-outputs/session-<id>)
+    own = adapter.results_folder(source, session_id) \
+        if not option and not env.get(STORE_ENV) and source and not source.startswith("<") \
+        else None
+    store = ToolResultStore(own, notice=notice) if own is not None else resolve_store(
+        option, env=env, fmt=fmt, session_id=session_id, cwd=cwd, source=source, notice=notice)
     return store, chain(seen, iterator)

@@ -1,10 +1,12 @@
-"""Which tool results ``microcompact`` clears: its options, the three strategies
-(``claude-code``, ``opencode``, ``idle``; see :mod:`ctxtool.core.clearing.microcompact`) and the
-report. Shared by the replacing path and the marking path (:mod:`ctxtool.core.clearing.marking`).
+"""Which tool results ``microcompact`` clears: its options, the four strategies
+(``claude-code``, ``opencode``, ``idle``, ``gemini``; see
+:mod:`ctxtool.core.clearing.microcompact`) and the report. Shared by the replacing path and the
+marking path (:mod:`ctxtool.core.clearing.marking`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,12 +15,12 @@ from ctxtool.core.clearing.replace import ClearReport
 from ctxtool.core.clearing.twopass import Limits, ToolRecord, ToolScan
 from ctxtool.errors import UsageError
 from ctxtool.formats.capabilities.clearing import ClearingAdapter
-from ctxtool.formats.registry import adapter_for
+from ctxtool.formats.registry import adapter_for, adapters
 
-STRATEGIES = ("claude-code", "opencode", "idle")
+STRATEGIES = ("claude-code", "opencode", "idle", "gemini")
 # the default adapter's (Claude Code's) compactable tools; an agent's own: its adapter's
 COMPACTABLE_TOOLS = ClearingAdapter.compactable_tools
-DEFAULT_KEEP = {"claude-code": 3, "idle": 5, "opencode": 0}
+DEFAULT_KEEP = {"claude-code": 3, "idle": 5, "opencode": 0, "gemini": 0}
 TARGET_TOKENS = 40_000  # uW2 / OpenCode PRUNE_PROTECT
 CLEAR_AT_LEAST = 20_000  # BW2 / OpenCode PRUNE_MINIMUM
 PROTECTED_TOOLS = frozenset({"skill"})  # OpenCode PRUNE_PROTECTED_TOOLS
@@ -107,6 +109,16 @@ class MicrocompactReport:
                 "boundary_appended": self.boundary, **extra, **self.clear.as_dict()}
 
 
+def strategy_defaults(strategy: str) -> dict[str, Any]:
+    """The option values a strategy takes from its agent when not given: the
+    :attr:`~ctxtool.formats.adapter.FormatAdapter.clearing_defaults` of the adapter whose own
+    strategy it is (Gemini's masking thresholds); empty for the others."""
+    if strategy in (ClearingAdapter.clearing_strategy, "idle"):
+        return {}  # Claude Code's are the options' own (and loading every adapter costs)
+    return next((dict(a.clearing_defaults) for a in adapters()
+                 if a.clearing_strategy == strategy), {})
+
+
 def measures_context(options: MicrocompactOptions) -> bool:
     return options.strategy == "claude-code" and not options.force
 
@@ -118,6 +130,8 @@ def select(scan: ToolScan, options: MicrocompactOptions, *, now: datetime, limit
     """The results a strategy clears, from the first pass alone."""
     if options.strategy == "opencode":
         selection = _select_opencode(scan, options)
+    elif options.strategy == "gemini":
+        selection = _select_masking(scan, options)
     elif options.strategy == "idle":
         selection = _select_idle(scan, options, now)
     else:
@@ -212,21 +226,8 @@ def _minutes(delta: timedelta) -> str:
 
 
 def _select_opencode(scan: ToolScan, options: MicrocompactOptions) -> Selection:
-    protect = {name.lower() for name in options.protect}
-    total = pruned = 0
-    chosen: list[ToolRecord] = []
-    for record in reversed(scan.in_context()):
-        if record.turn > scan.turns - options.protect_turns:
-            continue  # one of the newest user turns
-        if record.name.lower() in protect or record.name in options.exclude_tools:
-            continue
-        if record.cleared:
-            break  # everything older was pruned by an earlier run
-        total += record.tokens
-        if total > options.target:
-            pruned += record.tokens
-            chosen.append(record)
-    chosen.reverse()
+    chosen, total, pruned = _past_target(_opencode_walk(scan, options), options.target,
+                                         lambda record: record.tokens)
     selection = Selection(chosen, total, pruned)
     if not options.force and chosen and not pruned > options.clear_at_least:
         selection.skipped = (f"pruning would remove {pruned:,} tokens, not more than "
@@ -235,6 +236,54 @@ def _select_opencode(scan: ToolScan, options: MicrocompactOptions) -> Selection:
                                      f"--target {options.target:,}")
 
 
+def _opencode_walk(scan: ToolScan, options: MicrocompactOptions) -> Iterator[ToolRecord]:
+    """OpenCode's prune walk, newest first: past the newest user turns and protected tools,
+    up to the first result an earlier run pruned."""
+    protect = {name.lower() for name in options.protect}
+    for record in reversed(scan.in_context()):
+        if record.turn > scan.turns - options.protect_turns:
+            continue  # one of the newest user turns
+        if record.name.lower() in protect or record.name in options.exclude_tools:
+            continue
+        if record.cleared:
+            return  # everything older was pruned by an earlier run
+        yield record
+
+
+def _past_target(newest_first: Iterable[ToolRecord], target: int,
+                 tokens: Callable[[ToolRecord], int]) -> tuple[list[ToolRecord], int, int]:
+    """The newest ``target`` tokens kept: the record that goes past them and every older one,
+    oldest first, with the tokens of all and of those."""
+    total = past = 0
+    chosen: list[ToolRecord] = []
+    for record in newest_first:
+        total += tokens(record)
+        if total > target:
+            past += tokens(record)
+            chosen.append(record)
+    chosen.reverse()
+    return chosen, total, past
+
+
+def _select_masking(scan: ToolScan, options: MicrocompactOptions) -> Selection:
+    """Gemini CLI's tool-output masking (``ToolOutputMaskingService``), in its own count of a
+    result (``agent_tokens``): newest first, results of ``protect`` tools and results cleared
+    already left out, the newest keep ``target`` tokens; the result that goes past it and every
+    older one are cleared, only when together they hold at least ``clear_at_least``. (Gemini
+    counts each copy of a result it sends; ctxtool each call once. Its protection of the
+    request's last content is the new prompt's: no stored result.)"""
+    protect = options.protect | options.exclude_tools
+    walk = (r for r in reversed(scan.in_context())
+            if r.name not in protect and r.clearable and not r.cleared)
+    chosen, total, pruned = _past_target(walk, options.target, lambda record: record.agent_tokens)
+    selection = Selection(chosen, total, pruned)
+    if not options.force and chosen and pruned < options.clear_at_least:
+        selection.skipped = (f"masking would remove {pruned:,} tokens, less than "
+                             f"--clear-at-least {options.clear_at_least:,}")
+    return _explain_empty(selection, f"tool output holds {total:,} tokens, not more than "
+                                     f"--target {options.target:,}")
+
+
 __all__ = ["CLEAR_AT_LEAST", "COMPACTABLE_TOOLS", "IDLE", "PROTECTED_TOOLS", "STRATEGIES",
            "TARGET_TOKENS", "MicrocompactOptions", "MicrocompactReport", "Selection",
-           "measures_context", "select"]
+           "measures_context", "select", "strategy_defaults"]

@@ -42,7 +42,7 @@ from typing import Any
 from ctxtool.core.clearing.choosing import (CLEAR_AT_LEAST, COMPACTABLE_TOOLS, IDLE,
                                             PROTECTED_TOOLS, STRATEGIES, TARGET_TOKENS,
                                             MicrocompactOptions, MicrocompactReport, Selection,
-                                            measures_context, select)
+                                            measures_context, select, strategy_defaults)
 from ctxtool.core.clearing.marking import microcompact_by_marking
 from ctxtool.core.clearing.replace import Clearing, iter_cleared, microcompact_placeholder
 from ctxtool.core.clearing.twopass import (Limits, ToolScan, default_limits, reiterable,
@@ -68,7 +68,8 @@ def microcompact(entries: Iterable[dict[str, Any]], *, fmt: str, store: ResultSt
                                            limits=limits or default_limits, report=report)
         return
     meter = ContextMeter(fmt) if measures_context(options) else None
-    scan = scan_tools(entries, fmt=fmt, meter=meter)
+    view = adapter.clearing_view(entries)  # Gemini: the records it sends, not its lines
+    scan = scan_tools(entries if view is None else view, fmt=fmt, meter=meter)
     report.clear.entries = scan.entries
     report.selection = select(scan, options, now=now, limits=limits or default_limits,
                               report=report)
@@ -113,4 +114,4 @@ def boundary_entry(scan: ToolScan, report: MicrocompactReport, *, now: datetime,
 
 __all__ = ["CLEAR_AT_LEAST", "COMPACTABLE_TOOLS", "IDLE", "PROTECTED_TOOLS", "STRATEGIES",
            "TARGET_TOKENS", "MicrocompactOptions", "MicrocompactReport", "Selection",
-           "boundary_entry", "default_strategy", "microcompact", "select"]
+           "boundary_entry", "default_strategy", "microcompact", "select", "strategy_defaults"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxtool.core.clearing.restore import LineKeeper
 from ctxtool.core.clearing.twopass import (ToolRecord, cleared_input, is_clearable, is_cleared_input,
-                                  result_tokens)
+                                  line_key, result_tokens)
 from ctxtool.formats.jsonl import dumps_changed, dumps_entry, dumps_json
 from ctxtool.formats.registry import adapter_for
 from ctxtool.types import Entry, ResultStore
@@ -86,6 +86,8 @@ class Clearing:
     # the session a line belongs to (names the store folder): set by iter_cleared from the
     # format's adapter
     session_of: Callable[[dict[str, Any]], str | None] = lambda entry: None
+    # the agent's own text for a result saved at a path (adapter.cleared_text), or None
+    own_text: Callable[[Any, str], str | None] = lambda content, path: None
 
     def __post_init__(self) -> None:
         # worked out once, not for each result replaced: a store-heavy run replaces thousands,
@@ -102,7 +104,7 @@ class Clearing:
         """The placeholder for the result of ``tool_id`` when it was chosen, can be cleared
         and would shrink (its content saved first), else None."""
         record = self.results.get(tool_id) if isinstance(tool_id, str) else None
-        if record is None or not is_clearable(content):
+        if record is None or not is_clearable(content) or not _seen_here(record, entry):
             return None
         text = _replace_result(record, content, entry, self)
         if text is not None:
@@ -125,6 +127,20 @@ class Clearing:
         self.changes.append((value, None))
         return _replace_input(tool_id, name, saved, entry, self)
 
+    def text(self, content: Any, path: str | None) -> str:
+        """What a result saved at ``path`` (None: not saved) becomes: the agent's own text for
+        it, else the placeholder."""
+        own = self.own_text(content, path) if path is not None else None
+        return own if own is not None else self.placeholder(path)
+
+
+def _seen_here(record: ToolRecord, entry: dict[str, Any]) -> bool:
+    """False for a line the first pass did not see the result in: a copy the agent no longer
+    reads (Gemini: a record written again later, or before the last checkpoint) stays as it is,
+    read once or twice. Entries built in memory (no line number) are never told apart."""
+    key = line_key(entry)
+    return key is None or not record.result_lines or key in record.result_lines
+
 
 def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
                  clearing: Clearing) -> Iterator[dict[str, Any]]:
@@ -136,6 +152,7 @@ def iter_cleared(entries: Iterable[dict[str, Any]], *, fmt: str,
     report = clearing.report
     adapter = adapter_for(fmt)
     clearing.session_of = adapter.session_id_of
+    clearing.own_text = adapter.cleared_text
     changes = clearing.changes
     for entry in entries:
         if getattr(entry, "invalid", False):
@@ -171,13 +188,13 @@ def _replace_result(record: ToolRecord, content: Any, entry: dict[str, Any],
     session = clearing.session_of(entry)
     expected = None if clearing.store is None else clearing.store.path_for(
         content, tool_use_id=record.id, session_id=session)
-    text = clearing.placeholder(expected)
+    text = clearing.text(content, expected)
     after = result_tokens(text)
     if after >= before:
         return None
     path = _save(content, record.id, session, clearing)
     if path != expected:  # another content held the name: saved under the longer alternate
-        text = clearing.placeholder(path)
+        text = clearing.text(content, path)
         after = result_tokens(text)
         if after >= before:  # (rare: a result a few tokens above its placeholder's cost)
             return None

@@ -128,6 +128,10 @@ class ClearingAdapter(ReadingAdapter):
     cleared_result_text: ClassVar[str] = "[Old tool result content cleared]"
     #: The ``microcompact`` strategy that does what the agent itself does (its default there).
     clearing_strategy: ClassVar[str] = "claude-code"
+    #: What :attr:`clearing_strategy` takes when the options are not given (``target``,
+    #: ``clear_at_least``, ``protect``: Gemini's masking thresholds and exempt tools); empty:
+    #: the options' own defaults.
+    clearing_defaults: ClassVar[Mapping[str, Any]] = {}
     #: The tools whose results ``microcompact`` may clear when ``--tools`` is not given: by
     #: default Claude Code's compactable tools (gW2 in v2.1.19), whose names the message lists
     #: of Claude-Code-like agents use too.
@@ -236,6 +240,19 @@ class ClearingAdapter(ReadingAdapter):
     def cleared_ids_recorded(self, entry: Mapping[str, Any]) -> list[str] | None:
         """The tool call ids a clearing record lists (the agent shows their results as
         :attr:`cleared_result_text`), or None when ``entry`` is not such a record."""
+        return None
+
+    def cleared_text(self, content: Any, path: str) -> str | None:
+        """The agent's own text for a tool result ``snip``/``microcompact`` saved at ``path``
+        (``content``: what was saved), when it has a form of its own (Gemini's
+        ``<tool_output_masked>`` snippet, which :attr:`output_truncation` recognizes for
+        ``restore``); None (the default): ctxtool's placeholders."""
+        return None
+
+    def clearing_view(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The messages ``microcompact`` chooses among when they are not the lines themselves
+        (Gemini: the records it sends, each an entry naming the line it lives in, which is the
+        line that changes); None (the default): the lines."""
         return None
 
     def snip_view(self, block: Block) -> Block:

@@ -43,9 +43,19 @@ class SessionsAdapter(ReadingAdapter):
     #: folder (Claude Code: ``~/.claude/projects/<project>/<session>/tool-results``): persist
     #: saves there by default, found from :meth:`session_and_cwd` of the first lines.
     results_beside_session: ClassVar[bool] = False
+    #: True when :meth:`session_and_cwd` finds a working folder on the first lines (Claude
+    #: Code's ``cwd``); False: the session id alone places the store (:meth:`results_folder`).
+    names_cwd: ClassVar[bool] = True
     # How a session kept in a file of its own is listed (``ctxtool sessions``) and named (the
     # session selectors); None: the agent keeps none so (OpenCode reads its database apart).
     session_marks: ClassVar[SessionMarks | None] = None
+
+    def results_folder(self, file: str, session_id: str | None) -> Path | None:
+        """Where the agent keeps the tool outputs it moves out of the session in ``file``
+        (``session_id``: from :meth:`session_and_cwd`), when ctxtool's go there too by default
+        (Gemini: the session's ``tool-outputs/session-<id>``); None (the default): ctxtool's
+        store rules."""
+        return None
 
     def session_and_cwd(self, entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
         """(session id, working folder) recorded on a line, each None when absent. Persist
