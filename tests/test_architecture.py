@@ -213,7 +213,7 @@ def test_persist_and_restore_load_no_other_agent(tmp_path: Path, command: str) -
     assert sorted((NOT_AT_START_UP - {"hashlib"}) & loaded) == []
     if command == "persist":  # the control: the choices are all there when asked for
         loaded, out = modules_at_exit(tmp_path, "persist", "--help")
-        assert b"--style [claude-code|opencode]" in out
+        assert b"--style [claude-code|opencode|gemini]" in out
         assert "ctxtool.formats.opencode.adapter" in loaded
 
 

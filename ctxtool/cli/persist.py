@@ -99,10 +99,13 @@ def finish(report: ReportOptions, data: dict[str, Any], *, problems: int, what: 
 @click.option("--style", type=LazyChoice(styles),
               help="claude-code: <persisted-output> with a 2000-character preview, by --max-chars. "
                    "opencode: OpenCode's truncation - over --max-lines (2000) lines or "
-                   "--max-bytes, the first lines and a hint to use Grep/Read. Default: opencode "
-                   "for OpenCode sessions, claude-code otherwise.")
+                   "--max-bytes, the first lines and a hint to use Grep/Read. gemini: Gemini "
+                   "CLI's <tool_output_masked> - over --max-bytes, head and tail of the saved "
+                   "response. Default: the session's agent's own (opencode, gemini), "
+                   "claude-code otherwise.")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=OPENCODE_MAX_BYTES,
-              show_default=True, help="--style opencode: persist outputs over this many bytes.")
+              show_default=True, help="--style opencode, gemini: persist outputs over this many "
+                   "bytes.")
 @click.option("--budget", type=click.Choice(["fixed", "auto"]), default="fixed",
               show_default=True,
               help="auto: tighten --max-chars with context use (>=50% of the effective window: "
@@ -128,6 +131,10 @@ def persist_cmd(io: IOOptions, max_chars: int, max_message_chars: int, max_lines
     restore` puts them back. Running persist twice changes nothing the second time. OpenCode
     sessions get OpenCode's own truncation by default (--style opencode): each tool part's
     output over 2000 lines or 50 KB keeps its first lines and a hint naming the saved file.
+    Gemini CLI sessions get Gemini's own masking (--style gemini): each response over 50 KB,
+    in the model turn's toolCalls and in the user record that answered it, becomes a
+    <tool_output_masked> preview naming the file, saved by default in the session's own
+    tool-outputs/session-<id>/ folder beside Gemini's chats/.
     When results before the last recorded API call changed, a microcompact_boundary entry
     (stamped --now) records the tokens saved, so `ctxtool estimate` sees the saving.
 

@@ -54,8 +54,11 @@ def snip_cmd(io: IOOptions, keep: int, keep_searches: int, search_tools: str | N
     needed]" and the saved path (`ctxtool restore` brings it back). The newest --keep results
     are never snipped, untouched lines stay byte-identical, and a second run changes nothing.
     OpenCode sessions work the same way (its lower-case tool names match; a part's output is
-    replaced). A Claude Code transcript gets a microcompact_boundary entry recording the tokens
-    saved (stamped --now), so `ctxtool estimate` sees the saving; restore removes it.
+    replaced). On Gemini CLI sessions the records Gemini sends are looked at (read_file's
+    start_line/end_line as the range) and a snipped result becomes Gemini's own
+    <tool_output_masked> preview naming the saved file. A Claude Code transcript gets a
+    microcompact_boundary entry recording the tokens saved (stamped --now), so `ctxtool
+    estimate` sees the saving; restore removes it.
 
     \b
         ctxtool snip session.jsonl > smaller.jsonl

@@ -246,10 +246,11 @@ def test_style_choices_are_checked_and_completed(session: tuple[Path, bytes],
     path, _ = session
     wrong = run_ctxtool("persist", "--style", "claude", str(path), cwd=tmp_path)
     assert wrong.returncode == 2 and wrong.stdout == b""
-    assert b"'claude' is not one of 'claude-code', 'opencode'" in wrong.stderr
+    assert b"'claude' is not one of 'claude-code', 'opencode', 'gemini'" in wrong.stderr
     completion = run_ctxtool(env={"_CTXTOOL_COMPLETE": "bash_complete",
                                   "COMP_WORDS": "ctxtool persist --style ", "COMP_CWORD": "3"})
-    assert completion.stdout.split() == [b"plain,claude-code", b"plain,opencode"]
+    assert completion.stdout.split() == [b"plain,claude-code", b"plain,opencode",
+                                         b"plain,gemini"]
 
 
 # --- the corpus ----------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ctxtool.formats.adapter import (AGENT_RULE, COMPACT_MARK, ContextMark, FormatAdapter,
-                                     LimitsLookup, SessionFile, SessionMarks, Usage)
+from ctxtool.formats.adapter import (AGENT_RULE, COMPACT_MARK, Clearer, ContextMark,
+                                     FormatAdapter, LimitsLookup, OutputTruncation, Restorer,
+                                     ResultSlot, SessionFile, SessionMarks, Usage)
 from ctxtool.formats.content import Block
-from ctxtool.formats.gemini import compaction, rule
+from ctxtool.formats.gemini import clearing, compaction, rule
 from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
 from ctxtool.formats.gemini.parts import model_blocks, parts_blocks
 from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, replay
@@ -239,6 +240,45 @@ class GeminiAdapter(FormatAdapter):
 
     def compaction_writer(self) -> GeminiWriter:
         return compaction.GeminiWriter(lambda entries: [m.record for m in replay(entries).messages])
+
+    # --- clearing and restoring (formats/gemini/clearing.py) -----------------------------------
+
+    placeholder_style: ClassVar[str] = "gemini"
+    output_truncation: ClassVar[OutputTruncation | None] = clearing  # type: ignore[assignment]
+    clearing_strategy: ClassVar[str] = "gemini"
+    clearing_defaults: ClassVar[Mapping[str, Any]] = {
+        "target": clearing.PROTECTED_TOOL_TOKENS, "clear_at_least": clearing.MIN_PRUNABLE_TOKENS,
+        "protect": clearing.EXEMPT_TOOLS}
+    compactable_tools: ClassVar[frozenset[str]] = clearing.COMPACTABLE_TOOLS
+    clearing_count: ClassVar[Callable[[Any], int] | None] = staticmethod(clearing.part_tokens)
+    own_tool_names: ClassVar[Mapping[str, frozenset[str]] | None] = clearing.SNIP_TOOLS
+    results_beside_session: ClassVar[bool] = True
+    names_cwd: ClassVar[bool] = False
+
+    def snip_view(self, block: Block) -> Block:
+        return clearing.snip_view(block)
+
+    def result_slots(self, entry: Mapping[str, Any]) -> list[ResultSlot]:
+        return clearing.result_slots(entry)
+
+    def with_result_contents(self, entry: dict[str, Any],
+                             changes: Mapping[int, Any]) -> dict[str, Any]:
+        return clearing.with_result_contents(entry, changes)
+
+    def cleared(self, entry: dict[str, Any], clearer: Clearer) -> dict[str, Any]:
+        return clearing.cleared(entry, clearer)
+
+    def restored(self, entry: dict[str, Any], restorer: Restorer) -> dict[str, Any]:
+        return clearing.restored(entry, restorer)
+
+    def cleared_text(self, content: Any, path: str) -> str | None:
+        return clearing.masked_snippet(content, path) if isinstance(content, str) else None
+
+    def clearing_view(self, entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return self.entries_sent(entries)
+
+    def results_folder(self, file: str, session_id: str | None) -> Path | None:
+        return clearing.results_folder(file, session_id)
 
     # --- Gemini's window and compression ----------------------------------------------------
 
