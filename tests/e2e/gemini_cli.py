@@ -133,6 +133,20 @@ def tool_session(api: FakeGemini, gm: GeminiCli, session_id: str) -> Run:
     return run
 
 
+def read_in_parts(api: FakeGemini, gm: GeminiCli, session_id: str, *, parts: int, rows: int,
+                  row: str) -> Run:
+    """A first turn that reads big.txt (``parts`` x ``rows`` lines ``row NNNNN: <row>``) with one
+    ``read_file`` per part, then answers."""
+    (gm.cwd / "big.txt").write_text("".join(f"row {n:05d}: {row}\n"
+                                            for n in range(1, parts * rows + 1)))
+    api.push(*[call("read_file", {"file_path": "big.txt", "start_line": 1 + rows * k,
+                                  "end_line": rows * (k + 1)}) for k in range(parts)],
+             say(f"Read all {parts} parts."))
+    run = gm.ask(f"Read big.txt in {parts} parts.", session_id=session_id)
+    assert run.returncode == 0, run.stderr[-800:]
+    return run
+
+
 def function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
     """Every ``functionResponse`` part of a request's contents, in order."""
     return [part["functionResponse"] for content in body.get("contents") or []

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_ctxtool
-from tests.e2e.fake_gemini import FakeGemini, call, say
-from tests.e2e.gemini_cli import PROJECT, GeminiCli, Run, function_responses
+from tests.e2e.fake_gemini import FakeGemini
+from tests.e2e.gemini_cli import PROJECT, GeminiCli, Run, function_responses, read_in_parts
 
 SESSION = "7a5c0000-1111-4222-8333-944455556666"
 MASK = "<tool_output_masked>"
@@ -37,12 +37,7 @@ class Masked:
 def masked(gemini_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Masked:
     with FakeGemini() as api:
         gm = GeminiCli(gemini_bin, tmp_path_factory.mktemp("gemini-mask"), api)
-        (gm.cwd / "big.txt").write_text("".join(f"row {n:05d}: {ROW}\n" for n in range(1, 8001)))
-        api.push(*[call("read_file", {"file_path": "big.txt", "start_line": 1 + 2000 * k,
-                                      "end_line": 2000 * (k + 1)}) for k in range(4)],
-                 say("Read it all."))
-        run = gm.ask("Read big.txt in four parts.", session_id=SESSION)
-        assert run.returncode == 0, run.stderr[-800:]
+        run = read_in_parts(api, gm, SESSION, parts=4, rows=2000, row=ROW)
         path = gm.session_path(SESSION)
         records = [json.loads(line) for line in path.read_bytes().splitlines()]
     outputs = gm.home / ".gemini" / "tmp" / PROJECT / "tool-outputs" / f"session-{SESSION}"
