@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,17 +140,20 @@ class CodexCli:
 
     @contextmanager
     def app_server(self) -> Iterator[AppServer]:
-        """``codex app-server`` on stdio (what the TUI and IDEs drive), killed on leaving."""
+        """``codex app-server`` on stdio (what the TUI and IDEs drive), killed on leaving with
+        its whole process group: the npm ``codex`` is a Node launcher whose native child outlives
+        a kill of the launcher alone."""
         proc = subprocess.Popen([self.binary, "app-server"], cwd=self.cwd, env=self.env(),
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
+                                stderr=subprocess.DEVNULL, text=True, start_new_session=True)
         try:
             server = AppServer(proc, self.api)
             server.call("initialize", {"clientInfo": {"name": "ctxtool-e2e", "version": "1"}})
             server.send({"method": "initialized"})
             yield server
         finally:
-            proc.kill()
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
 
