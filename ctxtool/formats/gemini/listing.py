@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ctxtool.formats.gemini.parts import content_text
+from ctxtool.formats.gemini.parts import content_text, verbose_text
 
 _IGNORED = ("/", "?", "<session_context>", "<hook_context>")
 _WORKSPACE = re.compile(r"Workspace Directories:\*\*\n\s*- (.+)")
@@ -53,37 +53,10 @@ def session_cwd(entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-# Gemini's partToString(verbose): what a part that is not text shows as
-_MARKERS = (("videoMetadata", "[Video Metadata]"), ("thought", "[Thought]"),
-            ("codeExecutionResult", "[Code Execution Result]"),
-            ("executableCode", "[Executable Code]"), ("fileData", "[File Data]"),
-            ("functionCall", "[Function Call]"), ("functionResponse", "[Function Response]"),
-            ("inlineData", "[Media]"))
-
-
-def shown_text(content: Any) -> str:
-    """A record's content as the client's ``partListUnionToString`` shows it: text parts as
-    they are, other parts as a ``[...]`` marker (their exact wording aside; a key present with
-    any value, null too, makes the marker, as JavaScript's ``!== undefined`` does)."""
-    if not content:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(shown_text(part) for part in content)
-    if isinstance(content, dict):
-        marker = next((m for key, m in _MARKERS if key in content), None)
-        if marker is not None:
-            return marker
-        text = content.get("text")
-        return text if isinstance(text, str) else ""
-    return ""
-
-
 def is_resumable(record: Mapping[str, Any]) -> bool:
     """Gemini's ``isResumableMessageRecord``: a user message it would send (not empty, not a
     slash command, not its own context), or a model turn with content, thoughts or calls."""
-    text = shown_text(record.get("content")).strip()
+    text = verbose_text(record.get("content")).strip()
     if record.get("type") == "user":
         return bool(text) and not text.startswith(_IGNORED)
     if record.get("type") == "gemini":

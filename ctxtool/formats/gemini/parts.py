@@ -40,15 +40,18 @@ _MARKERS = (("videoMetadata", "[Video Metadata]"), ("thought", None),
 
 
 def _marker(part: Mapping[str, Any]) -> str | None:
-    """What Gemini's verbose ``partToString`` writes for a part that is not plain text."""
+    """What Gemini's verbose ``partToString`` writes for a part that is not plain text (a key
+    present with any value, null too, makes the marker, as JavaScript's ``!== undefined`` does)."""
     for key, fixed in _MARKERS:
-        value = part.get(key)
-        if key not in part or value is None:
+        if key not in part:
             continue
+        value = part[key]
         if fixed is not None:
             return fixed
         if key == "thought":
-            return f"[Thought: {'true' if value is True else 'false' if value is False else value}]"
+            shown = ("true" if value is True else "false" if value is False
+                     else "null" if value is None else value)
+            return f"[Thought: {shown}]"
         if key in ("functionCall", "functionResponse"):
             name = value.get("name") if isinstance(value, Mapping) else None
             label = "Function Call" if key == "functionCall" else "Function Response"
