@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ctxtool.formats.gemini.history import is_ignored_user_text
 from ctxtool.formats.gemini.parts import content_text, verbose_text
 
-_IGNORED = ("/", "?", "<session_context>", "<hook_context>")
 _WORKSPACE = re.compile(r"Workspace Directories:\*\*\n\s*- (.+)")
 
 
@@ -35,7 +35,7 @@ def session_prompt(entry: Mapping[str, Any]) -> str | None:
     for record in listed if isinstance(listed, list) else [entry]:
         if isinstance(record, dict) and record.get("type") == "user":
             text = content_text(record.get("content")).strip()
-            if text and not text.startswith(_IGNORED):
+            if not is_ignored_user_text(text):
                 return text
     return None
 
@@ -58,7 +58,7 @@ def is_resumable(record: Mapping[str, Any]) -> bool:
     slash command, not its own context), or a model turn with content, thoughts or calls."""
     text = verbose_text(record.get("content")).strip()
     if record.get("type") == "user":
-        return bool(text) and not text.startswith(_IGNORED)
+        return not is_ignored_user_text(text)
     if record.get("type") == "gemini":
         return bool(text) or bool(record.get("toolCalls")) or bool(record.get("thoughts"))
     return False
