@@ -21,7 +21,9 @@ the history really contains:
   mark) and at least 3 key words (names, and words of 4 letters or more that are neither common
   English (:data:`COMMON`) nor those verbs); an item is recalled when one line of ctxtool's
   summary, at most :data:`WORK_LINE_CHARS` characters long, shares at least 3 and at least 60%
-  of its key words;
+  of its key words. Beside it, the *ceiling* of copying: the items that the best single line
+  (or sentence) of the history itself would recall, its prose, thinking, tool inputs and results
+  each cut to that length - what a summary that only picks lines from the record could reach;
 * settled pending items - items ctxtool lists under Pending Tasks whose latest state in the
   history's own task records (every agent's todo or plan tool, through its adapter) is completed;
 * size - ctxtool's summary over Claude's (the nine sections, the analysis scratchpad left out;
@@ -82,6 +84,7 @@ WORK_VERBS = ("done", "fixed", "completed", "resolved", "implemented", "merged",
               "passed")
 _WORK_VERB = re.compile(r"\b(?:" + "|".join(WORK_VERBS) + r")\b|\u2705", re.IGNORECASE)
 WORK_LINE_CHARS = 400
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _TOKEN = re.compile(r"[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)*")
 _NAME = re.compile(r"[_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
 COMMON = frozenset("""
@@ -113,6 +116,8 @@ class Case:
     identifiers: list[int] = field(default_factory=lambda: [0, 0])
     stale_pending: list[str] = field(default_factory=list)
     work_items: list[int] = field(default_factory=lambda: [0, 0])  # recalled, in Claude's
+    # recalled by the best single line of the history itself: what copying one line could reach
+    work_ceiling: list[int] = field(default_factory=lambda: [0, 0])
     settled_pending: list[str] = field(default_factory=list)  # the history's tasks say done
     pending_listed: int = 0  # open items in ctxtool's Pending Tasks
     claude_tokens: int = 0
@@ -315,16 +320,57 @@ def work_items(claude: dict[str, str]) -> list[tuple[str, set[str]]]:
     return items
 
 
-def score_work(case: Case, claude: dict[str, str], ours_text: str) -> None:
+def _recalls(keys: set[str], lines: list[set[str]]) -> bool:
+    need = max(3, 0.6 * len(keys))
+    return any(len(keys & line) >= need for line in lines)
+
+
+def score_work(case: Case, claude: dict[str, str], ours_text: str,
+               history_lines: list[set[str]]) -> None:
     lines = [key_words(line) for line in ours_text.splitlines()
              if line.strip() and len(line.strip()) <= WORK_LINE_CHARS]
     for item, keys in work_items(claude):
         case.work_items[1] += 1
-        need = max(3, 0.6 * len(keys))
-        if any(len(keys & line) >= need for line in lines):
+        case.work_ceiling[1] += 1
+        case.work_ceiling[0] += _recalls(keys, history_lines)
+        if _recalls(keys, lines):
             case.work_items[0] += 1
         else:
             case.missing_work.append(item[:200])
+
+
+def _block_texts(entry: Entry) -> list[str]:
+    """Every text of an entry's message: prose, thinking, tool inputs (as JSON) and results."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use":
+            texts.append(json.dumps(block.get("input"), ensure_ascii=False).replace("\\n", "\n"))
+        elif block.get("type") == "tool_result":
+            inner = block.get("content")
+            texts.append(inner if isinstance(inner, str) else
+                         "\n".join(str(p.get("text") or "") for p in inner or ()
+                                   if isinstance(p, dict)))
+        else:
+            texts.append(str(block.get("text") or block.get("thinking") or ""))
+    return texts
+
+
+def history_line_keys(history: list[Entry]) -> list[set[str]]:
+    """The key words of every line and sentence of the history, each cut to the longest line
+    that counts: the lines a summary made by copying one line of the record could hold."""
+    keys = []
+    for entry in history:
+        for text in _block_texts(entry):
+            for line in text.splitlines():
+                pieces = {line.strip()} | set(_SENTENCE_END.split(line.strip()))
+                keys.extend(key_words(p[:WORK_LINE_CHARS]) for p in pieces if p)
+    return keys
 
 
 def history_task_states(history: list[Entry]) -> dict[str, str]:
@@ -381,7 +427,7 @@ def score(path: Path, line: int, history: list[Entry], claude_text: str, from_st
     score_user_messages(case, claude, ours, history_user)
     score_names(case, body, ours_text, history_raw)
     score_pending(case, claude, ours)
-    score_work(case, claude, ours_text)
+    score_work(case, claude, ours_text, history_line_keys(history))
     score_settled(case, ours, history_task_states(history))
     case.claude_tokens = estimate_text_tokens(body)
     analysis = claude_text.split("\nSummary:\n", 1)[0] if "\nSummary:\n" in claude_text else ""
@@ -405,7 +451,7 @@ def aggregate(cases: list[Case]) -> dict[str, Any]:
         return kept / total if total else None
 
     out: dict[str, Any] = {"cases": len(cases)}
-    for attr in ("user_messages", "paths", "identifiers", "work_items"):
+    for attr in ("user_messages", "paths", "identifiers", "work_items", "work_ceiling"):
         vals = values(attr)
         out[attr] = {"mean": statistics.fmean(vals) if vals else None,
                      "median": statistics.median(vals) if vals else None,
@@ -442,7 +488,8 @@ def print_table(cases: list[Case], total: dict[str, Any]) -> None:
     print(f"\n{total['cases']} cases; user messages mean {_pct(u['mean'])} (min {_pct(u['min'])}), "
           f"paths mean {_pct(p['mean'])}, identifiers median {_pct(i['median'])} "
           f"(mean {_pct(i['mean'])}), work items mean {_pct(w['mean'])} "
-          f"(median {_pct(w['median'])}, pooled {_pct(w['pooled'])}), "
+          f"(median {_pct(w['median'])}, pooled {_pct(w['pooled'])}; one line of the history "
+          f"at best {_pct(total['work_ceiling']['mean'])}), "
           f"stale pending in {total['cases_with_stale_pending']} cases, settled pending in "
           f"{total['cases_with_settled_pending']} cases, "
           f"size ctxtool/Claude median {total['size_median']:.2f} "

@@ -53,14 +53,34 @@ def test_recalled_needs_three_and_sixty_percent_of_the_key_words_on_one_short_li
     claude = split_sections(CLAUDE)
     case = score.Case("f", 1, True)
     # loader.py, parse_config, yaml, keys of 5 key words (settings missing): 80% on one line
-    score.score_work(case, claude, "- loader.py gained parse_config for YAML keys")
+    score.score_work(case, claude, "- loader.py gained parse_config for YAML keys", [])
     assert case.work_items == [1, 4]
     case = score.Case("f", 1, True)
     # the same words over two lines do not count, nor on one line longer than 400 characters
     score.score_work(case, claude, "- loader.py: parse_config\n- YAML keys\n"
-                                   "- loader.py parse_config YAML keys " + "x" * 400)
+                                   "- loader.py parse_config YAML keys " + "x" * 400, [])
     assert case.work_items == [0, 4]
     assert case.missing_work[0].startswith("- Added `parse_config()`")
+
+
+def test_the_ceiling_is_what_the_best_single_line_or_sentence_of_the_history_recalls():
+    history = [
+        {"type": "user", "message": {"role": "user", "content": "add parse_config to the loader"}},
+        _call("t1", "Edit", {"file_path": "settings/loader.py",
+                             "new_string": "def parse_config(yaml_keys):\n    return {}"}),
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Done. loader.py now has parse_config for the YAML keys. "
+                                     "Next the CLI."}]}},
+        _result("t2", "export command ready\nsee cli/main.py for --format option " + "y" * 400),
+    ]
+    lines = score.history_line_keys(history)
+    assert any({"loader.py", "parse_config", "yaml", "keys"} <= keys for keys in lines)
+    case = score.Case("f", 1, True)
+    score.score_work(case, split_sections(CLAUDE), "", lines)
+    # the sentence about loader.py recalls the first item; the result line holding cli/main.py
+    # is longer than 400 characters but its first 400 count, like a copied line cut short
+    assert case.work_ceiling == [2, 4]
+    assert case.work_items == [0, 4]
 
 
 def _call(uid: str, name: str, data: dict) -> dict:
