@@ -24,6 +24,7 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         WEIGHT_GLIMPSED, WEIGHT_SEEN, WEIGHT_USER, NameRanking, backticked,
                                         definitions_in, identifiers_in, paths_in, test_names_in,
                                         whole_words)
+from ctxtool.core.summarizing.shell import command_word, commands_in, without_redirections
 from ctxtool.core.summarizing.tools import ToolCall, TodoList
 from ctxtool.core.summarizing.work import WorkLog, config_keys, intent_of, new_lines
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
@@ -266,7 +267,7 @@ class Facts:
         if word:
             self.commands[word] += 1
         # what the command runs, not the text it carries (a commit message, a heredoc)
-        runs = [part.strip() for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+        runs = commands_in(command)
         if any(_TEST.match(part) for part in runs):
             self.last_test = call
         if any(_COMMIT.match(part) for part in runs):
@@ -357,7 +358,7 @@ class Facts:
                                       code[0] if code else "")
         elif call.name == "Bash":
             command = str(data.get("command") or "")
-            runs = [part.strip() for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+            runs = commands_in(command)
             self.work.tracker(command, text, self.position)
             self.work.posted(command, self.position)
             for part in runs:
@@ -370,8 +371,8 @@ class Facts:
         """A test or build run for the work log and the failures: True when it passed, False
         when it failed, None when the command is no test or build."""
         command = str(call.input.get("command") or "") if isinstance(call.input, dict) else ""
-        for part in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0]):
-            part = re.sub(r"\s\d?>&?\d?\S*", "", part).strip()
+        for part in commands_in(command):
+            part = without_redirections(part)
             if _TEST.match(part) or _BUILD.match(part):
                 # piped into head or tail, a failed run exits 0: its output tells
                 failed = call.is_error or ("|" in command and _FAILED.search(text) is not None)
@@ -477,12 +478,3 @@ def _added_names(pairs: list[tuple[str, str]]) -> list[str]:
             if name not in before:
                 found[name] = None
     return list(found)
-
-
-def command_word(command: str) -> str:
-    """The program a shell command runs: ``cd app && FOO=1 pytest -q`` gives ``pytest``."""
-    for part in re.split(r"&&|\|\||;|\|", command):
-        words = [w for w in part.split() if "=" not in w and w != "sudo"]
-        if words and words[0] != "cd" and not words[0].startswith("#"):  # a comment line
-            return words[0][:30]
-    return ""

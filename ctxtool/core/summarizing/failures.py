@@ -22,6 +22,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ctxtool.core.summarizing.names import test_names_in
+from ctxtool.core.summarizing.shell import commands_in, without_redirections
+from ctxtool.core.summarizing.text import one_line
 from ctxtool.core.summarizing.tools import ToolCall, error_gist
 
 EPISODES = 60  # failure episodes kept (the newest)
@@ -73,16 +75,16 @@ def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
     lines = [ln for ln in lines if ln and not ln.startswith("Exit code")]
     named = [i for i, line in enumerate(lines) if _NAMED.search(line)]
     if named:  # an exception's name says more than where it was raised
-        return _cut(_exception(lines, named[0]), limit)
+        return one_line(_exception(lines, named[0]), limit)
     found = [d for d in (_diagnostic(lines, i) for i in range(len(lines))) if d][:2]
     if found:  # the first two diagnostics: the cause is usually the first
-        return _cut("; ".join(found), limit)
+        return one_line("; ".join(found), limit)
     other = [i for i, line in enumerate(lines) if _EXCEPTION.search(line)]
     if other:
-        return _cut(_exception(lines, other[0]), limit)
+        return one_line(_exception(lines, other[0]), limit)
     tests = [ln for ln in lines if _TEST_FAILED.search(ln)]
     if tests:
-        return _cut(tests[-1], limit)
+        return one_line(tests[-1], limit)
     return error_gist("\n".join(lines), limit)
 
 
@@ -116,7 +118,7 @@ def _diagnostic(lines: list[str], index: int) -> str:
 def program_of(command: str) -> str:
     """What a shell command runs, as two words: the test, build or commit part when there is
     one (``cd x && git add -A && git commit ...`` gives ``git commit``), else its first part."""
-    parts = [p.strip() for p in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+    parts = commands_in(command)
     words = [[w for w in p.split() if "=" not in w and w != "sudo" and not w.startswith("-")]
              for p in parts]
     words = [w for w in words if w and w[0] != "cd"]
@@ -257,8 +259,8 @@ class FailureLog:
                 episode.retry = call
             if same or check and episode.steps:
                 verb = "passed" if check else "succeeded"
-                episode.passed = f"`{_cut(_command(call), 60)}` {verb}" + (
-                    f" ({_cut(detail, 60)})" if detail else "")
+                episode.passed = f"`{one_line(_command(call), 60)}` {verb}" + (
+                    f" ({one_line(detail, 60)})" if detail else "")
                 self._close(episode)
 
     @property
@@ -290,7 +292,7 @@ def reason_of(text: str) -> str:
     sentences = re.split(r"(?<=[.!?])\s+", words)
     said = [_FILLER.sub("", s).strip() for s in sentences if not _ACTION.match(_FILLER.sub("", s))]
     said = [s for s in said if s]
-    return _cut(" ".join(said[:2]).rstrip(":"), REASON_CHARS)
+    return one_line(" ".join(said[:2]).rstrip(":"), REASON_CHARS)
 
 
 _ACTION = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|fix|now fix)\b",
@@ -316,12 +318,7 @@ def _command(call: ToolCall) -> str:
     command = str(data.get("command") or "")
     if call.name != "Bash" or not command:
         return what_ran(call)
-    parts = [p.strip() for p in re.split(r"&&|\|\||;|\|", command.split("\n", 1)[0])]
+    parts = commands_in(command)
     program = program_of(command)
     part = next((p for p in parts if p.startswith(program)), parts[0])
-    return re.sub(r"\s\d?>&?\d?\S*", "", part)  # without its redirections
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+    return without_redirections(part)

@@ -317,10 +317,8 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
     report = SummarizeReport(backend=summarizer.name, model=summarizer.model, entries_in=len(items))
     report.tokens_before = _context_tokens(items, fmt)
     unchanged = Compaction(items, None, report)
-    threshold = options.auto_compact_at
-    if options.auto and (threshold is None or report.tokens_before < threshold):
-        limit = "auto-compact is off" if threshold is None else f"{threshold:,}"
-        report.reason = f"context {report.tokens_before:,} tokens is below the auto-compact threshold ({limit})"
+    report.reason = _not_due(options, report.tokens_before)
+    if report.reason:
         return _finish(unchanged, fmt)
     plan = _plan(items, fmt, options)
     if plan.reason:
@@ -348,6 +346,15 @@ def compact(entries: Iterable[dict[str, Any]], *, fmt: str, summarizer: Summariz
 
 def _not_smaller(before: int, after: int) -> str:
     return f"the summary would not make the context smaller ({before:,} -> {after:,} tokens)"
+
+
+def _not_due(options: SummarizeOptions, tokens: int) -> str | None:
+    """Why an automatic compaction is not due (the context below its threshold), or None."""
+    threshold = options.auto_compact_at
+    if options.auto and (threshold is None or tokens < threshold):
+        limit = "auto-compact is off" if threshold is None else f"{threshold:,}"
+        return f"context {tokens:,} tokens is below the auto-compact threshold ({limit})"
+    return None
 
 
 def reads_twice(fmt: str, summarizer: Summarizer, options: SummarizeOptions) -> bool:
@@ -391,10 +398,8 @@ def _compact_stream(source: LazySource, *, fmt: str, summarizer: Summarizer,
                              entries_in=found.count, tokens_before=found.meter.context_tokens)
     report.entries_out, report.tokens_after = report.entries_in, report.tokens_before
     unchanged = Compaction(source.iter_parsing(()), None, report)
-    threshold = options.auto_compact_at
-    if options.auto and (threshold is None or report.tokens_before < threshold):
-        limit = "auto-compact is off" if threshold is None else f"{threshold:,}"
-        report.reason = f"context {report.tokens_before:,} tokens is below the auto-compact threshold ({limit})"
+    report.reason = _not_due(options, report.tokens_before)
+    if report.reason:
         return unchanged
     if not found.builder.has_recent_turns:
         report.reason = "nothing to summarize: " + (

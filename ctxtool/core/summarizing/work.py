@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from ctxtool.core.summarizing.names import (definitions_in, enclosing_definition, identifiers_in,
                                             looks_like_identifier)
+from ctxtool.core.summarizing.text import one_line
 
 WORK_LINES = 400  # pieces of work kept (the newest)
 REPORT_LINES = 12  # lines taken from one end-of-turn report
@@ -309,7 +310,7 @@ def intent_of(text: str) -> str:
     if len(said.split()) < SHORT_INTENT and paragraphs[-1].rstrip().endswith(":") \
             and len(paragraphs) > 1:  # "Let me implement these changes:" - those said above
         said = ": ".join(p for p in (said.rstrip(":. "), _sentences(paragraphs[-2])) if p)
-    return _short(said.rstrip(":. "), INTENT_CHARS)
+    return one_line(said.rstrip(":. "), INTENT_CHARS)
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
@@ -485,8 +486,8 @@ class WorkLog:
         self.checks[key] = check
         # a failure, and the run that passed after it, are told under Errors and fixes
         if passed and previous is None:
-            self._line(position, f"`{_short(command, 80)}` passed"
-                       + (f": {_short(shown, 160)}" if shown else ""))
+            self._line(position, f"`{one_line(command, 80)}` passed"
+                       + (f": {one_line(shown, 160)}" if shown else ""))
         return shown
 
     def commit(self, command: str, result: str, position: int) -> None:
@@ -505,10 +506,10 @@ class WorkLog:
         self.commits += 1
         names = ", ".join(p.rsplit("/", 1)[-1] for p in files[-6:])
         more = f" and {len(files) - 6} more" if len(files) > 6 else ""
-        self._line(position, f"Committed {label + ' ' if label else ''}\"{_short(message, 120)}\""
+        self._line(position, f"Committed {label + ' ' if label else ''}\"{one_line(message, 120)}\""
                    + (f" ({names}{more})" if files else ""))
         for line in lines[1:1 + BODY_LINES]:
-            self._line(position, _short(line, 200), detail=True)
+            self._line(position, one_line(line, 200), detail=True)
 
     def push(self, command: str, result: str, position: int) -> None:
         """A successful push or pull request."""
@@ -516,7 +517,7 @@ class WorkLog:
         url = _URL.search(result)
         if "gh pr" in command:
             what = "Opened pull request" if "create" in command else "Merged pull request"
-            text = what + (f" \"{_short(title.group(1) or title.group(2), 100)}\"" if title else "")
+            text = what + (f" \"{one_line(title.group(1) or title.group(2), 100)}\"" if title else "")
             self._line(position, text + (f" {url.group(0)}" if url else ""))
         else:
             words = [w for w in command.split("&&")[-1].split() if not w.startswith("-")]
@@ -533,7 +534,7 @@ class WorkLog:
         if verb in ("show", "view"):
             shown = _SHOWN_TITLE.search(result.lstrip())
             if shown:
-                self.titles[ident] = _short(shown.group(1) or shown.group(2), 160)
+                self.titles[ident] = one_line(shown.group(1) or shown.group(2), 160)
                 if ident in self.tasks and not self.tasks[ident].detail:
                     self.tasks[ident].detail = self.titles[ident]
             return True
@@ -556,7 +557,7 @@ class WorkLog:
         reason = _REASON.search(command)
         if status == "completed":
             self._line(position, f"Closed {ident}" + (
-                f": {_short(reason.group(1) or reason.group(2), 200)}" if reason else ""))
+                f": {one_line(reason.group(1) or reason.group(2), 200)}" if reason else ""))
             if self.active == ident:
                 self.active = ""
         return True
@@ -598,7 +599,7 @@ class WorkLog:
         if work.tests:  # how many, and those the steps shown do not name
             said = " ".join(lines)
             unnamed = [t for t in work.tests if not _named(t, said)][-2 * names:]
-            lines.append(_short(f"tests added: {len(work.tests)}"
+            lines.append(one_line(f"tests added: {len(work.tests)}"
                                 + (" (" + ", ".join(unnamed) + ")" if unnamed else ""), STEP_CHARS))
         return lines
 
@@ -640,7 +641,7 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
                          for part in parts)
     else:
         text = step.intent + (": " + "; ".join(parts) if parts else "")
-    return _short(text, STEP_CHARS)
+    return one_line(text, STEP_CHARS)
 
 
 def _push(names: dict[str, None], name: str, limit: int) -> None:
@@ -648,8 +649,3 @@ def _push(names: dict[str, None], name: str, limit: int) -> None:
     names[name] = None
     if len(names) > limit:
         del names[next(iter(names))]
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
