@@ -139,3 +139,34 @@ def test_a_change_is_for_the_latest_failure_only() -> None:
     assert lint == "- Lint error (`npm run lint`): a.ts:3:1: no-unused-vars 'x'. No fix followed."
     assert test.startswith("- Test failure (`npm test`): TypeError: y is undefined. Fixed: b.ts: "
                            "Define y first; `let y = makeY()`")
+
+
+def test_a_finding_the_assistant_names_is_listed_when_no_failure_showed_it() -> None:
+    # a hook's feedback on an edit is not kept in the transcript: the assistant's words are
+    s = Session()
+    s.user("Add the index")
+    s.assistant({"type": "thinking", "thinking": "Let me fix the credo nesting issue in "
+                                                 "`build_index` and then compile."})
+    s.call("e1", "Edit", {"file_path": "/work/app/lib/index.ex", "old_string": "Enum.map(fn x ->",
+                          "new_string": "Enum.map(&index_of/1)\n  defp index_of(x) do"}, "updated")
+    s.call("b1", "Bash", {"command": "mix compile 2>&1 | tail -3"}, "Generated app")
+    assert errors_of(s).strip() == (
+        '- Lint error: "credo nesting issue in `build_index`". Fixed: index.ex; `defp index_of(x) '
+        'do`. Then `mix compile` passed.')
+
+
+def test_words_about_a_failure_seen_or_no_check_add_no_failure() -> None:
+    s = Session()
+    s.user("Address the review")
+    s.assistant(text_block("Let me fix the medium severity issues first."))  # a review's, no check's
+    s.call("e1", "Edit", {"file_path": "/work/app/a.go", "old_string": "x", "new_string": "y"},
+           "updated")
+    s.call("l1", "Bash", {"command": "golangci-lint run"},
+           "Exit code 1\na.go:3:1: Error return value of `f` is not checked (errcheck)", error=True)
+    s.assistant(text_block("Let me fix the errcheck issue in `f`."))  # the failure just seen
+    s.call("e2", "Edit", {"file_path": "/work/app/a.go", "old_string": "f()",
+                          "new_string": "if err := f(); err != nil {"}, "updated")
+    s.assistant(text_block("Now the cyclomatic complexity issue in run is gone, and `f` is no longer "
+                           "unused."))  # no finding named, and no failure is waiting
+    errors = errors_of(s).strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("- Lint error (`golangci-lint run`): a.go:3:1")

@@ -13,6 +13,11 @@ stated reason), the changes made after it (each step's intent and the names it a
 run of the same program that passed after them. A failure of the same program with the same
 gist while its episode is still open is counted in it, not listed again. Episodes are kept in
 order and in bounded memory (the newest :data:`EPISODES`).
+
+A check's finding can also reach the assistant where the transcript does not keep it (a hook's
+feedback on an edit: the compiler's or linter's words are gone). When the assistant then names
+such a finding itself ("let me fix the credo nesting issue in `f`", "`X` is now unused") and no
+failure seen is what it is speaking of, its words open an episode like a failure: a *stated* one.
 """
 
 from __future__ import annotations
@@ -152,6 +157,12 @@ def kind_of(cause: str) -> str:
         f"{cause.split()[0]} failed"
 
 
+def stated_kind(gist: str) -> str:
+    """The kind of a finding the assistant named: a test, lint or build one, else a warning."""
+    kind = kind_of(gist)
+    return kind if kind in _CODE else "Warning" if re.search(r"unused|warning", gist) else "Error"
+
+
 _CODE = ("Test failure", "Lint error", "Build error", "Commit failed")
 _TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Glob", "WebFetch",
           "WebSearch", "Task", "Agent")
@@ -170,7 +181,7 @@ def what_ran(call: ToolCall) -> str:
 class Episode:
     """One failure (or several of one cause) and what followed it."""
 
-    call: ToolCall  # the first failed call
+    call: ToolCall | None  # the first failed call (None: a stated one)
     cause: str  # what ran (:func:`what_ran`)
     gist: str
     tests: list[str]
@@ -229,6 +240,19 @@ class FailureLog:
         for episode in self.unsaid:
             episode.reason = episode.reason or reason_of(text)
         self.unsaid = []
+
+    def stated(self, text: str, position: int) -> None:
+        """The assistant's words (text or thinking): a check's finding they name opens a stated
+        episode, unless they are about a failure seen or one still waiting for a change."""
+        if self.unsaid or any(e.code_failure and not e.steps for e in self.open):
+            return
+        gist = stated_error(text)
+        if not gist or any(_speaks_of(gist, e.gist) for e in list(self.episodes)[-OPEN:]):
+            return  # a failure listed already
+        self.count += 1
+        episode = Episode(None, "", gist, [], position)
+        self.episodes.append(episode)
+        self.open = self.open[-(OPEN - 1):] + [episode]
 
     def changed(self, path: str, intent: str, names: list[str], code: str = "") -> None:
         """A successful edit or write of ``path`` for ``intent``, adding ``names`` (``code``:
@@ -297,6 +321,38 @@ def reason_of(text: str) -> str:
 
 _ACTION = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|fix|now fix)\b",
                      re.IGNORECASE)
+
+
+# a finding the assistant names: "fix the credo nesting issue in `f`", "`X` is unused" ...
+_STATED = re.compile(
+    r"\b(?:fix|address|resolve)(?:ing)?\s+(?:the|this|that|these|both|two|an?)\s+"
+    r"((?:[\w`./:()-]+\s+){0,5}?(?:errors?|issues?|warnings?|failures?)"
+    r"(?:\s+(?:in|on|at|about|with|for)\s+(?:`[^`\n]{1,60}`|\w*[_.]\w[\w.]*(?:/\d)?\b))?)"
+    r"|(`[^`\n]{1,60}`\s+(?:is|are)\s+(?:now\s+)?(?:unused|undefined|never used)\b)",
+    re.IGNORECASE)
+# ...of a compiler, a type checker, a linter or a test run (not "the review's issues")
+_CHECKED = re.compile(r"compil|credo|lint|dialyzer|mypy|ruff|eslint|clippy|\bvet\b|errcheck|"
+                      r"\btype\b|format|nesting|complexity|unused|undefined|\btests?\b",
+                      re.IGNORECASE)
+
+
+def stated_error(text: str) -> str:
+    """The finding of a check the assistant names in ``text`` (its words), else ''."""
+    for found in _STATED.finditer(text):
+        words = found.group(1) or found.group(2)
+        if _CHECKED.search(words):
+            return words
+    return ""
+
+
+def _speaks_of(stated: str, gist: str) -> bool:
+    """The assistant's words name what a gist says (its words besides "error", "issue", ...)."""
+    words = set(re.findall(r"[a-z_]{4,}", stated.lower())) - _GENERIC
+    return bool(words) and words <= set(re.findall(r"[a-z_]{4,}", gist.lower()))
+
+
+_GENERIC = {"error", "errors", "issue", "issues", "warning", "warnings", "failure", "failures",
+            "both", "this", "that", "these", "with", "about"}
 
 
 def _same_gist(one: str, other: str) -> bool:

@@ -52,7 +52,7 @@ from collections import Counter
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
-from ctxtool.core.summarizing.failures import Episode, kind_of
+from ctxtool.core.summarizing.failures import Episode, kind_of, stated_kind
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
@@ -357,10 +357,13 @@ def _episode_line(episode: Episode, f: float) -> str:
     error first, then how it ended, the reason and the fix in what room is left."""
     times = f" x{episode.count}" if episode.count > 1 else ""
     tests = f" ({', '.join(episode.tests[:2])})" if episode.tests else ""
-    cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
     limit = max(110, int(160 * f))
     gist = episode.gist if len(episode.gist) <= limit else episode.gist.split("; ")[0]
-    head = f"- {kind_of(episode.cause)}{times} (`{cause}`): {clip(gist, limit)}{tests}"
+    if episode.call is None:  # stated: the assistant's words are all there is of it
+        head = f"- {stated_kind(gist)}: \"{gist}\""
+    else:
+        cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
+        head = f"- {kind_of(episode.cause)}{times} (`{cause}`): {clip(gist, limit)}{tests}"
     steps = list(episode.steps)
     if episode.passed:
         end = f"Then {episode.passed}"
