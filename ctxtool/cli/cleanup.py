@@ -47,7 +47,10 @@ T = TypeVar("T")
 @click.option("--older-than", metavar="AGE",
               help="Remove what has been inactive this long: 30d, 12h, 2w.  "
                    "[default: cleanupPeriodDays from settings.json, else 30d; Gemini CLI's "
-                   "sessions: its own general.sessionRetention (maxAge 30d by default, maxCount)]")
+                   "sessions: its own general.sessionRetention (maxAge 30d by default, maxCount) "
+                   "merged as Gemini does from the system's, the user's ~/.gemini/settings.json "
+                   "and, for a project's sessions, the project's .gemini/settings.json when "
+                   "Gemini trusts the folder]")
 @click.option("--include", multiple=True, metavar="CATEGORY[,...]",
               help=f"Only act on these categories: {', '.join(CATEGORIES)}.")
 @click.option("--exclude", multiple=True, metavar="CATEGORY[,...]",
@@ -96,7 +99,9 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
     /restore points; its folder in ctxtool's store) once
     its last activity - the newest timestamp inside or the newest file time, whichever is
     later - is older than --older-than (Gemini CLI's sessions by default: its own
-    general.sessionRetention, maxAge and maxCount). Never touched: sessions active within --live-window (1h), tool
+    general.sessionRetention, maxAge and maxCount, a project's own .gemini/settings.json
+    deciding for that project's sessions as it does when Gemini starts there). Never touched:
+    sessions active within --live-window (1h), tool
     results a kept transcript still points at, anything behind a symlink, anything outside the
     root.
     On a terminal: a table, one row per session, naming its agent. With --json or into a
@@ -127,10 +132,11 @@ def cleanup_cmd(chosen: tuple[str, ...], root: str | None, store: str | None,
     real_store = _resolve_store(store, from_env, folders=folders, force=force)
     sources = sources_of(folders, real_store)
     window = parse_duration(live_window, option="--live-window")
+    retention, by_project = ({}, {}) if older_than is not None else _own_retention(sources)
     options = CleanupOptions(
         folders=folders, store=real_store, now=when, apply=apply, live_window=window,
         older_than=_older_than(older_than, real_root, window),
-        retention={} if older_than is not None else _own_retention(sources),
+        retention=retention, project_retention=by_project,
         include=_categories(include, exclude),
         archive_dir=_resolve_archive(archive_dir, sources),
         keep_usage=_resolve_keep_usage(keep_usage, sources))
@@ -275,17 +281,24 @@ def _older_than(value: str | None, root: str | None, live_window: timedelta) -> 
     return age
 
 
-def _own_retention(sources: list[CleanupSource]) -> dict[str, Retention]:
+def _own_retention(sources: list[CleanupSource]) -> tuple[dict[str, Retention],
+                                                         dict[str, dict[str, Retention]]]:
     """The agents' own rules (Gemini CLI's ``general.sessionRetention``), for a run without
-    ``--older-than``."""
-    rules = {}
+    ``--older-than``: agent -> its rule, and agent -> project -> a project's own rule."""
+    rules: dict[str, Retention] = {}
+    by_project: dict[str, dict[str, Retention]] = {}
     for source in sources:
         rule = source.own_retention(os.environ)
-        if rule is not None:
-            if rule.problem:
-                messages.warn(rule.problem)
-            rules[source.agent] = rule
-    return rules
+        if rule is None:
+            continue
+        rules[source.agent] = rule
+        projects = dict(source.project_retention(os.environ))
+        if projects:
+            by_project[source.agent] = projects
+        for each in [rule, *projects.values()]:
+            if each.problem:
+                messages.warn(each.problem)
+    return rules, by_project
 
 
 def _categories(include: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, ...]:
@@ -368,8 +381,10 @@ def summary_line(summary: Summary, options: CleanupOptions) -> str:
     detail = ", ".join(f"{count} {status}" for status, count in sorted(summary.kept.items()))
     parts = [f"cleanup{' (dry run)' if summary.dry_run else ''}: {verb} {removed}"
              f" ({size(summary.bytes)}) inactive for {format_age(options.older_than)}+"
-             + "".join(f" ({agent}: {_rule_text(rule)})"
-                       for agent, rule in options.retention.items())]
+             + "".join(f" ({agent}: {_rule_text(rule)}"
+                       + "".join(f"; {project}: {_rule_text(own)}" for project, own in
+                                 sorted(options.project_retention.get(agent, {}).items()))
+                       + ")" for agent, rule in options.retention.items())]
     if summary.agents:
         parts.append(", ".join(f"{name} {_agent_counts(counts.sessions, counts.items)} "
                                f"({size(counts.bytes)})"

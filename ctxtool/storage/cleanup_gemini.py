@@ -24,15 +24,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ctxtool.errors import InputError
-from ctxtool.formats.gemini.sessions import SESSION_NAME, session_id_in
+from ctxtool.formats.gemini.sessions import (NOT_PROJECTS, SESSION_NAME, project_root, registry,
+                                             session_id_in)
 from ctxtool.formats.jsonl import bounded_lines, iter_entries
 from ctxtool.storage.cleanup_source import CleanupSource, OnError
 from ctxtool.storage.cleanup_tree import GEMINI_SESSIONS, Part, Tree, Unit, add_part, entries
 from ctxtool.storage import marker
-from ctxtool.storage.gemini_retention import read_retention
+from ctxtool.storage.gemini_retention import project_retention, read_retention
+from ctxtool.storage.gemini_settings import project_folder
 from ctxtool.storage.retention import Activity, Retention, combine, line_facts, session_activity
 from ctxtool.storage.safe_fs import describe, open_nofollow
 from ctxtool.storage.store import DEFAULT_ROOT
@@ -74,6 +77,22 @@ class GeminiSource(CleanupSource):
     def own_retention(self, env: Mapping[str, str]) -> Retention:
         """``general.sessionRetention``, as Gemini CLI applies it (storage/gemini_retention)."""
         return read_retention(env)
+
+    def project_retention(self, env: Mapping[str, str]) -> dict[str, Retention]:
+        """The projects whose own ``.gemini/settings.json`` sets ``sessionRetention`` for their
+        sessions, as the client run in that folder merges it; their folder found as
+        :func:`~ctxtool.formats.gemini.sessions.project_root` finds it (or, for an older
+        hash-named folder, the path that hashes to its name)."""
+        by_id = {short: path for path, short in registry(Path(self.folder)).items()}
+        rules = {}
+        for project in entries(os.path.join(self.folder, "tmp")):
+            if not project.is_dir(follow_symlinks=False) or project.name in NOT_PROJECTS:
+                continue
+            root = project_root(Path(project.path), by_id) or project_folder(project.name, env)
+            rule = project_retention(env, root) if root else None
+            if rule is not None:
+                rules[f"tmp/{project.name}"] = rule
+        return rules
 
     def read(self, unit: Unit, on_error: OnError, *, parse: bool) -> Activity:
         """The newest message ``timestamp`` or ``lastUpdated`` in the session's files (the

@@ -44,10 +44,18 @@ class CleanupOptions:
     # agent -> its own rule (Gemini CLI's general.sessionRetention), in place of older_than
     # for its sessions: set only when --older-than is not given
     retention: Mapping[str, Retention] = field(default_factory=dict)
+    # agent -> project (as Unit.projects names it) -> the rule that project's own settings give
+    project_retention: Mapping[str, Mapping[str, Retention]] = field(default_factory=dict)
 
-    def age_limit(self, agent: str) -> timedelta | None:
-        """How long the sessions of ``agent`` may stay inactive (None: for ever)."""
-        rule = self.retention.get(agent)
+    def rule_for(self, unit: Unit) -> Retention | None:
+        """The agent's own rule for ``unit``: its project's, when that project has one."""
+        projects = self.project_retention.get(unit.agent, {})
+        found = next((projects[name] for name in sorted(unit.projects) if name in projects), None)
+        return found or self.retention.get(unit.agent)
+
+    def age_limit(self, unit: Unit) -> timedelta | None:
+        """How long ``unit`` may stay inactive (None: for ever)."""
+        rule = self.rule_for(unit)
         return self.older_than if rule is None else rule.older_than
 
     @property
@@ -97,15 +105,13 @@ def plan_cleanup(options: CleanupOptions, *, progress: Progress = _no_progress) 
         # file times alone keep this unit: its timestamps cannot change that, only its references
         # to other units' files matter, and those need no JSON parsing
         idle = options.now.timestamp() - unit.newest_mtime
-        limit = options.age_limit(unit.agent)
+        limit = options.age_limit(unit)
         kept_anyway = limit is None or idle < limit.total_seconds()
         unit.activity = by_agent[unit.agent].read(unit, on_error, parse=not kept_anyway)
     for source in sources:
         source.link(tree)
     plans = [_decide(unit, options) for unit in _ordered(tree.units.values())]
-    for agent, rule in options.retention.items():
-        if rule.keep_newest is not None:
-            _keep_newest(plans, agent, rule.keep_newest, rule.origin)
+    _keep_newest(plans, options)
     _protect_referenced(plans)
     return CleanupPlan(options=options, tree=tree, units=plans, sources=sources, errors=errors)
 
@@ -126,10 +132,10 @@ def _decide(unit: Unit, options: CleanupOptions) -> UnitPlan:
         return UnitPlan(unit, False, "unreadable", f"{broken[0].rel}: {broken[0].error}", last)
     if last is None:
         return UnitPlan(unit, False, "empty", "no activity found", last)
-    limit = options.age_limit(unit.agent)
+    limit = options.age_limit(unit)
     verdict = decide(last, now=options.now, older_than=timedelta.max if limit is None else limit,
                      live_window=options.live_window)
-    rule = options.retention.get(unit.agent)
+    rule = options.rule_for(unit)
     reason = verdict.reason
     if rule is not None and verdict.status != "active":
         reason = (f"{reason.split(' (limit')[0]} ({rule.origin})" if limit is None
@@ -137,20 +143,24 @@ def _decide(unit: Unit, options: CleanupOptions) -> UnitPlan:
     return UnitPlan(unit, verdict.remove, verdict.status, reason, last)
 
 
-def _keep_newest(plans: list[UnitPlan], agent: str, count: int, origin: str) -> None:
-    """Of each project's sessions of ``agent``, newest first, those past the first ``count``
-    go too (never one within the live window: that one stays "active")."""
+def _keep_newest(plans: list[UnitPlan], options: CleanupOptions) -> None:
+    """Of each project's sessions of an agent whose own rule keeps a count of them, newest
+    first, those past that count go too (never one within the live window: it stays
+    "active")."""
     epoch = datetime.min.replace(tzinfo=timezone.utc)
-    by_project: dict[str, list[UnitPlan]] = defaultdict(list)
+    by_project: dict[tuple[str, str], list[UnitPlan]] = defaultdict(list)
     for plan in plans:
-        if plan.unit.agent == agent and plan.unit.session is not None:
-            by_project[",".join(sorted(plan.unit.projects))].append(plan)
+        if plan.unit.session is not None:
+            by_project[plan.unit.agent, ",".join(sorted(plan.unit.projects))].append(plan)
     for group in by_project.values():
+        rule = options.rule_for(group[0].unit)  # one agent, one project: one rule
+        if rule is None or rule.keep_newest is None:
+            continue
         group.sort(key=lambda plan: plan.last_activity or epoch, reverse=True)
-        for plan in group[count:]:
+        for plan in group[rule.keep_newest:]:
             if plan.status == "recent":
                 plan.remove, plan.status = True, "old"
-                plan.reason = f"not among its project's newest {count} ({origin})"
+                plan.reason = f"not among its project's newest {rule.keep_newest} ({rule.origin})"
 
 
 def _label(unit: Unit) -> str:

@@ -99,6 +99,12 @@ class CleanupSource:
         ``cleanupPeriodDays``, else 30 days)."""
         return None
 
+    def project_retention(self, env: Mapping[str, str]) -> Mapping[str, Retention]:
+        """Projects whose own settings give their sessions another rule than
+        :meth:`own_retention` (Gemini CLI's ``<project>/.gemini/settings.json``): project, as
+        :attr:`Unit.projects` names it -> its rule. Used only where :meth:`own_retention` is."""
+        return {}
+
     def swept(self) -> list[str]:
         """The folders parts are removed from: ``--archive`` and ``--keep-usage`` may not be
         (inside) one of them."""

@@ -6,9 +6,12 @@ The settings are merged as the client merges them (``mergeSettings``), later win
 schema's defaults (``enabled: true``, ``maxAge: "30d"``, ``minRetention: "1d"``, no
 ``maxCount``), the system defaults (``$GEMINI_CLI_SYSTEM_DEFAULTS_PATH``, else
 ``system-defaults.json`` beside the system settings), the user's ``~/.gemini/settings.json``
-(``$GEMINI_CLI_HOME``), then the system settings (``$GEMINI_CLI_SYSTEM_SETTINGS_PATH``, else
-``/etc/gemini-cli/settings.json``), read by :mod:`ctxtool.storage.gemini_settings`. A
-project's own ``.gemini/settings.json`` is per project and is not read.
+(``$GEMINI_CLI_HOME``), the project's own ``<project>/.gemini/settings.json`` when Gemini trusts
+the folder, then the system settings (``$GEMINI_CLI_SYSTEM_SETTINGS_PATH``, else
+``/etc/gemini-cli/settings.json``), read by :mod:`ctxtool.storage.gemini_settings`. The client
+cleans at start-up only the sessions of the project it starts in, with that project's merged
+settings (gemini-3HFX2LNT.js:17473, chunk-2YTYPKEZ.js:10283 ``cleanupExpiredSessions``): so a
+project whose own file sets ``sessionRetention`` has its own rule (:func:`project_retention`).
 
 The client applies no retention when it is disabled or its settings are invalid
 (``validateRetentionConfig``: a ``maxAge`` that is not ``<n>h|d|w|m`` with n > 0, or shorter
@@ -20,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from ctxtool.storage.gemini_settings import settings_files
@@ -31,17 +35,34 @@ _PERIOD = re.compile(r"^(\d+)([dhwm])$")
 _UNIT_HOURS = {"h": 1, "d": 24, "w": 7 * 24, "m": 30 * 24}  # the client's "m" is 30 days
 
 
-def read_retention(env: Mapping[str, str]) -> Retention:
-    """Gemini CLI's retention on this machine (see the module docstring)."""
+def read_retention(env: Mapping[str, str], project: str | None = None) -> Retention:
+    """Gemini CLI's retention on this machine, for the sessions of folder ``project`` (None:
+    the user's and the system's settings only; see the module docstring)."""
     merged: dict[str, Any] = dict(DEFAULTS)
     origin = "Gemini CLI's default"
-    for path, settings in settings_files(env):
-        general = settings.get("general")
-        value = general.get("sessionRetention") if isinstance(general, dict) else None
-        if isinstance(value, Mapping):
+    for path, settings in settings_files(env, project):
+        value = _retention_in(settings)
+        if value is not None:
             merged.update(value)
             origin = f"{KEY} in {path}"
     return retention_of(merged, origin)
+
+
+def project_retention(env: Mapping[str, str], project: str) -> Retention | None:
+    """The rule for the sessions of folder ``project`` when its own ``.gemini/settings.json``
+    sets ``sessionRetention`` and Gemini CLI reads that file (a trusted folder, not the home
+    folder); None: the machine's rule (:func:`read_retention`) applies to them."""
+    own = Path(project) / ".gemini" / "settings.json"
+    if not any(path == own and _retention_in(settings) is not None
+               for path, settings in settings_files(env, project)):
+        return None
+    return read_retention(env, project)
+
+
+def _retention_in(settings: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    general = settings.get("general")
+    value = general.get("sessionRetention") if isinstance(general, dict) else None
+    return value if isinstance(value, Mapping) else None
 
 
 def retention_of(settings: Mapping[str, Any], origin: str) -> Retention:
@@ -75,4 +96,4 @@ def _period(value: object) -> timedelta | None:
     return timedelta(hours=int(found.group(1)) * _UNIT_HOURS[found.group(2)])
 
 
-__all__ = ["DEFAULTS", "KEY", "read_retention", "retention_of"]
+__all__ = ["DEFAULTS", "KEY", "project_retention", "read_retention", "retention_of"]

@@ -1,4 +1,5 @@
-"""Gemini CLI's settings as Gemini CLI 0.61.0 reads them, for where it compresses a session.
+"""Gemini CLI's settings as Gemini CLI 0.61.0 reads them, for where it compresses a session and
+how long it keeps sessions (:mod:`ctxtool.storage.gemini_retention`).
 
 Gemini CLI deep-merges, later files winning (gemini-3HFX2LNT.js's ``loadSettings``,
 chunk-2YTYPKEZ.js:16209 ``mergeSettings``): its schema's defaults, the system defaults
@@ -11,8 +12,8 @@ is the home folder - and last the system settings (``$GEMINI_CLI_SYSTEM_SETTINGS
 A folder is trusted (chunk-5FZXKDXH.js:363250 ``checkPathTrust``) when
 ``GEMINI_CLI_TRUST_WORKSPACE=true``; not when it is ``false`` or ``GEMINI_RESTRICTED_MODE=true``;
 always when ``security.folderTrust.enabled`` is false in the other files; else by the longest
-rule of ``~/.gemini/trustedFolders.json`` that holds it (``TRUST_FOLDER``, ``TRUST_PARENT`` on a
-folder inside it, ``DO_NOT_TRUST``); else not.
+rule of ``~/.gemini/trustedFolders.json`` (``$GEMINI_CLI_TRUSTED_FOLDERS_PATH`` when set) that
+holds it (``TRUST_FOLDER``, ``TRUST_PARENT`` on a folder inside it, ``DO_NOT_TRUST``); else not.
 
 A session does not record its folder, only ``projectHash``, the SHA-256 of its path: the folder
 is the one of ``~/.gemini/projects.json`` (or the current directory) that hashes to it.
@@ -96,7 +97,8 @@ def is_trusted(folder: str, settings: Mapping[str, Any], env: Mapping[str, str])
         if isinstance(settings.get("security"), dict) else {}
     if isinstance(trust, dict) and trust.get("enabled") is False:
         return True
-    rules = _load(gemini_dir(env) / "trustedFolders.json")
+    rules = _load(Path(env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+                       or gemini_dir(env) / "trustedFolders.json"))
     best, level = -1, None
     for rule, value in rules.items():
         root = os.path.dirname(rule) if value == "TRUST_PARENT" else rule

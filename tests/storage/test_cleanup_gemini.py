@@ -182,6 +182,89 @@ def test_retention_read_as_the_client_merges_it(tmp_path: Path) -> None:
     assert rule.older_than is None and "maxCount 0" in (rule.problem or "")
 
 
+OTHER = "0d0d0d0d-0000-4000-8000-000000000004"
+
+
+def two_projects(tmp_path: Path, own: dict[str, Any] | str) -> tuple[Path, Path]:
+    """Project proj (its folder real, with ``own`` as its .gemini/settings.json) and project
+    other, each with a session 10 days old and one 2 days old."""
+    gemini = gemini_folder(tmp_path)
+    folder = tmp_path / "w" / "proj"
+    write(folder / ".gemini" / "settings.json",
+          own if isinstance(own, str) else json.dumps({"general": {"sessionRetention": own}}),
+          NOW - 90 * DAYS)
+    write(gemini / "tmp" / "proj" / ".project_root", str(folder), NOW - 90 * DAYS)
+    write(gemini / "tmp" / "other" / ".project_root", str(tmp_path / "w" / "other"), NOW)
+    chat(gemini, "proj", KID, NOW - 10 * DAYS)
+    chat(gemini, "other", OTHER, NOW - 10 * DAYS)
+    chat(gemini, "other", "0e0e0e0e-0000-4000-8000-000000000005", NOW - 2 * DAYS)
+    return gemini, folder
+
+
+def deleted(records: list[dict[str, Any]]) -> set[str]:
+    return {r["session"] for r in records if r.get("action") == "delete"}
+
+
+TRUSTED = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+
+
+def test_a_projects_own_retention_decides_for_its_sessions(tmp_path: Path) -> None:
+    gemini, folder = two_projects(tmp_path, {"maxAge": "7d"})
+    code, records, err = cleanup(gemini, env=TRUSTED)
+    assert code == 0, err
+    assert deleted(records) == {OLD, KID}  # proj: 7d; other: the user's 30d
+    own = f"general.sessionRetention in {folder}/.gemini/settings.json"
+    assert own in next(r["reason"] for r in records if r.get("session") == KID)
+    assert "(gemini: 30d+; tmp/proj: 7d+)" in err.decode()
+    code, records, err = cleanup(gemini, "--older-than", "5d", env=TRUSTED)
+    assert deleted(records) == {OLD, KID, OTHER}  # --older-than: every project alike
+
+
+def test_a_projects_own_count_counts_its_sessions_only(tmp_path: Path) -> None:
+    gemini, _ = two_projects(tmp_path, {"maxAge": "60d", "maxCount": 1})
+    code, records, err = cleanup(gemini, env=TRUSTED)
+    assert code == 0, err
+    assert deleted(records) == {OLD, KID}  # proj keeps its newest (NEW); 60d for OLD, 30d else
+    gemini, _ = two_projects(tmp_path / "merged", {"maxCount": 1})
+    code, records, err = cleanup(gemini, env=TRUSTED)
+    assert deleted(records) == {OLD, KID}  # merged key by key: the user's maxAge 30d stays
+
+
+def test_an_untrusted_projects_own_settings_are_not_read(tmp_path: Path) -> None:
+    gemini, folder = two_projects(tmp_path, {"maxAge": "7d"})
+    code, records, err = cleanup(gemini)
+    assert code == 0, err
+    assert deleted(records) == {OLD}  # Gemini CLI does not read an untrusted folder's file
+    write(gemini / "trustedFolders.json", json.dumps({str(folder): "TRUST_FOLDER"}), NOW)
+    assert deleted(cleanup(gemini)[1]) == {OLD, KID}
+    write(gemini / "trustedFolders.json", json.dumps({str(folder): "DO_NOT_TRUST"}), NOW)
+    assert deleted(cleanup(gemini)[1]) == {OLD}
+    elsewhere = tmp_path / "trusted.json"
+    write(elsewhere, json.dumps({str(folder / "x"): "TRUST_PARENT"}), NOW)
+    assert deleted(cleanup(gemini, env={"GEMINI_CLI_TRUSTED_FOLDERS_PATH": str(elsewhere)})[1]) \
+        == {OLD, KID}
+
+
+def test_system_settings_win_over_a_projects_own(tmp_path: Path) -> None:
+    gemini, _ = two_projects(tmp_path, {"maxAge": "7d"})
+    system = gemini.parent / "no-system.json"
+    write(system, json.dumps({"general": {"sessionRetention": {"maxAge": "60d"}}}), NOW)
+    code, records, err = cleanup(gemini, env=TRUSTED)
+    assert code == 0, err
+    assert deleted(records) == set()
+
+
+def test_a_projects_bad_retention_keeps_its_sessions_and_says_so(tmp_path: Path) -> None:
+    gemini, folder = two_projects(tmp_path, {"maxAge": "12h"})
+    code, records, err = cleanup(gemini, env=TRUSTED)
+    assert code == 0, err
+    assert deleted(records) == set()  # Gemini cleans none of that project's sessions then
+    assert f"{folder}/.gemini/settings.json: maxAge 12h is shorter than minRetention 1d" \
+        in err.decode()
+    gemini, _ = two_projects(tmp_path / "unparsable", "{not json")
+    assert deleted(cleanup(gemini, env=TRUSTED)[1]) == {OLD}  # a file it cannot read: skipped
+
+
 def test_a_run_killed_after_the_chats_file_leaves_a_unit_the_next_run_takes(
         tmp_path: Path) -> None:
     gemini = gemini_folder(tmp_path)
