@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 IMAGE_TOKENS = 2_000  # an image in a tool result, as the agents count it
 DEFAULT_WINDOW = 200_000
@@ -21,8 +20,7 @@ LONG_WINDOW = 1_000_000
 AgentSettings = Any
 
 
-@dataclass(frozen=True)
-class Thresholds:
+class Thresholds(NamedTuple):
     """Token counts at which the agent warns, auto-compacts and blocks for one model, under
     ``rule`` (Claude Code: the row of the ``version`` that wrote the transcript), with the
     settings and environment variables that moved them (``applied``)."""
@@ -47,8 +45,7 @@ class Thresholds:
                 "version": self.version, "settings": list(self.applied)}
 
 
-@dataclass(frozen=True)
-class IdleCompaction:
+class IdleCompaction(NamedTuple):
     """Whether and when the agent compacts a session left idle on its own (Claude Code 2.1.286+:
     once the one-hour prompt cache is 0.9 through its life, counted from the last reply, if
     the context holds at least ``min_tokens``). ``fires_at`` is None when it will not fire."""

@@ -14,7 +14,6 @@ malformed file is skipped, as Claude Code skips it; ``CTXTOOL_CLAUDE_SETTINGS=0`
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -51,8 +50,8 @@ def read_settings(env: Mapping[str, str], project: str | None = None) -> Setting
     if settings.auto_compact_enabled is None:
         path = global_config(env)
         if _global_auto_compact_off(path, env):
-            settings = dataclasses.replace(settings, auto_compact_enabled=False,
-                                           files=(*settings.files, path))
+            settings = settings._replace(auto_compact_enabled=False,
+                                         files=(*settings.files, path))
     return settings
 
 

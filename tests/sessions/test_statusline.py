@@ -177,6 +177,8 @@ def test_the_entry_point_prints_the_line_without_click_or_orjson(tmp_path: Path,
                                              stdin=claude_json(path))
     assert (code, err) == (0, b"")
     assert not {"click", "orjson"} & {name.split(".")[0] for name in loaded}
+    # dataclasses imports inspect, and each frozen class execs its methods: NamedTuples instead
+    assert "dataclasses" not in loaded
     assert "ctxtool.formats.claude_code.adapter" in loaded  # the control: the probe sees imports
     # the same line as the click command, which the test runner goes through
     assert out.decode() == line(CliRunner(), claude_json(path), *args) + "\n"

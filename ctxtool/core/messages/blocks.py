@@ -11,8 +11,7 @@ writes the change back in the entry's own format.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxtool.formats.content import Block, block_text, has_image, tool_result_text
 from ctxtool.formats.registry import adapter_for
@@ -40,16 +39,14 @@ def role_and_blocks(entry: dict[str, Any], fmt: str) -> tuple[str | None, list[B
 
 # --- tool uses and results ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ToolUse:
+class ToolUse(NamedTuple):
     id: str
     name: str
     input: Any
     entry_index: int
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     tool_use_id: str
     content: Any
     is_error: bool

@@ -11,8 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, ContextMeter, Usage
 from ctxtool.core.sizing.status import status_of
@@ -35,8 +34,7 @@ TARGET_WIDTH = 120
 DEFAULT_TOP = 10
 
 
-@dataclass(frozen=True)
-class Offender:
+class Offender(NamedTuple):
     """One large tool result in the current context."""
 
     tokens: int
@@ -50,8 +48,7 @@ class Offender:
                 "target": self.target, "location": self.location}
 
 
-@dataclass(frozen=True)
-class EstimateReport:
+class EstimateReport(NamedTuple):
     """What ``ctxtool estimate`` reports for one transcript (see schemas/estimate-report)."""
 
     source: str | None
@@ -122,8 +119,8 @@ class EstimateReport:
         context = message_tokens + self.system_tokens
         rest = sum(v for k, v in self.breakdown.items() if k != "system_and_tools")
         breakdown = {**self.breakdown, "system_and_tools": max(0, context - rest)}
-        return replace(self, method="exact", context_tokens=context, breakdown=breakdown,
-                       total_tokens=self.total_tokens - self.context_tokens + context)
+        return self._replace(method="exact", context_tokens=context, breakdown=breakdown,
+                             total_tokens=self.total_tokens - self.context_tokens + context)
 
 
 def _percent(part: int, whole: int) -> float:

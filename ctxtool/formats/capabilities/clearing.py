@@ -5,8 +5,7 @@ records some agents write of a clearing (``persist``, ``snip``, ``microcompact``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ctxtool.formats.capabilities.reading import ReadingAdapter
 from ctxtool.formats.content import Block
@@ -96,8 +95,7 @@ class PruneResult(Protocol):
     pruned: int  # tokens it would clear
 
 
-@dataclass(frozen=True)
-class ResultSlot:
+class ResultSlot(NamedTuple):
     """One tool result of an entry with its original content (not a view).
 
     ``index`` says where it sits, in the adapter's own terms (a block index, a part index, -1

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ctxtool.formats.limits import (DEFAULT_WINDOW, LONG_WINDOW, IdleCompaction, Thresholds,
                                     context_window, tool_result_tokens)
@@ -38,8 +38,7 @@ IDLE_MIN_TOKENS_FLOOR = 100_000
 _TRUE = ("1", "true", "yes", "on")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One row of :data:`RULES`: what Claude Code versions ``first``..``last`` do."""
 
     name: str
@@ -95,18 +94,17 @@ def rule_for(version: Any) -> Rule:
 
 # --- settings and environment -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """What Claude Code reads from its settings files (merged, later files winning, as it
     merges user, project, local and managed settings): ``autoCompactWindow`` (top level and
     per model under ``modelSettings``), ``autoCompactEnabled``, ``idleCompaction`` and the
     ``env`` block it copies into its environment at start-up."""
 
     auto_compact_window: Any = None  # top level: a token count or "auto"
-    per_model: Mapping[str, Any] = field(default_factory=dict)  # modelSettings.<model>
+    per_model: Mapping[str, Any] = MappingProxyType({})  # modelSettings.<model>
     auto_compact_enabled: bool | None = None
     idle_compaction: bool | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = MappingProxyType({})
     files: tuple[str, ...] = ()  # the files read (for the report)
 
 
