@@ -223,7 +223,9 @@ def test_names_and_files_from_every_tool_are_kept() -> None:
                  "SessionLive.mount"):
         assert name in names, name
     files = found["Files and Code Sections"]
-    assert "- lib/loader.ex (edited x1): added: compute_expand_groups" in files
+    # the edit is told in the words of the report after it, which names what it added
+    assert "- lib/loader.ex (edited x1): `compute_expand_groups` now keeps every row; " \
+        "`SessionLive.mount` calls it." in files
     for path in ("renderer.ex", "session_live.ex", "lib/spotter/otel.ex"):
         assert path in files, path
 

@@ -61,8 +61,9 @@ def test_each_step_of_a_file_changed_often_gets_its_own_line() -> None:
     files = files_section(s)
     steps = [ln for ln in files.splitlines() if ln.startswith("  - Wrap the ")]
     assert len(steps) >= 3  # five changes: more than the two a file changed once or twice gets
+    # the code names nothing new: left out; the function the words before it name, too
     assert steps[0] == "  - Wrap the commit_event action in a span: added with_span, " \
-        "hook.commit_event; changed commit_event"  # the code names nothing new: left out
+        "hook.commit_event"
     assert "- other.ex (edited x1): added: helper_one" in files
 
 
@@ -172,3 +173,67 @@ def test_the_function_a_change_is_in_is_never_a_class_or_module() -> None:
     assert enclosing_definition(code, 8) == "pages"  # a line of its body
     assert enclosing_definition(code, 4) == ""  # a new method: in the class, in no function
     assert enclosing_definition("defmodule App.Web do\n  def show(conn) do\n", 4) == "show"
+
+
+def test_a_step_lists_every_definition_it_brought_in_when_few_before_names_it_used() -> None:
+    work = WorkLog()
+    path = "/w/render.ex"
+    work.changed(path, "Edit", "", "defp classify_line(a, b), do: Enum.map(a, &plain_line/1)\n"
+                 "defp infer_language(a, b), do: String.trim(b)\n"
+                 "defp language_of(ext), do: Map.get(@langs, ext)\n"
+                 "defp group_lines(x), do: Enum.group_by(x, &line_kind/1)\n"
+                 "defp mark_hidden(x), do: Enum.reject(x, &is_nil/1)", 1, True,
+                 "Now let me add the code classification:")
+    # five definitions with a limit of four names: all five, and no name they merely use
+    assert work.file_lines(path, 1, in_order) == [
+        "Add the code classification: added classify_line, infer_language, language_of, "
+        "group_lines, mark_hidden"]
+
+
+def test_imports_a_step_adds_or_removes_are_told_with_their_keyword() -> None:
+    work = WorkLog()
+    path = "/w/lib/session_live.ex"
+    work.changed(path, "Edit", "  alias Spotter.TranscriptRenderer\n  alias Spotter.Sync",
+                 "  use AshComputer.LiveView\n  import SpotterWeb.TranscriptComponents\n"
+                 "  alias Spotter.Sync", 1, True, "Let me switch it to the shared components:")
+    work.changed(path, "Edit", "  alias SpotterWeb.OtelTraceHelpers",
+                 "  alias SpotterWeb.OtelTraceHelpers\n  require SpotterWeb.OtelTraceHelpers", 2,
+                 True, "It uses a macro: require it")
+    assert work.file_lines(path, 2, in_order) == [
+        "Switch it to the shared components: added use AshComputer.LiveView, "
+        "import SpotterWeb.TranscriptComponents; removed alias Spotter.TranscriptRenderer",
+        # the name was there already; the statement is what is new
+        "It uses a macro: require it: added require SpotterWeb.OtelTraceHelpers"]
+
+
+def test_a_step_is_told_in_the_words_of_the_report_that_names_what_it_added() -> None:
+    work = WorkLog()
+    path = "/w/hooks.go"
+    work.changed(path, "Edit", "", "func handleSessionEnd() {}\nfunc markEnded() {}", 1, True,
+                 "Adding the handler and the shared helper. Check the end of the file")
+    work.changed("/w/other.go", "Edit", "", "func tidyRows() {}", 2, True, "Tidy up")
+    work.report("Done:\n- Added `handleSessionEnd()` handler and `markEnded()` shared helper\n"
+                "- Tidied the rest", 3)
+    assert work.file_lines(path, 1, in_order) == [
+        "Added `handleSessionEnd()` handler and `markEnded()` shared helper"]
+    assert work.file_lines("/w/other.go", 1, in_order) == ["Tidy up: added tidyRows"]
+    # a later report names steps done since the one before only
+    work.report("- Added `handleSessionEnd()` handler again", 4)
+    assert len(work.files[path].steps["Adding the handler and the shared helper. Check the "
+                                      "end of the file"].reports) == 1
+
+
+def test_the_items_of_a_report_that_name_new_tests_tell_the_step_that_added_them() -> None:
+    work = WorkLog()
+    path = "/w/transcript_test.go"
+    work.changed(path, "Edit", "", "func TestParse_ArrayContent(t *testing.T) {}\n"
+                 "func TestParse_NullContent(t *testing.T) {}", 1, True, "Write the failing tests")
+    # no verb of work done on the items: they name what the work added
+    work.report("Added 2 new tests:\n- `TestParse_ArrayContent` — mixed array and string content\n"
+                "- `TestParse_NullContent` — null content field\n- `TestOther` — not ours", 2)
+    assert work.file_lines(path, 1, in_order)[0] == (
+        "`TestParse_ArrayContent` — mixed array and string content; "
+        "`TestParse_NullContent` — null content field: added testing.T")
+    assert [ln.text for ln in work.lines] == [
+        "Added 2 new tests", "`TestParse_ArrayContent` — mixed array and string content",
+        "`TestParse_NullContent` — null content field"]

@@ -10,10 +10,11 @@ keeps, in order and in bounded memory:
   and pushes or pull requests;
 * what each change did, from the edit itself, per file and per step (the edits made for one
   stated intent: what the assistant said it was about to do just before them, :func:`intent_of`):
-  the definitions, options, config keys and routes they added, changed or removed, the function
-  an edit of a body changed (found in the file's text as last read or written, edits applied),
-  and their most telling short line of code (a config entry, a dependency, a route); and the
-  tests each file gained;
+  the definitions, imports, options, config keys and routes they added, changed or removed, the
+  function an edit of a body changed (found in the file's text as last read or written, edits
+  applied), their most telling short line of code (a config entry, a dependency, a route), and
+  the lines of the end-of-turn report after them that name what they added (the assistant's own
+  words for what a step did); and the tests each file gained;
 * tests and builds run, and whether each passed after the last change;
 * the assistant's own reports at the end of a turn (the lines that say what was done);
 * the constraints and decisions the user stated.
@@ -42,6 +43,8 @@ SHORT_INTENT = 5  # words: an intent this short announcing its calls (``...:``) 
 CODE_CHARS = 100  # a line of code a step shows: at most this long...
 STEP_CODE = 6  # ...among the first this many telling lines it added
 STEP_NAMES = 4  # names given per step and kind
+STEP_DEFINITIONS = 8  # the definitions a step brought in, all listed when this few
+STEP_REPORTS = 3  # report lines told on a step's line (instead of what it set out to do)
 STEP_CHARS = 390  # a step's line stays one line a reader (and a matcher) takes whole
 TESTS_PER_FILE = 40  # tests added to one file that are named (the newest)
 TEXTS = 32  # files whose text is followed (the newest read or written), to find what an edit is in
@@ -123,6 +126,9 @@ class Step:
     changed: dict[str, None] = field(default_factory=dict)  # definitions the edits rewrote
     removed: dict[str, None] = field(default_factory=dict)
     code: dict[str, float] = field(default_factory=dict)  # short new lines that say most: weight
+    reports: list[str] = field(default_factory=list)  # the lines of the report after it naming it
+    imports: dict[str, str] = field(default_factory=dict)  # import statements it added: name
+    dropped: dict[str, str] = field(default_factory=dict)  # import statements it took out: name
 
 
 @dataclass
@@ -202,6 +208,18 @@ def new_lines(old: str, new: str, path: str) -> list[tuple[str, float]]:
 _GOES_ON = re.compile(r"[,(\[{=]$")
 
 
+# a line that brings a module or a name in (Python, JavaScript, Go, Rust, Elixir, Ruby, PHP):
+# a change's imports are told with their keyword, as one would say it ("added alias X")
+_IMPORT = re.compile(r"^[ \t]*(import|from|use|alias|require)[ \t]+([A-Za-z_][\w.:]*)", re.MULTILINE)
+
+
+def imports_in(text: str) -> dict[str, str]:
+    """The imports of ``text`` (``alias X.Y``: the keyword and the name) and the name each
+    brings in."""
+    return {f"{m.group(1)} {m.group(2)}": m.group(2) for m in _IMPORT.finditer(text)
+            if looks_like_identifier(m.group(2))}
+
+
 def names_of(text: str, path: str) -> dict[str, None]:
     """The names a piece of code holds, in order: definitions first, then identifiers,
     command-line options, routes, test titles and (in config files) keys."""
@@ -262,14 +280,16 @@ def commit_message(command: str) -> list[str]:
     return [ln for ln in items if len(ln.split()) >= 2 and not _TRAILER.match(ln)]
 
 
-def report_lines(text: str) -> list[str]:
+def report_lines(text: str, added: Iterable[str] = ()) -> list[str]:
     """The lines of an end-of-turn report that say what was done (markup and opening filler
-    taken off; a line naming nothing in particular left out)."""
+    taken off; a line naming nothing in particular left out): those with a verb of work done,
+    and those that name one of ``added`` (the definitions the work added: ``TestX - what it
+    checks``, an item under "Added 5 tests:")."""
     lines: list[str] = []
     for raw in text.splitlines():
         line = _FILLER.sub("", _MARKUP.sub("", raw).strip()).strip().rstrip(":")
-        if line.endswith("?") or not _REPORT_VERB.search(line) \
-                or line.startswith(("```", "|")) or not _telling(line):
+        if line.endswith("?") or line.startswith(("```", "|")) or not _telling(line) \
+                or not _REPORT_VERB.search(line) and not any(_named(n, line) for n in added):
             continue
         lines.append(line if len(line) <= 240 else line[:237].rstrip() + "...")
         if len(lines) >= REPORT_LINES:
@@ -355,6 +375,7 @@ class WorkLog:
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
         self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
+        self.reported = -1  # position of the latest report
 
     def _line(self, position: int, text: str, detail: bool = False) -> None:
         self.lines.append(WorkLine(position, self.active, text, detail))
@@ -424,6 +445,13 @@ class WorkLog:
                 step.removed[name] = None
                 step.added.pop(name, None)
                 step.defined.pop(name, None)
+        brought, dropped = imports_in(new), imports_in(old)
+        for statement, name in brought.items():
+            if statement not in dropped and step.dropped.pop(statement, None) is None:
+                step.imports[statement] = name
+        for statement, name in dropped.items():
+            if statement not in brought and step.imports.pop(statement, None) is None:
+                step.dropped[statement] = name
         for line, weight in new_lines(old, new, work.path):
             if len(step.code) >= STEP_CODE:
                 break
@@ -574,11 +602,15 @@ class WorkLog:
     def report(self, text: str, position: int) -> None:
         """The assistant's text at the end of a turn: its lines that say what was done, but
         those an earlier report already says (all their telling words, :func:`_telling`)."""
-        for line in report_lines(text):
+        recent = [step for work in self.files.values() if work.last > self.reported
+                  for step in work.steps.values()]
+        self.reported = position
+        for line in report_lines(text, {n for step in recent for n in step.defined}):
             words = _telling(line)
             if not any(words <= seen for seen in self.said):
                 self._line(position, line)
                 self.said.append(words)
+            _attach(line, recent)
 
     # --- reading back ------------------------------------------------------------------------------
 
@@ -604,6 +636,17 @@ class WorkLog:
         return lines
 
 
+def _attach(line: str, steps: list[Step]) -> None:
+    """A report line goes with the step whose names it names most (its definitions count
+    double): the assistant's words after the work say what it did better than those before."""
+    def named(step: Step) -> int:
+        return sum((2 if n in step.defined or n in step.changed else 1)
+                   for n in (*step.added, *step.changed, *step.removed) if _named(n, line))
+    best = max(steps, key=named, default=None)
+    if best is not None and named(best) >= 2 and len(best.reports) < STEP_REPORTS:
+        best.reports.append(line)
+
+
 def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
 
@@ -611,24 +654,19 @@ def _named(name: str, text: str) -> bool:
 def _step_weight(step: Step) -> int:
     """How much a step did: definitions most, then other names; a stated intent counts."""
     return 3 * len(step.defined) + len(step.added) + 2 * len(step.changed) + len(step.removed) \
-        + (4 if step.intent else 0)
+        + (4 if step.intent else 0) + 4 * len(step.reports)
 
 
 def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], count: int,
                shown: set[str], any_code: bool) -> str:
-    """``Add the X handler: added f, g; changed h; removed k; `code``` on one line: the
-    definitions it added (``count`` at most, in the file's order), other names to fill, the
-    definitions it changed or changed code inside and the names it removed (the most
-    central), and its telling line of code: a config entry, a dependency, a route or an
-    option, or with ``any_code`` a line naming something not said already."""
-    defs = set(rank(step.defined, count))
-    added = [n for n in step.defined if n in defs]
-    added += rank((n for n in step.added if n not in step.defined), max(2, count - len(added)))
-    parts = [f"{label} " + ", ".join(_rank(dict.fromkeys(names), len(names)))
-             for label, names in (("added", added),
-                                  ("changed", rank(step.changed, max(2, count // 2))),
-                                  ("removed", rank(step.removed, max(2, count // 2)))) if names]
-    said = " ".join([step.intent, *parts])
+    """``Add the X handler: added f, g; changed h; removed k; `code``` on one line: what it
+    did as the report after it says (else what the assistant set out to do), the names it
+    added, changed and removed (:func:`_name_parts`) and its telling line of code: a config
+    entry, a dependency, a route or an option, or with ``any_code`` a line naming something
+    not said already."""
+    what = "; ".join(step.reports) or step.intent
+    parts = _name_parts(step, rank, count, what)
+    said = " ".join([what, *parts])
     code = [ln for ln, weight in sorted(step.code.items(), key=lambda kv: -kv[1])
             if ln not in shown and not any(_named(d, said) for d in definitions_in(ln))
             and (_SALIENT.search(ln) is not None
@@ -636,12 +674,37 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
     if code:
         parts.append(f"`{code[0]}`")
         shown.add(code[0])
-    if not step.intent:  # edits the assistant said nothing about
+    if not what:  # edits the assistant said nothing about
         text = "; ".join(part.replace(" ", ": ", 1) if not part.startswith("`") else part
                          for part in parts)
     else:
-        text = step.intent + (": " + "; ".join(parts) if parts else "")
+        text = what + (": " + "; ".join(parts) if parts else "")
     return one_line(text, STEP_CHARS)
+
+
+def _name_parts(step: Step, rank: Callable[[Iterable[str], int], list[str]], count: int,
+                what: str) -> list[str]:
+    """``added f, g``, ``changed h``, ``removed k``: the definitions the step brought in (all
+    when few: what the edit was, before what it merely used), other names to fill up to
+    ``count``, the import statements it added or took out, the definitions it changed or
+    changed code inside and the names it removed (the most central); those ``what`` names
+    left out."""
+    few = len(step.defined) <= STEP_DEFINITIONS
+    defs = set(step.defined if few else rank(step.defined, max(count, STEP_DEFINITIONS // 2)))
+    added = [n for n in step.defined if n in defs]
+    imported = set(step.imports.values())  # told by their import statements
+    added += rank((n for n in step.added if n not in step.defined and n not in imported),
+                  max(0, count - len(added)))
+    removed = rank((n for n in step.removed if n not in step.dropped.values()), max(2, count // 2))
+    lists = (("added", [*added, *list(step.imports)[:count]]),
+             ("changed", rank(step.changed, max(2, count // 2))),
+             ("removed", [*list(step.dropped)[:count], *removed]))
+    parts = []
+    for label, names in lists:
+        kept = [n for n in _rank(dict.fromkeys(names), len(names)) if not _named(n, what)]
+        if kept:
+            parts.append(f"{label} " + ", ".join(kept))
+    return parts
 
 
 def _push(names: dict[str, None], name: str, limit: int) -> None:
