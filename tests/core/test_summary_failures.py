@@ -170,3 +170,30 @@ def test_words_about_a_failure_seen_or_no_check_add_no_failure() -> None:
                            "unused."))  # no finding named, and no failure is waiting
     errors = errors_of(s).strip().splitlines()
     assert len(errors) == 1 and errors[0].startswith("- Lint error (`golangci-lint run`): a.go:3:1")
+
+
+def test_a_formatter_run_is_a_fix() -> None:
+    s = Session()
+    s.user("Make lint pass")
+    s.call("l1", "Bash", {"command": "golangci-lint run ./..."},
+           "Exit code 1\nx.go:9:1: File is not properly formatted (gofmt)", error=True)
+    s.call("f1", "Bash", {"command": "gofmt -w x.go && git diff --stat"}, " x.go | 1 -")
+    s.call("l2", "Bash", {"command": "golangci-lint run ./..."}, "0 issues.")
+    assert errors_of(s).strip() == (
+        "- Lint error (`golangci-lint run ./...`): x.go:9:1: File is not properly formatted (gofmt) "
+        "Fixed: `gofmt -w x.go`. Then `golangci-lint run ./...` passed.")
+
+
+def test_a_stated_finding_is_fixed_by_the_change_after_it() -> None:
+    s = Session()
+    s.user("Tidy explain.go")
+    s.assistant(text_block("Let me make all the fixes."))  # words before the finding
+    s.assistant({"type": "thinking", "thinking": "There's unreachable code at line 298."})
+    s.assistant(text_block("There's unreachable code at line 298 now."))  # said again: no reason
+    s.call("e1", "Edit", {"file_path": "/work/app/explain.go", "old_string": "\treturn \"\", false\n",
+                          "new_string": ""}, "updated")
+    s.call("e2", "Edit", {"file_path": "/work/app/explain_test.go", "old_string": "a",
+                          "new_string": "b"}, "updated", text="Now the tests.")  # another change
+    s.call("b1", "Bash", {"command": "go build ./..."}, "")
+    assert errors_of(s).strip() == ('- Error: "unreachable code at line 298". Fixed: explain.go. '
+                                    'Then `go build ./...` passed.')

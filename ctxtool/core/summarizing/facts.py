@@ -192,15 +192,14 @@ class Facts:
             self.last_event = "text"
             self.answered_at = self.position
             self._mentions(text, WEIGHT_DISCUSSED)
-            self.failures.stated(text, self.position)
-            self.failures.said(text)
+            self.failures.said(text, self.position)
             for line in text.splitlines():
                 if _DONE.search(line):
                     self.done.append((self.position, line.strip()[:400]))
         elif kind == "thinking":
             thought = str(block.get("thinking") or "")
             self.names.add(backticked(thought), WEIGHT_MENTIONED, self.position)
-            self.failures.stated(thought, self.position)
+            self.failures.thought(thought, self.position)
         elif kind == "tool_use":
             self._call(block)
 

@@ -206,6 +206,7 @@ class FailureLog:
         self.count = 0  # failures seen, noise left out
         self.refused: Counter[str] = Counter()  # calls a tool refused, by tool
         self.unsaid: list[Episode] = []  # failed since the assistant's last words
+        self.said_at = -1  # the position of its last words
 
     def failed(self, call: ToolCall, text: str, position: int) -> None:
         """A failed call or run (``text``: its result)."""
@@ -234,16 +235,21 @@ class FailureLog:
         self.open = self.open[-(OPEN - 1):] + [episode]
         self.unsaid.append(episode)
 
-    def said(self, text: str) -> None:
+    def said(self, text: str, position: int) -> None:
         """The assistant's text: the stated reason of the failures since its last words that
-        have none yet."""
+        have none yet; words about no failure seen may name one (:meth:`thought`)."""
         for episode in self.unsaid:
-            episode.reason = episode.reason or reason_of(text)
-        self.unsaid = []
+            reason = reason_of(text)
+            if not (episode.call is None and _restates(reason, episode.gist)):  # not said twice
+                episode.reason = episode.reason or reason
+        about, self.unsaid, self.said_at = bool(self.unsaid), [], position
+        if not about:
+            self.thought(text, position)
 
-    def stated(self, text: str, position: int) -> None:
+    def thought(self, text: str, position: int) -> None:
         """The assistant's words (text or thinking): a check's finding they name opens a stated
-        episode, unless they are about a failure seen or one still waiting for a change."""
+        episode, unless they are about a failure seen or one still waiting for a change. Its
+        reason: the words after it."""
         if self.unsaid or any(e.code_failure and not e.steps for e in self.open):
             return
         gist = stated_error(text)
@@ -253,23 +259,31 @@ class FailureLog:
         episode = Episode(None, "", gist, [], position)
         self.episodes.append(episode)
         self.open = self.open[-(OPEN - 1):] + [episode]
+        self.unsaid = [episode]
 
     def changed(self, path: str, intent: str, names: list[str], code: str = "") -> None:
         """A successful edit or write of ``path`` for ``intent``, adding ``names`` (``code``:
         its telling new line)."""
-        name = path.rsplit("/", 1)[-1]
+        self._step(path.rsplit("/", 1)[-1], intent, names, code)
+
+    def _step(self, name: str, intent: str, names: list[str], code: str) -> None:
+        """A change (``name``: its file or command) for the failure being worked on."""
         self.unsaid = []  # words after a change are about the change
         # a change is for the latest failure a change can fix (the one being worked on)
-        latest = max((e for e in self.open if e.code_failure), key=lambda e: e.position,
-                     default=None)
-        for episode in [latest] if latest is not None else []:
-            if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
-                                                          for s in episode.steps):
-                episode.steps[name + (f": {intent}" if intent else "")] = None
-            episode.code = episode.code or code
-            for added in names:
-                if len(episode.names) < FIX_NAMES:
-                    episode.names[added] = None
+        episode = max((e for e in self.open if e.code_failure), key=lambda e: e.position,
+                      default=None)
+        if episode is None or episode.call is None and episode.steps:
+            return  # a stated finding is fixed by the change after it
+        if episode.call is None and (self.said_at < episode.position or
+                                     _restates(intent, episode.gist)):
+            intent = ""  # words from before the finding are not about its fix, nor the finding
+        if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
+                                                      for s in episode.steps):
+            episode.steps[name + (f": {intent}" if intent else "")] = None
+        episode.code = episode.code or code
+        for added in names:
+            if len(episode.names) < FIX_NAMES:
+                episode.names[added] = None
 
     def ran(self, call: ToolCall, check: bool, detail: str) -> None:
         """A call that succeeded; ``check``: a test or build run that passed (``detail``: its
@@ -277,6 +291,9 @@ class FailureLog:
         if not self.open or call.name in _BOOKKEEPING:
             return
         cause = what_ran(call)
+        rewrote = _rewrites(call)
+        if rewrote:  # a formatter rewrote the code: a change
+            self._step(f"`{one_line(rewrote, 60)}`", "", [], "")
         for episode in list(self.open):
             same = _alike(episode.cause, cause)
             if same and not episode.steps and episode.retry is None:
@@ -304,6 +321,22 @@ class FailureLog:
         self.open.remove(episode)
 
 
+# a formatter or linter run that rewrites the files it checks
+_FORMATTER = re.compile(r"^(?:\w+=\S*\s+)*(?:gofmt\b.*\s-w\b|go fmt|goimports\b.*\s-w\b|cargo fmt|"
+                        r"mix format(?!.*--check)|black\b(?!.*--check)|ruff format(?!.*--check)|"
+                        r"(?!git\b)\S+.*\s--fix\b|prettier\b.*\s--write\b|"
+                        r"(?:npm|pnpm|yarn|bun|mise|just|task|make)(?: run)? (?:fmt|format)\b)")
+
+
+def _rewrites(call: ToolCall) -> str:
+    """The formatter command a shell call ran (``gofmt -w x.go``), else ''."""
+    data = call.input if isinstance(call.input, dict) else {}
+    if call.name != "Bash":
+        return ""
+    parts = [without_redirections(p) for p in commands_in(str(data.get("command") or ""))]
+    return next((p for p in parts if _FORMATTER.match(p)), "")
+
+
 _BOOKKEEPING = ("TodoWrite", "TaskCreate", "TaskUpdate", "TaskList")
 
 
@@ -328,18 +361,21 @@ _STATED = re.compile(
     r"\b(?:fix|address|resolve)(?:ing)?\s+(?:the|this|that|these|both|two|an?)\s+"
     r"((?:[\w`./:()-]+\s+){0,5}?(?:errors?|issues?|warnings?|failures?)"
     r"(?:\s+(?:in|on|at|about|with|for)\s+(?:`[^`\n]{1,60}`|\w*[_.]\w[\w.]*(?:/\d)?\b))?)"
-    r"|(`[^`\n]{1,60}`\s+(?:is|are)\s+(?:now\s+)?(?:unused|undefined|never used)\b)",
+    r"|(`[^`\n]{1,60}`\s+(?:is|are)\s+(?:now\s+)?(?:unused|undefined|never used)\b)"
+    r"|\bthere(?:'s| is| are)\s+(?:an?\s+|now\s+)?((?:unreachable|unused|undefined)\s(?:[^.!?\n:]|\.\w){3,60})"
+    r"|\bthe\s+((?:lint|test|build|compile|type)\w*\s+(?:failure|error)s?\s+(?:is|are)\s+"
+    r"(?:[^.!?\n]|\.\w){3,60})",
     re.IGNORECASE)
 # ...of a compiler, a type checker, a linter or a test run (not "the review's issues")
 _CHECKED = re.compile(r"compil|credo|lint|dialyzer|mypy|ruff|eslint|clippy|\bvet\b|errcheck|"
-                      r"\btype\b|format|nesting|complexity|unused|undefined|\btests?\b",
+                      r"\btype\b|format|nesting|complexity|unused|undefined|unreachable|\btests?\b",
                       re.IGNORECASE)
 
 
 def stated_error(text: str) -> str:
     """The finding of a check the assistant names in ``text`` (its words), else ''."""
     for found in _STATED.finditer(text):
-        words = found.group(1) or found.group(2)
+        words = next(group for group in found.groups() if group)
         if _CHECKED.search(words):
             return words
     return ""
@@ -353,6 +389,12 @@ def _speaks_of(stated: str, gist: str) -> bool:
 
 _GENERIC = {"error", "errors", "issue", "issues", "warning", "warnings", "failure", "failures",
             "both", "this", "that", "these", "with", "about"}
+
+
+def _restates(words: str, gist: str) -> bool:
+    """Most of ``words``' words are the gist's."""
+    said = set(re.findall(r"[a-z_]{3,}", words.lower()))
+    return len(said & set(re.findall(r"[a-z_]{3,}", gist.lower()))) >= 0.6 * len(said)
 
 
 def _same_gist(one: str, other: str) -> bool:
