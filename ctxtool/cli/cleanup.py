@@ -65,7 +65,8 @@ T = TypeVar("T")
                    "DIR/projects/... (Claude Code) or DIR/sessions/... (Codex), where "
                    "CLAUDE_CONFIG_DIR=\"$HOME/.claude,DIR\" ccusage and CODEX_HOME=DIR still "
                    "count it; DIR/opencode/<session>.jsonl (OpenCode: tokens and cost of each "
-                   "assistant message).")
+                   "assistant message); DIR/gemini/<session>.jsonl (Gemini CLI: tokens and "
+                   "model of each model message, its subagents' too).")
 @click.option("--live-window", default="1h", show_default=True, envvar=LIVE_ENV,
               metavar="DURATION",
               help="Sessions active this recently are never touched, whatever --older-than "

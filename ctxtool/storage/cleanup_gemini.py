@@ -5,7 +5,7 @@ Gemini CLI 0.61.0 itself deletes with it (``deleteSessionFileAndArtifacts``,
 ``deleteSubagentSessionDirAndArtifactsAsync``), and its ``/restore`` points::
 
     chats/session-<time>-<id8>.jsonl (and .json)   the session (every file with its id)
-    chats/<session id>/                             its subagents' sessions, and for each
+    chats/<session id>/                             its subagents' sessions (read too), and for each
     logs/session-<agent id>.jsonl, tool-outputs/session-<agent id>/   their artifacts
     logs/session-<session id>.jsonl                 its activity log
     tool-outputs/session-<session id>/              outputs its masking saved
@@ -14,13 +14,16 @@ Gemini CLI 0.61.0 itself deletes with it (``deleteSessionFileAndArtifacts``,
     chats/ctxtool-store/<session id>/               what ctxtool kept of it (vacuum's recipes)
 
 The chats file goes first; a run killed after it leaves the rest as a unit of the same id,
-which the next run removes (its age: the files' times). Anything else (settings.json,
+which the next run removes (its age: the files' times). ``--keep-usage DIR`` keeps the tokens
+of each model message of the session and its subagents in ``DIR/gemini/<session id>.jsonl``
+(:mod:`ctxtool.formats.gemini.usage`). Anything else (settings.json,
 projects.json, ``.project_root``, ``logs.json``, ``shell_history``, ``memory/``, a saved
 ``/chat`` checkpoint) is never touched.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -30,6 +33,7 @@ from typing import Any
 from ctxtool.errors import InputError
 from ctxtool.formats.gemini.sessions import (NOT_PROJECTS, SESSION_NAME, project_root, registry,
                                              session_id_in)
+from ctxtool.formats.gemini.usage import usage_only
 from ctxtool.formats.jsonl import bounded_lines, iter_entries
 from ctxtool.storage.cleanup_source import CleanupSource, OnError
 from ctxtool.storage.cleanup_tree import GEMINI_SESSIONS, Part, Tree, Unit, add_part, entries
@@ -42,6 +46,8 @@ from ctxtool.storage.store import DEFAULT_ROOT
 
 AGENT = "gemini"
 CHAT, SUBAGENTS, LOG = "gemini-chat", "gemini-subagents", "gemini-log"
+SUBAGENT_CHAT = "gemini-subagent-chat"  # a file in chats/<session id>/: read, gone with its folder
+USAGE_FOLDER = "gemini"  # under --keep-usage
 OUTPUTS, FOLDER, CHECKPOINT = "gemini-tool-outputs", "gemini-session-folder", "gemini-checkpoint"
 # the client never takes these folder names for a session's own folder (RESERVED_SESSION_DIR_NAMES)
 _NOT_SESSIONS = frozenset({"chats", "logs", "tool-outputs", "checkpoints", "memory", "plans",
@@ -56,7 +62,7 @@ LEGACY_BYTES = 256 << 20  # an older one-document session is parsed whole, up to
 class GeminiSource(CleanupSource):
     agent = AGENT
     categories = (GEMINI_SESSIONS,)
-    transcript_kinds = (CHAT,)
+    transcript_kinds = (CHAT, SUBAGENT_CHAT)
 
     def scan(self, tree: Tree, on_error: OnError) -> None:
         """One unit per session id and project folder."""
@@ -83,12 +89,11 @@ class GeminiSource(CleanupSource):
         sessions, as the client run in that folder merges it; their folder found as
         :func:`~ctxtool.formats.gemini.sessions.project_root` finds it (or, for an older
         hash-named folder, the path that hashes to its name)."""
-        by_id = {short: path for path, short in registry(Path(self.folder)).items()}
         rules = {}
         for project in entries(os.path.join(self.folder, "tmp")):
             if not project.is_dir(follow_symlinks=False) or project.name in NOT_PROJECTS:
                 continue
-            root = project_root(Path(project.path), by_id) or project_folder(project.name, env)
+            root = self._project_root(project.name) or project_folder(project.name, env)
             rule = project_retention(env, root) if root else None
             if rule is not None:
                 rules[f"tmp/{project.name}"] = rule
@@ -114,6 +119,37 @@ class GeminiSource(CleanupSource):
                 part.error = f"cannot read: {describe(exc) if isinstance(exc, OSError) else exc}"
                 on_error(part.rel, part.error)
         return combine(found)
+
+    def usage(self, part: Part) -> tuple[str, list[bytes]] | None:
+        """One line per model message of a session's file, or of one of its subagents', in
+        ``gemini/<session id>.jsonl``."""
+        if part.kind not in self.transcript_kinds:
+            return None
+        import orjson
+
+        with os.fdopen(open_nofollow(part.base, part.rel), "rb") as stream:
+            if part.rel.endswith(".json"):
+                entries = [_legacy_document(stream.read(LEGACY_BYTES))]
+            else:
+                entries = list(iter_entries(stream, part.rel, on_invalid="skip"))
+        project, _, rest = part.rel.partition("/chats/")
+        parent = rest.split("/")[0] if part.kind == SUBAGENT_CHAT else None
+        lines = usage_only(entries, directory=self._project_root(project.split("/", 1)[-1]),
+                           parentSessionId=parent)
+        if not lines:
+            return None
+        session = parent or lines[0].get("sessionId") or rest.rsplit(".", 1)[0]
+        return (f"{USAGE_FOLDER}/{session}.jsonl",
+                [orjson.dumps(line) + b"\n" for line in lines])
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, str]:
+        """``projects.json``'s short id -> project folder."""
+        return {short: path for path, short in registry(Path(self.folder)).items()}
+
+    def _project_root(self, name: str) -> str | None:
+        """The folder of project ``tmp/<name>`` (see :func:`project_root`)."""
+        return project_root(Path(self.folder, "tmp", name), self._by_id)
 
 
 def _scan_project(tree: Tree, base: str, project: str) -> None:
@@ -157,14 +193,11 @@ def _session_of(entry: os.DirEntry[str]) -> str | None:
     if entry.name.endswith(".jsonl"):
         return session_id_in(entry.path)  # type: ignore[arg-type]
     try:  # one JSON document
-        import orjson
-
         with open(entry.path, "rb") as handle:
-            document = orjson.loads(handle.read(LEGACY_BYTES))
-        session = document.get("sessionId") if isinstance(document, dict) else None
-        return session if isinstance(session, str) and session else None
-    except (OSError, ValueError):
+            session = _legacy_document(handle.read(LEGACY_BYTES)).get("sessionId")
+    except OSError:
         return None
+    return session if isinstance(session, str) and session else None
 
 
 def _add_subagents(unit: Unit, base: str, rel: str, entry: os.DirEntry[str],
@@ -177,6 +210,8 @@ def _add_subagents(unit: Unit, base: str, rel: str, entry: os.DirEntry[str],
     for agent in entries(entry.path):
         if agent.is_file(follow_symlinks=False) and agent.name.endswith((".json", ".jsonl")):
             claimed |= _add_named(unit, base, project, agent.name.rsplit(".", 1)[0])
+            unit.transcripts.append(Part(base, f"{rel}/{agent.name}", SUBAGENT_CHAT,
+                                         GEMINI_SESSIONS))
 
 
 def _add_artifacts(base: str, project: str, unit_of: Any, claimed: set[str]) -> None:
@@ -254,14 +289,20 @@ def _dated(lines: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
             {"timestamp": stamp}
 
 
-def _legacy_activity(data: bytes) -> Activity:
+def _legacy_document(data: bytes) -> dict[str, Any]:
+    """An older one-document session ({} when it is not one)."""
     import orjson
 
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return Activity()
-    if not isinstance(document, dict):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _legacy_activity(data: bytes) -> Activity:
+    document = _legacy_document(data)
+    if not document:
         return Activity()
     messages = document.get("messages")
     lines = [document, *(m for m in messages if isinstance(m, dict))] \

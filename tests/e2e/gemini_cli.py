@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from typing import Any
 from tests.e2e.fake_gemini import FakeGemini, call, is_turn, say
 
 TIMEOUT = 120
+DAY = 86400
 PROJECT = "proj"  # the project folder's name, which Gemini CLI uses for ~/.gemini/tmp/<project>
 OLD_MINUTE = "2026-01-01T00-00"
 
@@ -151,3 +154,25 @@ def function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
     """Every ``functionResponse`` part of a request's contents, in order."""
     return [part["functionResponse"] for content in body.get("contents") or []
             for part in content.get("parts") or [] if "functionResponse" in part]
+
+
+def backdated(data: bytes, then: float) -> bytes:
+    """Session lines with every ``timestamp``, ``lastUpdated`` and ``startTime`` set to
+    ``then`` (epoch seconds)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(then)).encode()
+    return re.sub(rb'"(timestamp|lastUpdated|startTime)":"[^"]+"',
+                  lambda m: b'"' + m.group(1) + b'":"' + stamp + b'"', data)
+
+
+def age_files(gm: GeminiCli, session: str, days: int) -> None:
+    """Date the session ``days`` back: the times inside and out of every file of its id (a
+    resume's own start is a file of the same id: the client deletes them together), its logs
+    and folders."""
+    then = time.time() - days * DAY
+    project = gm.chats.parent
+    for path in gm.chats.glob(f"session-*-{session[:8]}.jsonl"):
+        path.write_bytes(backdated(path.read_bytes(), then))
+    for path in [*gm.chats.glob(f"session-*-{session[:8]}.jsonl"),
+                 *project.rglob(f"*{session}*")]:
+        for each in [path, *(path.rglob("*") if path.is_dir() else [])]:
+            os.utime(each, (then, then), follow_symlinks=False)

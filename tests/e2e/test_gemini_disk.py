@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,14 +25,13 @@ import pytest
 from ctxtool.core.vacuuming.lines import FileVacuum, plan_lines
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_gemini import FakeGemini, say
-from tests.e2e.gemini_cli import GeminiCli, Run, tool_session
+from tests.e2e.gemini_cli import GeminiCli, Run, age_files, tool_session
 from tests.gemini_builders import FIXTURES, random_session
 
 pytestmark = pytest.mark.e2e
 
 OLD = "0a0a0a0a-1111-4222-8333-944455556666"  # with a tool call, resumed twice
 NEW = "0b0b0b0b-1111-4222-8333-944455556666"
-DAY = 86400
 # retention off for the client: its own start-up cleanup would otherwise take the aged session
 SETTINGS = {"general": {"sessionRetention": {"enabled": False}}}
 LOADER = """
@@ -177,28 +174,11 @@ def list_sessions(story: Story) -> str:
     return proc.stdout
 
 
-def age_files(story: Story, session: str, days: int) -> None:
-    """Date the session ``days`` back: the times inside and out of every file of its id (a
-    resume's own start is a file of the same id: the client deletes them together), its logs
-    and folders."""
-    then = time.time() - days * DAY
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(then)).encode()
-    project = story.gm.chats.parent
-    for path in story.gm.chats.glob(f"session-*-{session[:8]}.jsonl"):
-        path.write_bytes(re.sub(rb'"(timestamp|lastUpdated|startTime)":"[^"]+"',
-                                lambda m: b'"' + m.group(1) + b'":"' + stamp + b'"',
-                                path.read_bytes()))
-    for path in [*story.gm.chats.glob(f"session-*-{session[:8]}.jsonl"),
-                 *project.rglob(f"*{session}*")]:
-        for each in [path, *(path.rglob("*") if path.is_dir() else [])]:
-            os.utime(each, (then, then), follow_symlinks=False)
-
-
 def test_cleanup_removes_the_old_session_the_client_lists_and_resumes_the_other(
         story: Story) -> None:
     listed = list_sessions(story)
     assert OLD in listed and NEW in listed
-    age_files(story, OLD, 60)
+    age_files(story.gm, OLD, 60)
     project = story.gm.chats.parent
     artifacts = [*project.rglob(f"*{OLD}*"), *story.gm.chats.glob(f"session-*-{OLD[:8]}.jsonl")]
     assert len(artifacts) >= 2  # the session, its start file (and the store vacuum wrote)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from pathlib import Path
 
@@ -17,12 +16,11 @@ import pytest
 
 from tests.conftest import run_ctxtool
 from tests.e2e.fake_gemini import FakeGemini, say
-from tests.e2e.gemini_cli import GeminiCli
+from tests.e2e.gemini_cli import DAY, GeminiCli, backdated
 from tests.gemini_builders import FIXTURES
 
 pytestmark = pytest.mark.e2e
 
-DAY = 86400
 FIXTURE_ID = b"5e551011-0000-4000-8000-000000000001"
 # project -> (session id, days since its last activity)
 SESSIONS = {"proj": [("1a1a1a1a-1111-4222-8333-944455556666", 10),
@@ -35,10 +33,8 @@ SESSIONS = {"proj": [("1a1a1a1a-1111-4222-8333-944455556666", 10),
 def place(gemini: Path, project: str, folder: Path, session: str, days: int) -> Path:
     """The real client's new.jsonl as ``session`` of ``project``, ``days`` old inside and out."""
     then = time.time() - days * DAY
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(then)).encode()
-    data = re.sub(rb'"(timestamp|lastUpdated|startTime)":"[^"]+"',
-                  lambda m: b'"' + m.group(1) + b'":"' + stamp + b'"',
-                  (FIXTURES / "new.jsonl").read_bytes().replace(FIXTURE_ID, session.encode()))
+    data = backdated((FIXTURES / "new.jsonl").read_bytes().replace(FIXTURE_ID, session.encode()),
+                     then)
     minute = time.strftime("%Y-%m-%dT%H-%M", time.gmtime(then))
     path = gemini / "tmp" / project / "chats" / f"session-{minute}-{session[:8]}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)

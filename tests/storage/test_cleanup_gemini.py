@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import stat
 import tarfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -263,6 +264,62 @@ def test_a_projects_bad_retention_keeps_its_sessions_and_says_so(tmp_path: Path)
         in err.decode()
     gemini, _ = two_projects(tmp_path / "unparsable", "{not json")
     assert deleted(cleanup(gemini, env=TRUSTED)[1]) == {OLD}  # a file it cannot read: skipped
+
+
+def subagent_turn(moment: datetime) -> bytes:
+    """A subagent's file: its metadata and one model message with its tokens."""
+    return b"".join(orjson.dumps(line) + b"\n" for line in (
+        {"sessionId": KID, "projectHash": "ab" * 32, "startTime": iso(moment),
+         "lastUpdated": iso(moment), "kind": "subagent"},
+        {"id": "m-1", "timestamp": iso(moment), "type": "gemini", "content": "secret words",
+         "model": "gemini-3.8-flash", "tokens": {"input": 900, "output": 7, "cached": 0,
+                                                 "thoughts": 0, "tool": 0, "total": 907}}))
+
+
+def test_keep_usage_keeps_the_tokens_of_every_model_message_before_the_session_goes(
+        tmp_path: Path) -> None:
+    gemini = gemini_folder(tmp_path)
+    write(gemini / "tmp/proj/chats" / OLD / f"{KID}.jsonl", subagent_turn(NOW - 40 * DAYS),
+          NOW - 40 * DAYS)
+    usage, archive = tmp_path / "usage", tmp_path / "archive"
+    args = ("--apply", "--archive", str(archive), "--keep-usage", str(usage))
+    code, records, err = cleanup(gemini, *args)
+    assert code == 0, err
+    kept = usage / "gemini" / f"{OLD}.jsonl"
+    assert sorted(p.name for p in (usage / "gemini").iterdir()) == [kept.name]  # NEW stays
+    lines = [orjson.loads(line) for line in kept.read_bytes().splitlines()]
+    assert [(line["sessionId"], line["tokens"]["input"], line["tokens"]["output"])
+            for line in lines] == [(OLD, 11624, 26), (OLD, 11781, 17), (OLD, 11901, 8),
+                                   (OLD, 12022, 8), (KID, 900, 7)]
+    assert {line.get("parentSessionId") for line in lines} == {None, OLD}
+    assert {line["directory"] for line in lines} == {"/w/proj"}
+    assert all(set(line) <= {"id", "timestamp", "type", "model", "tokens", "sessionId",
+                             "projectHash", "directory", "parentSessionId"} for line in lines)
+    assert b"secret words" not in kept.read_bytes()
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert "usage of 1 sessions kept" in err.decode()
+    tarball, = archive.glob(f"{OLD}*.tar.gz")
+    with tarfile.open(tarball) as tar:  # brought back and cleaned again: nothing counted twice
+        tar.extractall(gemini, filter="tar")
+    code, records, err = cleanup(gemini, *args)
+    assert code == 0, err
+    assert len(kept.read_bytes().splitlines()) == 5
+
+
+def test_keep_usage_reads_an_older_one_document_session(tmp_path: Path) -> None:
+    gemini = gemini_folder(tmp_path)
+    old = NOW - 40 * DAYS
+    document = {"sessionId": OTHER, "projectHash": "ab" * 32, "startTime": iso(old),
+                "lastUpdated": iso(old), "messages": [orjson.loads(line) for line in
+                                                      subagent_turn(old).splitlines()[1:]]}
+    write(gemini / "tmp/proj/chats" / f"session-{old:%Y-%m-%dT%H-%M}-0d0d0d0d.json",
+          json.dumps(document, indent=2), old)
+    code, _, err = cleanup(gemini, "--apply", "--keep-usage", str(tmp_path / "usage"))
+    assert code == 0, err
+    line, = (orjson.loads(x) for x in (tmp_path / "usage/gemini" / f"{OTHER}.jsonl")
+             .read_bytes().splitlines())
+    assert (line["sessionId"], line["tokens"]["total"], line["directory"]) == (
+        OTHER, 907, "/w/proj")
 
 
 def test_a_run_killed_after_the_chats_file_leaves_a_unit_the_next_run_takes(
