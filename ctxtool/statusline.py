@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 from ctxtool.clock import parse_now
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.core.sizing.session_tail import (HEAD_BYTES, TailOptions, first_chain,
-                                              report_of_tail)
+                                              report_of_tail, since_view_start)
 from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, StoreError, UsageError
@@ -77,17 +77,26 @@ def _head_entries(handle: BinaryIO) -> Iterator[dict[str, Any]]:
             yield entry
 
 
-def _whole_report(handle: BinaryIO, path: str, fmt: str, given: StatusInput) -> Any:
+def _whole_session_report(handle: BinaryIO, path: str, fmt: str, given: StatusInput,
+                  first: dict[str, Any]) -> Any:
     """``estimate``'s report of a session its agent reads whole (a Gemini CLI log, replayed
-    as Gemini replays it): the file is read from its start."""
+    as Gemini replays it): from its ``first`` line and the lines since the last one the agent
+    rebuilds its view from (Gemini's checkpoint) when a call among them anchors the figure;
+    else the file is read from its start (the figure rests on its first call)."""
     from ctxtool.core.sizing.estimate import estimate
     from ctxtool.types import Entry
 
+    options = {"fmt": fmt, "model": given.model_id, "context_window": given.window,
+               "env": os.environ, "source": path}
+    since = since_view_start(iter_lines_reversed(handle), parse=parse_line, fmt=fmt)
+    if since is not None:
+        report = estimate([first, *since], **options)
+        if report.anchor is not None:
+            return report
     handle.seek(0)
     entries = (Entry(entry, None, path, lineno) for lineno, line in enumerate(handle, start=1)
                if (entry := parse_line(line)) is not None)
-    return estimate(entries, fmt=fmt, model=given.model_id, context_window=given.window,
-                    env=os.environ, source=path)
+    return estimate(entries, **options)
 
 
 def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]:
@@ -95,7 +104,8 @@ def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]
     written yet) from what the JSON reports, or the assumed system prompt before any call.
     Claude Code's settings files (the project's under the JSON's cwd) move the compaction
     point; the transcript's version picks the rule. A session its agent reads whole (Gemini
-    CLI's) is read whole, and its agent's own rule says where it compacts."""
+    CLI's) is read from its last checkpoint on, and its agent's own rule says where it
+    compacts."""
     settings = read_settings(os.environ, project=given.cwd)
     path = given.transcript_path
     if path and os.path.isfile(path):
@@ -106,7 +116,7 @@ def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]
                 first = next(head, None)
                 fmt = classify(first) if first is not None else None
                 if fmt is not None and adapter_for(fmt).reads_whole_session:
-                    report = _whole_report(handle, path, fmt, given)
+                    report = _whole_session_report(handle, path, fmt, given, first)
                     compact_at = report.compact_at
                 else:
                     chain = first_chain(itertools.chain([first] if first else [], head))

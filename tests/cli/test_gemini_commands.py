@@ -8,19 +8,29 @@ do or write lines the agent cannot load."""
 from __future__ import annotations
 
 import json
+import os
+import random
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from click.testing import CliRunner
 
+from ctxtool import statusline
 from ctxtool.cli import cli
+from ctxtool.core.sizing.estimate import estimate
+from ctxtool.core.sizing.status import StatusInput
+from ctxtool.formats.detect import detect_format
 from ctxtool.errors import ExitCode
 from ctxtool.formats.gemini.adapter import GeminiAdapter
+from ctxtool.formats.jsonl import iter_entries
 from ctxtool.formats.registry import adapter_for, register, unregister
+from ctxtool.statusline import fields_of, parse_line
 from tests.conftest import FIXTURES, run_ctxtool
+from tests.gemini_builders import dump, random_session
 
 GEMINI = FIXTURES / "gemini-cli-0.61.0"
 SESSIONS = sorted(GEMINI.glob("*.jsonl"))
@@ -114,6 +124,72 @@ def test_statusline_reads_a_gemini_session() -> None:
                        str(GEMINI / "resumed.jsonl"))
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout == b"gemini-3.8-flash 12030 1048576 524288\n"
+
+
+def with_calls(lines: list[bytes], seed: int) -> list[bytes]:
+    """``lines`` (tests/gemini_builders.random_session) with ``tokens`` on some model records,
+    in lines and in checkpoints: calls that anchor the figure."""
+    rng = random.Random(seed)
+
+    def called(record: Any) -> Any:
+        if isinstance(record, dict) and record.get("type") == "gemini" and rng.random() < 0.5:
+            return {**record, "tokens": {"input": rng.randint(1, 9_000), "output": 7},
+                    "model": rng.choice(["gemini-3.8-flash", "gemma-4-31b-it"])}
+        return record
+
+    out = []
+    for line in lines:
+        entry = json.loads(line) if line.strip() else None
+        if isinstance(entry, dict) and isinstance(entry.get("$set"), dict) \
+                and isinstance(entry["$set"].get("messages"), list):
+            entry["$set"]["messages"] = [called(r) for r in entry["$set"]["messages"]]
+            line = dump(entry)
+        elif entry is not None:
+            line = dump(called(entry))
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_statusline_gives_estimate_s_figure_from_the_last_checkpoint(tmp_path: Path,
+                                                                     seed: int) -> None:
+    """The statusline reads a Gemini session from its first line and its last checkpoint on
+    (a ``$set`` of the message list replaces every message before it): the figure is the one
+    ``estimate`` gives reading the whole file, whatever rewinds, rewrites and checkpoints the
+    log holds."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(with_calls(random_session(seed, records=60), seed)))
+    with open(path, "rb") as handle:
+        fmt, entries = detect_format(iter_entries(handle, str(path), on_invalid="skip"))
+        whole = estimate(entries, fmt=fmt, env=os.environ)
+    fields = fields_of(StatusInput(transcript_path=str(path)))
+    assert (fields["context_tokens"], fields["method"], fields["compact_at_tokens"],
+            fields["window_tokens"], fields["model_id"]) == (
+        whole.context_tokens, whole.method, whole.compact_at, whole.limits.window,
+        whole.model or "-")
+
+
+def test_statusline_parses_nothing_before_the_last_checkpoint(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             ) -> None:
+    lines = (GEMINI / "compressed.jsonl").read_bytes().splitlines(keepends=True)
+    checkpoint = max(i for i, line in enumerate(lines) if line.startswith(b'{"$set":{"messages"'))
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines))
+    parsed: list[bytes] = []
+
+    def parse(line: bytes) -> dict[str, Any] | None:
+        parsed.append(line)
+        return parse_line(line)
+
+    monkeypatch.setattr(statusline, "parse_line", parse)
+    assert fields_of(StatusInput(transcript_path=str(path)))["context_tokens"] == 11_897
+    assert set(parsed) <= {lines[0], *lines[checkpoint:]}
+    # the control: with no call after the checkpoint the figure rests on the whole file
+    parsed.clear()
+    path.write_bytes(b"".join(lines[:checkpoint + 1]))
+    fields_of(StatusInput(transcript_path=str(path)))
+    assert set(lines[1:checkpoint]) <= set(parsed)
 
 
 DOCUMENT = {"sessionId": "s1", "projectHash": "ab12", "startTime": "2026-03-01T10:00:00Z",

@@ -154,6 +154,26 @@ def marks_of(fmt: str) -> SessionMarks:
     return marks
 
 
+def since_view_start(lines: Iterable[bytes], *, parse: Callable[[bytes], dict[str, Any] | None],
+                     fmt: str) -> list[dict[str, Any]] | None:
+    """The entries from the last line the agent rebuilds its view from (the adapter's
+    ``is_view_start``: Gemini CLI's checkpoint) to the end, in file order, from ``lines``, last
+    first (pulled only as far as that line); None when none of them is one (an agent that reads
+    its session whole then needs all of it). Only lines holding the adapter's mark are parsed
+    on the way."""
+    adapter = adapter_for(fmt)
+    mark = adapter.session_marks.view_start if adapter.session_marks is not None else None
+    if mark is None:
+        return None
+    is_view_start = adapter.is_view_start
+    kept: list[bytes] = []
+    for line in lines:
+        kept.append(line)
+        if mark in line and (entry := parse(line)) is not None and is_view_start(entry):
+            return [e for e in map(parse, reversed(kept)) if e is not None]
+    return None
+
+
 def report_of_tail(lines: Iterator[bytes], *, parse: Callable[[bytes], dict[str, Any] | None],
                    chain: bool | None, fmt: str, source: str | None = None,
                    options: TailOptions = TailOptions(), compactions: int = 0,
@@ -180,4 +200,4 @@ def report_of_tail(lines: Iterator[bytes], *, parse: Callable[[bytes], dict[str,
 
 
 __all__ = ["HEAD_BYTES", "TailOptions", "estimate_tail", "first_chain", "in_chain", "last_timestamp",
-           "marks_of", "report_of_tail", "split_tail"]
+           "marks_of", "report_of_tail", "since_view_start", "split_tail"]

@@ -34,6 +34,7 @@ class SessionMarks(NamedTuple):
     usage: bytes  # in every line carrying a usage anchor
     model: bytes | None = None  # in every message naming its model (None: none does)
     title: bytes | None = None  # in every title record (None: the agent writes none)
+    view_start: bytes | None = None  # in every line the agent rebuilds its view from (None: none)
 
 
 class SessionsAdapter(ReadingAdapter):

@@ -163,6 +163,13 @@ class SizingAdapter(CompactionAdapter):
         Called for every line: a cheap test; False (the default) is always right."""
         return False
 
+    def is_view_start(self, entry: Mapping[str, Any]) -> bool:
+        """True for a line the agent rebuilds the whole conversation it sends from (Gemini CLI's
+        checkpoint, a ``$set`` of the message list): with the session's first line, the lines
+        from the last one to the end size the context as the whole file does. False (the
+        default): an agent that reads its session whole needs all of it."""
+        return False
+
     def system_sent(self, entries: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
         """What the agent sends in front of the messages that no message line holds, for a
         session whose lines record no usage to measure it by: (a text its lines record, sized

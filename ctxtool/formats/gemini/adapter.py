@@ -16,7 +16,7 @@ from ctxtool.formats.content import Block
 from ctxtool.formats.gemini import clearing, compaction, rule
 from ctxtool.formats.gemini.history import SentView, ViewRecord, sent_parts, sent_records
 from ctxtool.formats.gemini.parts import model_blocks, parts_blocks
-from ctxtool.formats.gemini.records import MESSAGE_TYPES, every_record, replay
+from ctxtool.formats.gemini.records import MESSAGE_TYPES, checkpoint_list, every_record, replay
 from ctxtool.formats.gemini.tools import as_claude_code_tool
 from ctxtool.formats.gemini.validate import GeminiChecks
 from ctxtool.formats.limits import AgentSettings, Thresholds
@@ -29,9 +29,11 @@ if TYPE_CHECKING:  # pathlib and the folders only where sessions are looked for
     from ctxtool.formats.vacuum import LineEdit
 
 #: How ``ctxtool sessions`` finds Gemini's lines from a file's ends: a compression's snapshot,
-#: the model records' tokens and model, the title the client's summary service writes
+#: the model records' tokens and model, the title the client's summary service writes, the
+#: checkpoints (``statusline`` reads from the last one)
 SESSION_MARKS = SessionMarks(compaction=b"<state_snapshot>", compaction_compact=b"<state_snapshot>",
-                             usage=b'"tokens"', model=b'"model"', title=b'"summary"')
+                             usage=b'"tokens"', model=b'"model"', title=b'"summary"',
+                             view_start=b'"messages"')
 
 #: What a Gemini record's ``type`` is as a message role (info, error and warning are the CLI's
 #: own notices: never sent)
@@ -198,6 +200,11 @@ class GeminiAdapter(FormatAdapter):
         live = {message.id for message in replay(entries).messages}
         return [record for message_id, record in every_record(entries).items()
                 if message_id not in live]
+
+    def is_view_start(self, entry: Mapping[str, Any]) -> bool:
+        """A checkpoint (a ``$set`` of the message list, written when a session starts, resumes
+        or compresses): the list replaces every message before it."""
+        return checkpoint_list(entry) is not None
 
     def own_checks(self) -> GeminiChecks:
         return GeminiChecks()
