@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ctxtool.core.summarizing.failures import failure_gist, kind_of, program_of, reason_of
+from ctxtool.core.summarizing.failures import (check_words, failure_gist, kind_of, program_of,
+                                                  reason_of)
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request
@@ -32,7 +33,9 @@ def test_the_gist_is_the_first_diagnostic_or_exception() -> None:
     # a linter that prints its message above the location
     credo = ("\u2503 [F] \u2192 Function is too complex (cyclomatic complexity is 13, max is 9).\n"
              "\u2503       lib/app/hooks.ex:144:7 #(App.Hooks.tool_call)\n")
-    assert failure_gist(credo).startswith("hooks.ex:144:7: [F] \u2192 Function is too complex")
+    # its priority mark left out, the function it names said in words
+    assert failure_gist(credo) == ("hooks.ex:144:7: Function is too complex (cyclomatic "
+                                   "complexity is 13, max is 9) in `tool_call`")
     elixir = ("Compiling 3 files (.ex)\n** (Mix) Could not start application otel\n"
               "        ** (BadMapError) expected a map, got:\n  [exporter: {:stdout, []}]\n")
     # a named exception first; a message ending in a colon goes on on the next line
@@ -169,7 +172,8 @@ def test_words_about_a_failure_seen_or_no_check_add_no_failure() -> None:
     s.assistant(text_block("Now the cyclomatic complexity issue in run is gone, and `f` is no longer "
                            "unused."))  # no finding named, and no failure is waiting
     errors = errors_of(s).strip().splitlines()
-    assert len(errors) == 1 and errors[0].startswith("- Lint error (`golangci-lint run`): a.go:3:1")
+    assert len(errors) == 1 and errors[0].startswith("- Lint error: unchecked error (`golangci-lint "
+                                                     "run`): a.go:3:1")
 
 
 def test_a_formatter_run_is_a_fix() -> None:
@@ -197,3 +201,35 @@ def test_a_stated_finding_is_fixed_by_the_change_after_it() -> None:
     s.call("b1", "Bash", {"command": "go build ./..."}, "")
     assert errors_of(s).strip() == ('- Error: "unreachable code at line 298". Fixed: explain.go. '
                                     'Then `go build ./...` passed.')
+
+
+def test_a_linter_check_is_also_named_in_plain_words() -> None:
+    assert check_words("a.go:3:1: Error return value of `f` is not checked (errcheck)") == \
+        "unchecked error"
+    assert check_words("a.go:9:2: cyclomatic complexity 31 of func `run` is high (> 30) "
+                       "(gocyclo)") == "cyclomatic complexity"
+    # a check named in the message's words only, or a name in brackets that is no check
+    assert check_words("a.go:3:1: undefined: logging (typecheck)") == ""
+    assert check_words("FAIL TestRun (errcheck_test.go)") == ""
+
+
+def test_a_fix_names_what_it_defined_first_and_a_long_passing_run_by_its_program() -> None:
+    s = Session()
+    s.user("Make credo pass")
+    credo = ("\u2503 [F] \u2192 Function is too complex (cyclomatic complexity is 13, max is 9).\n"
+             "\u2503       lib/app/hooks.ex:144:7 #(App.Hooks.tool_call)\n")
+    s.call("c1", "Bash", {"command": "mix credo --strict"}, "Exit code 1\n" + credo, error=True)
+    s.call("e0", "Edit", {"file_path": "/work/app/lib/app/util.ex", "old_string": "x",
+                          "new_string": "Map.get(b)\nis_map(c) || String.slice(d)\nKernel.inspect(e)"},
+           "updated")
+    s.call("e1", "Edit", {"file_path": "/work/app/lib/app/hooks.ex", "old_string": "case x",
+                          "new_string": "create_tool_call(a)"}, "updated")
+    s.call("e2", "Edit", {"file_path": "/work/app/lib/app/tools.ex", "old_string": "end",
+                          "new_string": "  defp create_tool_call(a), do: a\nend"}, "updated")
+    s.call("c2", "Bash", {"command": "mix credo --strict lib/app/hooks.ex lib/app/other_module.ex"},
+           "found no issues.")
+    line = errors_of(s).strip()
+    assert line.startswith("- Lint error (`mix credo`): hooks.ex:144:7: Function is too complex "
+                           "(cyclomatic complexity is 13, max is 9) in `tool_call`. Fixed: ")
+    assert "; added create_tool_call, " in line  # the definition before the names it used
+    assert line.endswith("Then `mix credo` passed.")

@@ -356,7 +356,8 @@ class Facts:
                 code = [line for old, new in pairs for line, _ in
                         sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
                 self.failures.changed(path, intent_of(call.intent), _added_names(pairs),
-                                      code[0] if code else "")
+                                      code[0] if code else "",
+                                      tuple(n for _, new in pairs for n in definitions_in(new)))
         elif call.name == "Bash":
             command = str(data.get("command") or "")
             runs = commands_in(command)

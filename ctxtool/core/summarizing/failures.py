@@ -38,6 +38,7 @@ FIX_NAMES = 6  # names those changes added, kept per episode
 FAILED_TESTS = 3
 GIST_CHARS = 160
 REASON_CHARS = 160
+PASSED_CHARS = 40  # a passing run longer than this is named by its program
 
 # a tool that refused the call before running it (Claude Code wraps that in tool_use_error)
 _REFUSED = re.compile(r"<tool_use_error>|\A\s*(?:File does not exist|File has not been read yet|"
@@ -54,6 +55,24 @@ _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\*\* \(\w+\)|\bundefin
 # a task runner's prefix (``[lint:go] ``), a linter's box drawing and arrows, spacing
 _DECORATION = re.compile(r"^\s*\[[\w:./-]+\]\s+|^[^\w\[(*/.~\-]+|\s+$")
 _LOCATION = re.compile(r"^(?:\S*/)?([\w.-]+\.\w+:\d+(?::\d+)?)(?::\s*|\s+|$)(.*)$")
+# credo's priority mark (``[F] →``) and the function a finding is in (``#(App.Hooks.tool_call)``)
+_SEVERITY = re.compile(r"^\[[A-Z]\]\s*\W?\s+")
+_IN_FUNCTION = re.compile(r"\.?\s*#\((?:[\w.]+\.)?([\w?!]+)\)")
+# linters' names for their checks, in the words a reader (and a model's summary) uses
+_CHECKS = {"errcheck": "unchecked error", "wrapcheck": "unwrapped error",
+           "gocyclo": "cyclomatic complexity", "cyclop": "cyclomatic complexity",
+           "gocognit": "cognitive complexity", "nestif": "nesting depth",
+           "ineffassign": "ineffectual assignment", "unparam": "unused parameter",
+           "nilerr": "nil error returned", "goconst": "repeated constant", "funlen": "function length",
+           "lll": "line length", "dupl": "duplicate code", "errorlint": "error comparison",
+           "embeddedstructfieldcheck": "embedded field order", "forcetypeassert": "unchecked type assertion"}
+_CHECK_NAME = re.compile(r"\((" + "|".join(_CHECKS) + r")\)")
+
+
+def check_words(gist: str) -> str:
+    """What the linter check a gist names is, in plain words (``errcheck``: unchecked error)."""
+    found = _CHECK_NAME.search(gist)
+    return _CHECKS[found.group(1)] if found else ""
 _TEST_FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^\S+ \.\.\. (?:FAIL|ERROR)\b|\b[1-9]\d* "
                           r"(?:failed|failures?)\b")
 _FILLER = re.compile(r"^(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|so|right|hmm|ah|oh|first|"
@@ -117,6 +136,7 @@ def _diagnostic(lines: list[str], index: int) -> str:
             message = f"{before} {message}"
         elif after:
             message = f"{message} {after}"
+    message = _IN_FUNCTION.sub(r" in `\1`", _SEVERITY.sub("", message))
     return f"{located.group(1)}: {message}"
 
 
@@ -190,6 +210,7 @@ class Episode:
     reason: str = ""  # the assistant's first words after it
     steps: dict[str, None] = field(default_factory=dict)  # the changes after it: "file: intent"
     names: dict[str, None] = field(default_factory=dict)  # names they added
+    defined: set[str] = field(default_factory=set)  # those they defined (a new function...)
     code: str = ""  # the telling line of code the first change wrote
     code_failure: bool = True  # a test, lint, build or commit check: a change can fix it
     retry: ToolCall | None = None  # the next run of its cause when no change came before it
@@ -261,12 +282,14 @@ class FailureLog:
         self.open = self.open[-(OPEN - 1):] + [episode]
         self.unsaid = [episode]
 
-    def changed(self, path: str, intent: str, names: list[str], code: str = "") -> None:
+    def changed(self, path: str, intent: str, names: list[str], code: str = "",
+                defined: tuple[str, ...] = ()) -> None:
         """A successful edit or write of ``path`` for ``intent``, adding ``names`` (``code``:
-        its telling new line)."""
-        self._step(path.rsplit("/", 1)[-1], intent, names, code)
+        its telling new line; ``defined``: the definitions among them)."""
+        self._step(path.rsplit("/", 1)[-1], intent, names, code, defined)
 
-    def _step(self, name: str, intent: str, names: list[str], code: str) -> None:
+    def _step(self, name: str, intent: str, names: list[str], code: str,
+              defined: tuple[str, ...] = ()) -> None:
         """A change (``name``: its file or command) for the failure being worked on."""
         self.unsaid = []  # words after a change are about the change
         # a change is for the latest failure a change can fix (the one being worked on)
@@ -284,6 +307,7 @@ class FailureLog:
         for added in names:
             if len(episode.names) < FIX_NAMES:
                 episode.names[added] = None
+        episode.defined.update(n for n in defined if n in episode.names)
 
     def ran(self, call: ToolCall, check: bool, detail: str) -> None:
         """A call that succeeded; ``check``: a test or build run that passed (``detail``: its
@@ -300,7 +324,9 @@ class FailureLog:
                 episode.retry = call
             if same or check and episode.steps:
                 verb = "passed" if check else "succeeded"
-                episode.passed = f"`{one_line(_command(call), 60)}` {verb}" + (
+                ran = one_line(_command(call), 60)
+                ran = cause if check and len(ran) > PASSED_CHARS else ran  # its program says it
+                episode.passed = f"`{ran}` {verb}" + (
                     f" ({one_line(detail, 60)})" if detail else "")
                 self._close(episode)
 

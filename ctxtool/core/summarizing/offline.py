@@ -52,7 +52,7 @@ from collections import Counter
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
-from ctxtool.core.summarizing.failures import Episode, kind_of, stated_kind
+from ctxtool.core.summarizing.failures import Episode, check_words, kind_of, stated_kind
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
@@ -77,7 +77,8 @@ REFERENCED_SHOWN = 10  # ...and never more: a short list, the rest counted
 _GIT_SIDE = re.compile(r"^[ab]/")  # a path as ``git diff`` prints it (``a/src/x.py``)
 PRIOR_MARK = "From the earlier summary"
 ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix first)
-EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)
+EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)...
+EPISODE_CHARS_LEAST = 320  # ...and at the least detail (the error and its fix still fit)
 WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)
 
 
@@ -363,7 +364,9 @@ def _episode_line(episode: Episode, f: float) -> str:
         head = f"- {stated_kind(gist)}: \"{gist}\""
     else:
         cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
-        head = f"- {kind_of(episode.cause)}{times} (`{cause}`): {clip(gist, limit)}{tests}"
+        plain = check_words(gist)  # the words a reader knows the check by
+        head = f"- {kind_of(episode.cause)}{': ' + plain if plain else ''}{times} (`{cause}`): " \
+               f"{clip(gist, limit)}{tests}"
     steps = list(episode.steps)
     if episode.passed:
         end = f"Then {episode.passed}"
@@ -373,13 +376,15 @@ def _episode_line(episode: Episode, f: float) -> str:
         end = "Not passing yet" if steps else "No fix followed"
     else:
         end = ""
-    room = EPISODE_CHARS - len(head) - len(end) - 8
+    chars = EPISODE_CHARS_LEAST + int((EPISODE_CHARS - EPISODE_CHARS_LEAST) * f)
+    room = chars - len(head) - len(end) - 8
     reason = clip(episode.reason, min(max(90, int(140 * f)), room // 2)) if room > 40 else ""
     fix = ""
     if steps and room - len(reason) > 30:
         fix = "; ".join(_step(step, reason) for step in steps)
         fix += f"; `{clip(episode.code, 70)}`" if episode.code else ""
-        names = [n for n in episode.names if n not in fix][:3]
+        names = sorted((n for n in episode.names if n not in fix),
+                       key=lambda n: n not in episode.defined)[:3]  # definitions first
         fix += "; added " + ", ".join(names) if names else ""
         fix = ("Fixed: " if episode.closed else "Tried: ") + clip(fix, room - len(reason) - 8)
     parts = [p for p in (head, reason, fix, end) if p]
