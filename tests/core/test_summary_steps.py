@@ -237,3 +237,24 @@ def test_the_items_of_a_report_that_name_new_tests_tell_the_step_that_added_them
     assert [ln.text for ln in work.lines] == [
         "Added 2 new tests", "`TestParse_ArrayContent` — mixed array and string content",
         "`TestParse_NullContent` — null content field"]
+
+
+def test_a_commit_message_and_a_pull_request_body_tell_the_steps_they_name() -> None:
+    work = WorkLog()
+    path = "/w/hooks.go"
+    # the function it changed is not known (the file was never read): the intent names it
+    work.changed(path, "Edit", "x", "seenBlank := false", 1, True,
+                 "Fix `addTrailer` - a single paragraph cannot have trailers")
+    work.changed("/w/hooks_test.go", "Edit", "", "func TestAddTrailer_Subject(t *testing.T) {}",
+                 2, True, "Write the failing test first")
+    work.commit("git commit -m \"$(cat <<'EOF'\nfix: trailer for one-line commits\n\n"
+                "addTrailer falsely took subjects like \"docs: x\" for trailers. Now scans "
+                "upward past the trailer block.\nEOF\n)\"", "[main 1a2b3c4] fix", 3)
+    work.posted("gh pr create --title 'fix' --body \"$(cat <<'EOF'\n## Test plan\n"
+                "- [x] `TestAddTrailer_Subject` — 4 \"conventional\" commit patterns\nEOF\n)\"", 4)
+    assert work.file_lines(path, 1, in_order) == [
+        "addTrailer falsely took subjects like \"docs: x\" for trailers. Now scans upward past "
+        "the trailer block: added seenBlank"]
+    # the body's quotes do not end it: the whole heredoc is read
+    assert work.file_lines("/w/hooks_test.go", 1, in_order)[0] == (
+        "`TestAddTrailer_Subject` — 4 \"conventional\" commit patterns: added testing.T")

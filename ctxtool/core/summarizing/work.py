@@ -56,7 +56,7 @@ _REPORT_VERB = re.compile(
     r"wrote|written|updated|modified|refactored|removed|replaced|renamed|extracted|migrated|"
     r"passing|passe[sd]|moved|deleted|converted|changed|introduced|closed|opened|verified|"
     r"succeeded|works)\b|\u2705", re.IGNORECASE)
-_MARKUP = re.compile(r"\*\*|__|^\s*(?:[-*\u2022]|\d+[.)]|#+)\s*")
+_MARKUP = re.compile(r"\*\*|__|^\s*(?:[-*\u2022]|\d+[.)]|#+)\s*(?:\[[ xX]\]\s*)?")  # and a checkbox
 _CONSTRAINT = re.compile(
     r"\b(?:must(?:n't| not)?|never|always|do(?:n't| not)|should(?:n't| not)?|instead|only|"
     r"make sure|prefer|no need|keep|avoid|without)\b", re.IGNORECASE)
@@ -538,6 +538,10 @@ class WorkLog:
                    + (f" ({names}{more})" if files else ""))
         for line in lines[1:1 + BODY_LINES]:
             self._line(position, one_line(line, 200), detail=True)
+        committed = [step for path in files if path in self.files
+                     for step in self.files[path].steps.values()]
+        for line in lines:  # the message says what the steps it covers did
+            _attach(line, committed)
 
     def push(self, command: str, result: str, position: int) -> None:
         """A successful push or pull request."""
@@ -594,10 +598,16 @@ class WorkLog:
         """A comment or reply posted with ``gh`` (``--body``): what it says was done."""
         if not command.lstrip().startswith("gh "):
             return
+        steps = [step for work in self.files.values() for step in work.steps.values()]
         for match in _BODY.finditer(command):
             text = next(g for g in match.groups() if g is not None).replace('\\"', '"')
+            heredoc = _HEREDOC.search(command, match.start())  # ``--body "$(cat <<'EOF' ...``
+            if text.startswith("$(") and heredoc:  # whole: quotes inside it end the match
+                text = heredoc.group(2)
             for line in report_lines(text)[:3]:
                 self._line(position, line)
+            for line in report_lines(text, _definitions(steps)):  # a pull request's test plan
+                _attach(line, steps)
 
     def report(self, text: str, position: int) -> None:
         """The assistant's text at the end of a turn: its lines that say what was done, but
@@ -605,7 +615,7 @@ class WorkLog:
         recent = [step for work in self.files.values() if work.last > self.reported
                   for step in work.steps.values()]
         self.reported = position
-        for line in report_lines(text, {n for step in recent for n in step.defined}):
+        for line in report_lines(text, _definitions(recent)):
             words = _telling(line)
             if not any(words <= seen for seen in self.said):
                 self._line(position, line)
@@ -636,12 +646,19 @@ class WorkLog:
         return lines
 
 
+def _definitions(steps: list[Step]) -> set[str]:
+    return {name for step in steps for name in step.defined}
+
+
 def _attach(line: str, steps: list[Step]) -> None:
-    """A report line goes with the step whose names it names most (its definitions count
-    double): the assistant's words after the work say what it did better than those before."""
+    """A report line goes with the step whose names it names most (its definitions and those
+    its intent names count double): the assistant's words after the work, or a commit's, say
+    what it did better than those before."""
     def named(step: Step) -> int:
-        return sum((2 if n in step.defined or n in step.changed else 1)
-                   for n in (*step.added, *step.changed, *step.removed) if _named(n, line))
+        aimed = identifiers_in(step.intent)  # what the assistant said the step was about
+        return sum((2 if n in step.defined or n in step.changed or n in aimed else 1)
+                   for n in dict.fromkeys((*aimed, *step.added, *step.changed, *step.removed))
+                   if _named(n, line))
     best = max(steps, key=named, default=None)
     if best is not None and named(best) >= 2 and len(best.reports) < STEP_REPORTS:
         best.reports.append(line)
@@ -678,7 +695,7 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
         text = "; ".join(part.replace(" ", ": ", 1) if not part.startswith("`") else part
                          for part in parts)
     else:
-        text = what + (": " + "; ".join(parts) if parts else "")
+        text = what.rstrip(" .:;") + ": " + "; ".join(parts) if parts else what
     return one_line(text, STEP_CHARS)
 
 
