@@ -258,3 +258,16 @@ def test_a_commit_message_and_a_pull_request_body_tell_the_steps_they_name() -> 
     # the body's quotes do not end it: the whole heredoc is read
     assert work.file_lines("/w/hooks_test.go", 1, in_order)[0] == (
         "`TestAddTrailer_Subject` — 4 \"conventional\" commit patterns: added testing.T")
+
+
+def test_a_step_takes_a_report_line_once_however_often_it_is_repeated() -> None:
+    work = WorkLog()
+    path = "/w/explain.go"
+    work.changed(path, "Edit", "", "if point == nil { continue }", 1, True,
+                 "Add nil check after `ReadCommitted`")
+    work.report("- Nil check added after `ReadCommitted`: it returns (nil, nil) for a deleted "
+                "checkpoint", 2)
+    work.posted("gh api -X POST replies -f body='Fixed in 1a2b3c4 - added nil check after "
+                "ReadCommitted.'", 3)
+    assert work.file_lines(path, 1, in_order) == [
+        "Nil check added after `ReadCommitted`: it returns (nil, nil) for a deleted checkpoint"]

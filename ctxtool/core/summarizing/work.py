@@ -660,8 +660,11 @@ def _attach(line: str, steps: list[Step]) -> None:
                    for n in dict.fromkeys((*aimed, *step.added, *step.changed, *step.removed))
                    if _named(n, line))
     best = max(steps, key=named, default=None)
-    if best is not None and named(best) >= 2 and len(best.reports) < STEP_REPORTS:
-        best.reports.append(line)
+    if best is None or named(best) < 2 or len(best.reports) >= STEP_REPORTS:
+        return
+    words = _telling(line)
+    if 2 * len(words - set().union(*map(_telling, best.reports))) > len(words):
+        best.reports.append(line)  # "Added the nil check", "Fixed in 1a2b3c4: nil check": once
 
 
 def _named(name: str, text: str) -> bool:
