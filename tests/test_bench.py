@@ -121,3 +121,23 @@ def test_the_two_modes_render_their_verdicts() -> None:
         "cpu_seconds": {"estimate": 1.0, "validate": 4.0}, "ratio": 4.0, "cpu_ratio": 4.0,
         "ok": False}}}
     assert "MISSED (goal <= 3.0x, CPU)" in "\n".join(bench.render_validate(valid))
+
+
+def test_the_generated_gemini_session_is_valid_and_sized_from_its_last_compression(
+        tmp_path: Path) -> None:
+    """scripts/gen_gemini_session.py (the large Gemini session docs/benchmarks.md times the
+    statusline on): lines Gemini's own rules accept, and the statusline's figure (read from the
+    last compression's checkpoint on) is the one estimate gives reading it whole."""
+    import gen_gemini_session
+
+    path = tmp_path / "gemini.jsonl"
+    with open(path, "wb") as out:
+        gen_gemini_session.generate(out, turns=25, result=300, every=10)
+    proc = run_ctxtool("validate", "--json", str(path))
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr.decode()
+    proc = run_ctxtool("estimate", "--json", str(path))
+    report = json.loads(proc.stdout)
+    assert (report["format"], report["compact_boundaries"]) == ("gemini", 2)
+    proc = run_ctxtool("statusline", "--color", "never", "--format", "{context_tokens}",
+                       str(path))
+    assert proc.stdout == f"{report['context_tokens']}\n".encode(), proc.stderr.decode()
