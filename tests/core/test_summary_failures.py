@@ -233,3 +233,24 @@ def test_a_fix_names_what_it_defined_first_and_a_long_passing_run_by_its_program
                            "(cyclomatic complexity is 13, max is 9) in `tool_call`. Fixed: ")
     assert "; added create_tool_call, " in line  # the definition before the names it used
     assert line.endswith("Then `mix credo` passed.")
+
+
+def test_a_fix_shown_is_to_the_file_the_diagnostic_shown_names() -> None:
+    s = Session()
+    s.user("Commit it")
+    hook = ("Pre-commit validation failed:\n"
+            "lib/app/hooks.ex:144:7: Function is too complex (cyclomatic complexity is 13, max is "
+            "9), extract some of its branches into private functions or split it at its cases\n"
+            "lib/app/trace.ex:57:13: pattern_match The pattern can never match the type.")
+    s.call("c1", "Bash", {"command": "git commit -m 'feat: hooks'"}, hook, error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/lib/app/trace.ex", "old_string": "{:ok, x}",
+                          "new_string": "{:ok, x} when is_map(x)"}, "updated",
+           text="Let me make the pattern safer.")
+    s.call("e2", "Edit", {"file_path": "/work/app/lib/app/hooks.ex", "old_string": "case a do",
+                          "new_string": "create_call(a)"}, "updated",
+           text="Let me extract the call creation.")
+    s.call("m1", "Bash", {"command": "mix compile"}, "Compiling 2 files (.ex)")
+    line = errors_of(s).strip()
+    # the gist shows the first diagnostic only: the change for the second is not its fix
+    assert "trace.ex:57" not in line and "trace.ex" not in line.split("Fixed: ")[1]
+    assert "Fixed: hooks.ex: Extract the call creation; added " in line

@@ -381,14 +381,22 @@ def _episode_line(episode: Episode, f: float) -> str:
     reason = clip(episode.reason, min(max(90, int(140 * f)), room // 2)) if room > 40 else ""
     fix = ""
     if steps and room - len(reason) > 30:
-        fix = "; ".join(_step(step, reason) for step in steps)
-        fix += f"; `{clip(episode.code, 70)}`" if episode.code else ""
+        # the diagnostics shown name files: the changes to others were for those not shown
+        named = [step for step in steps if step.split(":")[0] in _located_files(gist)]
+        code = episode.code if not named or named[0] == steps[0] else ""  # the first change's
+        fix = "; ".join(_step(step, reason) for step in named or steps)
+        fix += f"; `{clip(code, 70)}`" if code else ""
         names = sorted((n for n in episode.names if n not in fix),
                        key=lambda n: n not in episode.defined)[:3]  # definitions first
         fix += "; added " + ", ".join(names) if names else ""
         fix = ("Fixed: " if episode.closed else "Tried: ") + clip(fix, room - len(reason) - 8)
     parts = [p for p in (head, reason, fix, end) if p]
     return " ".join(p if p[-1:] in ".!?)" else p + "." for p in parts)
+
+
+def _located_files(gist: str) -> set[str]:
+    """The files a gist's diagnostics are located in (``x.go:3:5: ...`` gives x.go)."""
+    return set(re.findall(r"([\w.-]+\.\w+):\d+", gist))
 
 
 def _step(step: str, reason: str) -> str:
