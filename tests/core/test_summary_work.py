@@ -346,3 +346,20 @@ def test_a_finished_turn_is_quoted_by_its_opening_on_one_line() -> None:
     # its lines are under Problem Solving; here only how it began, markup off
     assert work.splitlines()[0] == ("The assistant's last reply began: Both are done: Summary Fixed "
                                     "the parser in `p.py` Added a test")
+
+
+def test_when_not_all_fit_the_work_a_section_above_tells_is_left_out_first() -> None:
+    facts = Facts()
+    facts.work.report("Added `handleSessionEnd()` handler and `markEnded()` shared helper", 1)
+    for n in range(8):  # 9 lines: one more than the least detail lists
+        facts.work.report(f"Fixed the check number {n} in the parser", 2 + n)
+    s = Session()
+    s.user("Ship it")
+    view = View(build_request(s.entries, CLAUDE_CODE), facts)
+    said = "- hooks.go: Added `handleSessionEnd()` handler and `markEnded()` shared helper"
+    done = problem_solving(view, 0.0, said).splitlines()
+    assert done[0] == "- 1 (earlier, or told above) pieces of work are left out here."
+    assert done[1:] == [f"- Fixed the check number {n} in the parser" for n in range(8)]
+    # nothing above tells it: the newest are listed, as always
+    assert problem_solving(view, 0.0).splitlines()[0] == \
+        "- 1 earlier pieces of work are left out here."

@@ -20,8 +20,8 @@ No network and no model: the sections are built from what the transcript records
    command then succeeded;
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
    its state at the cut: commits, pushes, tests and builds, issues closed, the assistant's own
-   end-of-turn reports; the tasks whose work is left out for size keep a line each (their state
-   and description);
+   end-of-turn reports (when not all fit, those a section above tells are left out first); the
+   tasks whose work is left out for size keep a line each (their state and description);
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
    tool results, given as the reason for rejecting a tool call; a very long one keeps its start
    and end;
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
@@ -56,7 +57,7 @@ from ctxtool.core.summarizing.failures import Episode, check_words, kind_of, sta
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
-from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog
+from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog, telling_words
 from ctxtool.llm.base import QUEUED, Progress, SummaryRequest, SummaryResult, Turn, no_progress
 
 # detail factors for the sections other than the user messages, most detail first: the first
@@ -80,6 +81,7 @@ ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix fir
 EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)...
 EPISODE_CHARS_LEAST = 320  # ...and at the least detail (the error and its fix still fit)
 WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)
+NEWS_WORDS = 2  # when not all fit: words a piece of work tells that no section above does
 
 
 def clip(text: str, limit: int) -> str:
@@ -418,22 +420,24 @@ def _task_state(facts: Facts, task: Task) -> str:
     return f"{STATE.get(task.status, task.status)} at the cut"
 
 
-def problem_solving(v: View, f: float) -> str:
+def problem_solving(v: View, f: float, said: str = "") -> str:
     """The work done, in order, grouped by the task in progress at the time: commits, pushes,
-    tests and builds that changed outcome, the assistant's own reports."""
+    tests and builds that changed outcome, the assistant's own reports. When not all fit, those
+    that tell nothing ``said`` (the sections above) does not are left out first."""
     facts, work, lines = v.facts, v.facts.work, []
     window = max(WORK_SHOWN, int(70 * f))
-    start = max(0, len(work.lines) - window)
+    pool = list(work.lines) if len(work.lines) <= window else _untold(work.lines, said)
+    start = max(0, len(pool) - window)
     if start:  # the tasks whose work is left out get a line each, in its room
-        start += min(window - 1, len(_left_out(work, list(work.lines)[start:])))
-    while 0 < start < len(work.lines) and work.lines[start].detail:
+        start += min(window - 1, len(_left_out(work, pool[start:])))
+    while 0 < start < len(pool) and pool[start].detail:
         start -= 1  # a commit's body keeps its commit
-    entries = list(work.lines)[start:]
-    earlier = start
-    if earlier > 0:
-        lines.append(f"- {earlier} earlier pieces of work are left out here; the tasks they "
-                     "were for:" if _left_out(work, entries) else
-                     f"- {earlier} earlier pieces of work are left out here.")
+    entries = pool[start:]
+    left = len(work.lines) - len(entries)
+    if left > 0:
+        told = " (earlier, or told above)" if len(pool) < len(work.lines) else " earlier"
+        lines.append(f"- {left}{told} pieces of work are left out here"
+                     + ("; the tasks they were for:" if _left_out(work, entries) else "."))
         lines.extend("  " + _task_line(facts, task, max(140, int(240 * f)))
                      for task in _left_out(work, entries))
     group = ""
@@ -458,6 +462,22 @@ def problem_solving(v: View, f: float) -> str:
     elif v.prior_text and f > 0:
         lines.append(f"{PRIOR_MARK}:\n" + indent(clip(v.prior_text, int(3000 * f))))
     return "\n".join(lines) or "None recorded."
+
+
+def _untold(entries: Iterable[WorkLine], said: str) -> list[WorkLine]:
+    """The work lines that tell at least :data:`NEWS_WORDS` words ``said`` does not, or none it
+    does (a report line that tells a step above says nothing new); a commit's body goes with
+    its commit."""
+    told = telling_words(said)
+    kept: list[WorkLine] = []
+    head = False
+    for entry in entries:
+        words = telling_words(entry.text)
+        new = len(words - told) >= NEWS_WORDS or not words & told
+        head = new if not entry.detail else head
+        if new and head:
+            kept.append(entry)
+    return kept
 
 
 def _left_out(work: WorkLog, entries: list[WorkLine]) -> list[Task]:
@@ -647,9 +667,9 @@ def next_step(v: View, f: float) -> str:
 # --- putting it together ---------------------------------------------------------------------------
 
 def render(v: View, f: float, messages: list[str]) -> str:
-    rest = [primary_request(v, f), files_and_code(v, f), errors_and_fixes(v, f),
-            problem_solving(v, f), all_user_messages(messages), pending_tasks(v, f),
-            current_work(v, f), next_step(v, f)]
+    rest = [primary_request(v, f), files_and_code(v, f), errors_and_fixes(v, f)]
+    rest += [problem_solving(v, f, "\n".join(rest[1:])), all_user_messages(messages),
+             pending_tasks(v, f), current_work(v, f), next_step(v, f)]
     # the names in play: those the other sections do not already show
     bodies = (rest[0], key_concepts(v, f, "\n".join(rest)), *rest[1:])
     return "\n\n".join(f"{n}. {title}:\n{indent(body)}"

@@ -288,7 +288,7 @@ def report_lines(text: str, added: Iterable[str] = ()) -> list[str]:
     lines: list[str] = []
     for raw in text.splitlines():
         line = _FILLER.sub("", _MARKUP.sub("", raw).strip()).strip().rstrip(":")
-        if line.endswith("?") or line.startswith(("```", "|")) or not _telling(line) \
+        if line.endswith("?") or line.startswith(("```", "|")) or not telling_words(line) \
                 or not _REPORT_VERB.search(line) and not any(_named(n, line) for n in added):
             continue
         lines.append(line if len(line) <= 240 else line[:237].rstrip() + "...")
@@ -302,7 +302,7 @@ _PLAIN = frozenset("that this with from have been into were will would should co
                    "make work session successfully everything things all".split())
 
 
-def _telling(line: str) -> set[str]:
+def telling_words(line: str) -> set[str]:
     """The words of a line that say something: names, and words of 4 letters or more that are
     neither plain English nor the verbs of a report."""
     found = set()
@@ -611,12 +611,12 @@ class WorkLog:
 
     def report(self, text: str, position: int) -> None:
         """The assistant's text at the end of a turn: its lines that say what was done, but
-        those an earlier report already says (all their telling words, :func:`_telling`)."""
+        those an earlier report already says (all their telling words, :func:`telling_words`)."""
         recent = [step for work in self.files.values() if work.last > self.reported
                   for step in work.steps.values()]
         self.reported = position
         for line in report_lines(text, _definitions(recent)):
-            words = _telling(line)
+            words = telling_words(line)
             if not any(words <= seen for seen in self.said):
                 self._line(position, line)
                 self.said.append(words)
@@ -662,8 +662,8 @@ def _attach(line: str, steps: list[Step]) -> None:
     best = max(steps, key=named, default=None)
     if best is None or named(best) < 2 or len(best.reports) >= STEP_REPORTS:
         return
-    words = _telling(line)
-    if 2 * len(words - set().union(*map(_telling, best.reports))) > len(words):
+    words = telling_words(line)
+    if 2 * len(words - set().union(*map(telling_words, best.reports))) > len(words):
         best.reports.append(line)  # "Added the nil check", "Fixed in 1a2b3c4: nil check": once
 
 
