@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 from ctxtool.clock import parse_now
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS
 from ctxtool.core.sizing.session_tail import (HEAD_BYTES, TailOptions, first_chain,
-                                              report_of_tail, since_view_start)
+                                              report_of_tail, view_report)
 from ctxtool.core.sizing.status import StatusInput, read_status_input, status_fields
 from ctxtool.core.sizing.tokens import thresholds
 from ctxtool.errors import CtxtoolError, ExitCode, InputError, StoreError, UsageError
@@ -88,11 +88,9 @@ def _whole_session_report(handle: BinaryIO, path: str, fmt: str, given: StatusIn
 
     options = {"fmt": fmt, "model": given.model_id, "context_window": given.window,
                "env": os.environ, "source": path}
-    since = since_view_start(iter_lines_reversed(handle), parse=parse_line, fmt=fmt)
-    if since is not None:
-        report = estimate([first, *since], **options)
-        if report.anchor is not None:
-            return report
+    report = view_report(first, iter_lines_reversed(handle), parse=parse_line, **options)
+    if report is not None:
+        return report
     handle.seek(0)
     entries = (Entry(entry, None, path, lineno) for lineno, line in enumerate(handle, start=1)
                if (entry := parse_line(line)) is not None)

@@ -7,8 +7,9 @@ rollout-*.jsonl``) and which bytes find its lines (:attr:`FormatAdapter.session_
 is read from its first 64 KB (project, first prompt), its last lines backwards until the last
 API call (context now), its last 64 KB (title records) and a byte search for compaction
 records: the cost per session does not depend on the transcript's length. One exception keeps
-the figures those of ``estimate``: an agent whose estimate reads the whole session (Codex CLI)
-and whose last lines hold no usage since its last compaction has its file read whole. No click
+the figures those of ``estimate``: a session its agent reads whole is sized from its first line
+and its lines since its last checkpoint (Gemini CLI), or from its last lines when they hold
+usage since its last compaction (Codex CLI); else its file is read whole. No click
 here: ``statusline`` and the selectors use it too.
 """
 
@@ -23,13 +24,13 @@ from typing import BinaryIO, NamedTuple
 from ctxtool import __version__
 from ctxtool.clock import parse_timestamp
 from ctxtool.core.sizing.estimate import EstimateReport, estimate
-from ctxtool.core.sizing.session_tail import in_chain
+from ctxtool.core.sizing.session_tail import in_chain, view_report
 from ctxtool.core.sizing.sessions import SessionInfo, read_head, session_info, title_of
 from ctxtool.formats.adapter import SessionFile, SessionMarks
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.formats.registry import adapter_for, adapters
 from ctxtool.io.opencode_sessions import list_opencode
-from ctxtool.io.tail_read import HEAD_BYTES, marks_of, parse_lines, report_of_tail
+from ctxtool.io.tail_read import HEAD_BYTES, marks_of, parse_line, parse_lines, report_of_tail
 from ctxtool.storage.scan_cache import Resume, ScanCache, cache_path
 from ctxtool.storage.tail import (
     Buffer,
@@ -89,6 +90,22 @@ def whole_report(handle: BinaryIO, fmt: str, source: str,
     return estimate(entries, fmt=fmt, source=source, top=0, env=env)
 
 
+def whole_session_report(tail: EstimateReport, buffer: Buffer, handle: BinaryIO, fmt: str,
+                         source: str, env: Mapping[str, str] | None,
+                         compactions: int) -> EstimateReport:
+    """The figure of a session its agent reads whole, as ``estimate`` gives it: from its first
+    line and the lines since its last view start (Gemini CLI's checkpoint) when a call there
+    anchors it; else the ``tail``'s when a call anchors that (Codex CLI); else the whole file's."""
+    first = next(parse_lines(head_lines(buffer, max_bytes=HEAD_BYTES)), None)
+    view = view_report(first, lines_backwards(buffer), parse=parse_line, fmt=fmt,
+                       source=source, top=0, env=env) if first is not None else None
+    if view is not None:
+        return view._replace(compact_boundaries=compactions)
+    if tail.anchor is not None:
+        return tail
+    return whole_report(handle, fmt, source, env)
+
+
 def read_session(found: SessionFile, fmt: str, *, cache: ScanCache | None = None,
                  env: Mapping[str, str] | None = None) -> SessionInfo:
     """One session of format ``fmt``, read from its ends (or its row from ``cache`` when the
@@ -110,9 +127,9 @@ def read_session(found: SessionFile, fmt: str, *, cache: ScanCache | None = None
                 cache.resume(name, stat, key) if cache else Resume(0, 0))
             report, last = report_of_tail(lines_backwards(buffer), chain=head.chain, fmt=fmt,
                                           source=name, compactions=compactions)
-            if report.anchor is None and adapter_for(fmt).reads_whole_session:
-                # its figure without a call since the compaction rests on the whole session
-                report = whole_report(handle, fmt, name, env)
+            if adapter_for(fmt).reads_whole_session:
+                report = whole_session_report(report, buffer, handle, fmt, name, env,
+                                              compactions)
             title = tail_title(buffer, fmt) or head.title
     if last is None:
         last = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc).isoformat()

@@ -117,3 +117,16 @@ def test_the_listing_counts_gemini_s_compression_as_estimate_does(tmp_path: Path
     report = json.loads(estimate.stdout)
     assert row["compactions"] == report["compact_boundaries"] == 1
     assert row["context_tokens"] == report["context_tokens"]
+
+
+@pytest.mark.parametrize("fixture", ["new.jsonl", "resumed.jsonl", "compressed.jsonl",
+                                     "same-minute.jsonl"])
+def test_the_listing_sizes_every_session_as_estimate_does(tmp_path: Path, fixture: str) -> None:
+    """A resumed session sends again the tool results before its last lines: the listing reads
+    it from its first line and its last checkpoint on, as the statusline does, not from the
+    last call alone (which left out 156 tokens of new.jsonl)."""
+    write_session(tmp_path, NAME, (FIXTURES / fixture).read_bytes())
+    row = json.loads(run_ctxtool("sessions", "--json", env=env_of(tmp_path)).stdout)
+    report = json.loads(run_ctxtool("estimate", "--json", str(FIXTURES / fixture)).stdout)
+    assert (row["context_tokens"], row["compactions"]) == (report["context_tokens"],
+                                                           report["compact_boundaries"])

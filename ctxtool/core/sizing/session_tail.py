@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from ctxtool.core.messages.blocks import role_and_blocks
-from ctxtool.core.sizing.estimate import EstimateReport, Estimator
+from ctxtool.core.sizing.estimate import EstimateReport, Estimator, estimate
 from ctxtool.core.sizing.meter import DEFAULT_SYSTEM_TOKENS, usage_of
 from ctxtool.formats.limits import AgentSettings
 from ctxtool.formats.adapter import SessionMarks
@@ -174,6 +174,20 @@ def since_view_start(lines: Iterable[bytes], *, parse: Callable[[bytes], dict[st
     return None
 
 
+def view_report(first: dict[str, Any], lines: Iterable[bytes], *,
+                parse: Callable[[bytes], dict[str, Any] | None], fmt: str,
+                **options: Any) -> EstimateReport | None:
+    """``estimate``'s report (``options`` are its own) of a session its agent reads whole,
+    from the session's ``first`` entry and its lines since the last view start
+    (:func:`since_view_start`; ``lines`` last first). None when there is no view start or no
+    call since it anchors the figure: the figure then rests on the whole session."""
+    since = since_view_start(lines, parse=parse, fmt=fmt)
+    if since is None:
+        return None
+    report = estimate([first, *since], fmt=fmt, **options)
+    return report if report.anchor is not None else None
+
+
 def report_of_tail(lines: Iterator[bytes], *, parse: Callable[[bytes], dict[str, Any] | None],
                    chain: bool | None, fmt: str, source: str | None = None,
                    options: TailOptions = TailOptions(), compactions: int = 0,
@@ -200,4 +214,4 @@ def report_of_tail(lines: Iterator[bytes], *, parse: Callable[[bytes], dict[str,
 
 
 __all__ = ["HEAD_BYTES", "TailOptions", "estimate_tail", "first_chain", "in_chain", "last_timestamp",
-           "marks_of", "report_of_tail", "since_view_start", "split_tail"]
+           "marks_of", "report_of_tail", "since_view_start", "split_tail", "view_report"]
