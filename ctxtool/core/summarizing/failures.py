@@ -260,17 +260,15 @@ class FailureLog:
         """The assistant's text: the stated reason of the failures since its last words that
         have none yet; words about no failure seen may name one (:meth:`thought`)."""
         for episode in self.unsaid:
-            reason = reason_of(text)
-            if not (episode.call is None and _restates(reason, episode.gist)):  # not said twice
-                episode.reason = episode.reason or reason
+            episode.reason = episode.reason or reason_of(text)
         about, self.unsaid, self.said_at = bool(self.unsaid), [], position
         if not about:
             self.thought(text, position)
 
     def thought(self, text: str, position: int) -> None:
         """The assistant's words (text or thinking): a check's finding they name opens a stated
-        episode, unless they are about a failure seen or one still waiting for a change. Its
-        reason: the words after it."""
+        episode, unless they are about a failure seen or one still waiting for a change. It has
+        no reason: its words are its gist, and the words after it are about its fix."""
         if self.unsaid or any(e.code_failure and not e.steps for e in self.open):
             return
         gist = stated_error(text)
@@ -280,7 +278,6 @@ class FailureLog:
         episode = Episode(None, "", gist, [], position)
         self.episodes.append(episode)
         self.open = self.open[-(OPEN - 1):] + [episode]
-        self.unsaid = [episode]
 
     def changed(self, path: str, intent: str, names: list[str], code: str = "",
                 defined: tuple[str, ...] = ()) -> None:
