@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from click.testing import CliRunner
@@ -28,6 +29,7 @@ from ctxtool.errors import ExitCode
 from ctxtool.formats.gemini.adapter import GeminiAdapter
 from ctxtool.formats.jsonl import iter_entries
 from ctxtool.formats.registry import adapter_for, register, unregister
+from ctxtool.formats.schemas import load_schema
 from ctxtool.statusline import fields_of, parse_line
 from tests.conftest import FIXTURES, run_ctxtool
 from tests.gemini_builders import dump, random_session
@@ -98,6 +100,7 @@ def test_estimate_reads_each_session(path: Path) -> None:
     proc = run_ctxtool("estimate", "--json", str(path))
     assert proc.returncode == 0, proc.stderr.decode()
     report = json.loads(proc.stdout)
+    jsonschema.validate(report, load_schema("estimate-report"))
     assert report["format"] == "gemini" and report["method"] == "usage"
     assert report["thresholds"]["window"] == 1_048_576
     assert report["gemini"]["compresses_at"] == 524_288
