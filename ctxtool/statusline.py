@@ -77,17 +77,34 @@ def _head_entries(handle: BinaryIO) -> Iterator[dict[str, Any]]:
             yield entry
 
 
+def _document(handle: BinaryIO, path: str) -> dict[str, Any] | None:
+    """The file as one entry when it is one pretty-printed JSON document an agent reads as a
+    session (an older Gemini CLI session: :func:`ctxtool.formats.jsonl.document_entry`)."""
+    handle.seek(0)
+    if handle.readline(16).strip() != b"{":
+        return None
+    from ctxtool.formats.jsonl import document_entry, max_line_bytes
+
+    handle.seek(0)
+    data = handle.read(max_line_bytes() + 1)
+    document = parse_line(data) if len(data) <= max_line_bytes() else None
+    return document_entry(document, data, path) if document is not None else None
+
+
 def _whole_session_report(handle: BinaryIO, path: str, fmt: str, given: StatusInput,
-                  first: dict[str, Any]) -> Any:
+                          first: dict[str, Any], *, document: bool = False) -> Any:
     """``estimate``'s report of a session its agent reads whole (a Gemini CLI log, replayed
     as Gemini replays it): from its ``first`` line and the lines since the last one the agent
     rebuilds its view from (Gemini's checkpoint) when a call among them anchors the figure;
-    else the file is read from its start (the figure rests on its first call)."""
+    else the file is read from its start (the figure rests on its first call). A ``document``
+    (the whole file is ``first``) is that one entry."""
     from ctxtool.core.sizing.estimate import estimate
     from ctxtool.types import Entry
 
     options = {"fmt": fmt, "model": given.model_id, "context_window": given.window,
                "env": os.environ, "source": path}
+    if document:
+        return estimate([first], **options)
     report = view_report(first, iter_lines_reversed(handle), parse=parse_line, **options)
     if report is not None:
         return report
@@ -112,9 +129,12 @@ def fields_of(given: StatusInput, now: datetime | None = None) -> dict[str, Any]
             with open(path, "rb") as handle:
                 head = _head_entries(handle)
                 first = next(head, None)
+                document = _document(handle, path) if first is None else None
+                first = first or document
                 fmt = classify(first) if first is not None else None
                 if fmt is not None and adapter_for(fmt).reads_whole_session:
-                    report = _whole_session_report(handle, path, fmt, given, first)
+                    report = _whole_session_report(handle, path, fmt, given, first,
+                                                   document=document is not None)
                     compact_at = report.compact_at
                 else:
                     chain = first_chain(itertools.chain([first] if first else [], head))

@@ -18,8 +18,8 @@ import click
 from ctxtool.core.messages.convert import ConvertReport, to_messages
 from ctxtool.errors import InputError, UsageError
 from ctxtool.formats.detect import detect_format
-from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, iter_entries, max_line_bytes,
-                                   write_entries)
+from ctxtool.formats.jsonl import (BOM, MAX_LINE_ENV, bounded_lines, document_entry, iter_entries,
+                                   max_line_bytes, write_entries)
 from ctxtool.formats.opencode.export import (
     dumps_export, entries_from_export, export_document, is_export, loads_document,
 )
@@ -149,8 +149,8 @@ def _read_tree(folder: str, session_id: str | None) -> list[dict[str, Any]]:
 def _read_stream(stream: BinaryIO, path: str, forced: str | None,
                  on_invalid: str) -> tuple[str, Iterable[dict[str, Any]]]:
     """An export document (pretty-printed: its first line is a lone ``{``, or squeezed onto one
-    line), else JSONL in any format, read lazily (a bar on a terminal: the messages go out as
-    the lines come in)."""
+    line), or an agent's one-document session (pretty-printed), else JSONL in any format, read
+    lazily (a bar on a terminal: the messages go out as the lines come in)."""
     name = STDIN_NAME if path == "-" else path
     limit = max_line_bytes()
     rest = iter(byte_progress(path, bounded_lines(stream, name, limit)))
@@ -160,7 +160,11 @@ def _read_stream(stream: BinaryIO, path: str, forced: str | None,
         if len(data) > limit:
             raise InputError(f"export document longer than {limit} bytes (the maximum line "
                              "length)", source=name, hint=f"raise ${MAX_LINE_ENV}")
-        return OPENCODE, entries_from_export(loads_document(data.removeprefix(BOM), name), name)
+        document = loads_document(data.removeprefix(BOM), name)
+        session = None if is_export(document) else document_entry(document, data, name)
+        if session is not None:  # an agent's one-document session (Gemini CLI's older ones)
+            return detect_format([session], forced)
+        return OPENCODE, entries_from_export(document, name)
     lines = itertools.chain([first], rest) if first else iter(())
     entries = iter_entries(lines, name, on_invalid=on_invalid, warn=messages.warn)  # type: ignore[arg-type]
     head = next(entries, None)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ctxtool.errors import InputError, UsageError
+from ctxtool.formats.documents import read_with
 from ctxtool.formats.registry import adapter_for, format_names
 from ctxtool.formats.unsupported import refuse
 from ctxtool.types import ANTHROPIC, CLAUDE_CODE, Entry, Format, location_of
@@ -34,6 +35,17 @@ def classify(entry: dict[str, Any]) -> Format | None:
         if adapter.claims_weakly(entry):
             return adapter.name  # type: ignore[return-value]
     return None
+
+
+def reads_document(document: dict[str, Any]) -> bool:
+    """Whether an agent reads this JSON object, a whole pretty-printed file, as one of its
+    sessions (:meth:`~ctxtool.formats.capabilities.reading.ReadingAdapter.reads_document`:
+    Gemini CLI's older ``session-*.json``). Asked by the reader (:mod:`ctxtool.formats.jsonl`)
+    only for such a file."""
+    return any(adapter_for(name).reads_document(document) for name in format_names())
+
+
+read_with(reads_document)
 
 
 def detect_format(entries: Iterable[Entry], forced: str | None = None) -> tuple[Format, Iterator[Entry]]:

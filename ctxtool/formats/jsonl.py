@@ -10,6 +10,11 @@ Line framing found in real transcripts, and what the reader does with it:
   start of a file); they go away only when that entry is changed or dropped;
 * two JSON objects glued on one line: split into two entries, with a warning;
 * a 0-byte file: no entries;
+* a file that is one pretty-printed JSON object (line 1 a lone ``{``): one entry, its raw bytes
+  the whole file, when an adapter reads such a document as a session
+  (:meth:`~ctxtool.formats.capabilities.reading.ReadingAdapter.reads_document`: Gemini CLI's
+  older sessions); else line 1 is reported as not JSONL, and a document that does not parse
+  names the line where it breaks;
 * a truncated last line (no newline, invalid JSON - a session killed mid-write): a warning, and
   the bytes pass through untouched unless ``on_invalid="skip"``;
 * integers past 64 bits: orjson would read them as floats, so a line with a run of 19 or more
@@ -23,6 +28,7 @@ Line framing found in real transcripts, and what the reader does with it:
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -32,6 +38,7 @@ from typing import Any, BinaryIO, Literal
 import orjson
 
 from ctxtool.errors import InputError, UsageError
+from ctxtool.formats.documents import is_session
 from ctxtool.types import Entry
 
 OnInvalid = Literal["error", "skip", "keep"]
@@ -177,7 +184,18 @@ def iter_entries(
     pending = b""  # blank lines (and a BOM) not yet attached to an entry
     held: Entry | None = None  # last entry, held back so trailing blank lines can join it
     lineno = 0
-    for line in bounded_lines(stream, source):
+    lines: Iterator[bytes] = bounded_lines(stream, source)
+    first = next(lines, b"")
+    if len(first) < 16 and first.removeprefix(BOM).strip() == b"{":  # a pretty-printed document?
+        whole = _document_lines(first, lines, source)
+        document = _document(b"".join(whole), source, on_invalid)
+        if document is not None:
+            yield document
+            return
+        lines = iter(whole)
+    elif first:
+        lines = itertools.chain((first,), lines)
+    for line in lines:
         lineno += 1
         body = line[3:] if lineno == 1 and line.startswith(BOM) else line
         if body[:1] in _BLANK_START and not body.strip():  # is_blank(body), inlined
@@ -211,6 +229,45 @@ def iter_entries(
     elif pending:
         # a file of nothing but blank lines: keep its bytes so identity stays byte-identical
         yield Entry({}, raw=pending, source=source, lineno=lineno, invalid=True)
+
+
+def _document_lines(first: bytes, lines: Iterator[bytes], source: str) -> list[bytes]:
+    """``first`` and every line after it: a document is held whole, bounded as one line is."""
+    limit, size = max_line_bytes(), len(first)
+    whole = [first]
+    for line in lines:
+        size += len(line)
+        if size > limit:
+            raise InputError(f"a JSON document longer than {_size(limit)} (the maximum line "
+                             "length); not a transcript?", source=source, lineno=1,
+                             hint=f"raise ${MAX_LINE_ENV} (e.g. 1G) if it really is one")
+        whole.append(line)
+    return whole
+
+
+def _document(data: bytes, source: str, on_invalid: OnInvalid) -> Entry | None:
+    """The whole file as one entry when it is one JSON object an adapter reads as a session;
+    None: read it line by line. A document that does not parse is an InputError naming the
+    line where it breaks (with ``on_invalid`` "error"; else it is read line by line)."""
+    try:
+        document = loads_json(data.removeprefix(BOM))
+    except orjson.JSONDecodeError as exc:
+        if on_invalid != "error":
+            return None
+        lines = data.count(b"\n") + (not data.endswith(b"\n"))  # at the end: its last line
+        raise InputError(f"not JSONL, and not one JSON document either: {exc.msg}",
+                         source=source, lineno=min(exc.lineno, lines),
+                         hint="ctxtool reads JSONL transcripts, one JSON object per line, and "
+                              "an agent's one-document sessions") from None
+    return document_entry(document, data, source)
+
+
+def document_entry(document: Any, data: bytes, source: str) -> Entry | None:
+    """``document`` (parsed from the whole file ``data``) as one entry when an adapter reads
+    it as a session, else None."""
+    if not isinstance(document, dict) or not is_session(document):
+        return None
+    return Entry(document, data, source, 1)
 
 
 def checked_lines(lines: Iterable[bytes], source: str, *, on_invalid: OnInvalid,

@@ -24,9 +24,11 @@ from tests.estimate_builders import compact_boundary, compact_summary, session, 
 
 SESSION = FIXTURES / "estimate-session.jsonl"
 SCHEMA = json.loads((ROOT / "schemas" / "estimate-report.schema.json").read_text())
-# corpus files that are not transcripts: a pretty-printed Gemini CLI session (not JSONL) and
-# usage-only lines with neither "type" nor "role" (see the corpus MANIFEST)
-NOT_TRANSCRIPTS = ("12__cbfeaa512b__0__full.jsonl", "session-alpha__chat.jsonl")
+# corpus files that are not transcripts: usage-only lines with neither "type" nor "role" (see
+# the corpus MANIFEST)
+NOT_TRANSCRIPTS = ("session-alpha__chat.jsonl",)
+# an older Gemini CLI session: one pretty-printed JSON document, read whole
+GEMINI_DOCUMENT = "12__cbfeaa512b__0__full.jsonl"
 
 
 def write_jsonl(path: Path, entries: list[dict[str, Any]]) -> Path:
@@ -246,6 +248,8 @@ def test_corpus_files(runner, path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     [report] = reports(result.stdout)
     assert 0 < report["context_tokens"] <= report["total_tokens"]
+    if path.name == GEMINI_DOCUMENT:
+        assert report["format"] == "gemini" and report["method"] != "heuristic"
 
 
 # --- Claude Code's rule by version, its settings and idle compaction (issue 29) ---------------

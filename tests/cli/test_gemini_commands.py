@@ -209,14 +209,70 @@ def test_an_older_one_document_session_on_one_line_is_read() -> None:
     assert report["method"] == "heuristic" and report["breakdown"]["user_text"] > 150
 
 
-def test_an_older_one_document_session_indented_is_no_jsonl(tmp_path: Path) -> None:
-    """Sessions from before the JSONL form are one indented JSON document: not JSONL."""
-    document = DOCUMENT
-    indented = tmp_path / "session-2026-03-01T10-00-s1.json"
-    indented.write_text(json.dumps(document, indent=2))
+def indented_session(tmp_path: Path, output: str = "x") -> Path:
+    """resumed.jsonl as an older client wrote a session: its conversation in one document,
+    indented; the read_file response is ``output``."""
+    from ctxtool.formats.gemini.records import replay
+
+    conversation = replay(json.loads(line) for line in (GEMINI / "resumed.jsonl").open("rb"))
+    text = json.dumps({**conversation.metadata, "messages": conversation.records()})
+    text = text.replace(json.dumps(NOTES)[1:-1], json.dumps(output)[1:-1])
+    path = tmp_path / "session-2026-11-27T16-22-5e551011.json"
+    path.write_text(json.dumps(json.loads(text), indent=2))
+    return path
+
+
+NOTES = "".join(f"line {n}: alpha beta gamma\n" for n in range(1, 11))
+
+
+def test_an_older_one_document_session_indented_is_read_as_on_one_line(tmp_path: Path) -> None:
+    """Sessions from before the JSONL form are one indented JSON document: read whole, as
+    Gemini CLI reads them, the same as the document on one line."""
+    indented = indented_session(tmp_path, NOTES)
+    line = tmp_path / "one-line.json"
+    line.write_bytes(json.dumps(json.loads(indented.read_bytes())).encode() + b"\n")
+    for command in (["convert", "--to", "anthropic"], ["validate"],
+                    ["statusline", "--color", "never"], ["estimate", "--json"]):
+        runs = [run_ctxtool(*command, str(path)) for path in (indented, line)]
+        assert [run.returncode for run in runs] == [0, 0], runs[0].stderr.decode()
+        results = [(run.stdout + run.stderr).replace(path.name.encode(), b"F")
+                   for run, path in zip(runs, (indented, line))]
+        assert results[0] == results[1], command
+    report = json.loads(runs[0].stdout)
+    assert report["format"] == "gemini" and report["anchor"]["prompt_tokens"] == 12_022
+    same = run_ctxtool("persist", str(indented))  # nothing to move: the bytes as they were
+    assert same.returncode == 0 and same.stdout == indented.read_bytes()
+
+
+def test_a_transform_writes_the_document_on_one_line_and_restore_gives_it_back(
+        tmp_path: Path) -> None:
+    indented = indented_session(tmp_path, "".join(f"row {n}: alpha beta gamma delta\n"
+                                                  for n in range(4000)))
+    store = tmp_path / "store"
+    persisted = run_ctxtool("persist", "--store", str(store), str(indented))
+    assert persisted.returncode == 0, persisted.stderr.decode()
+    assert persisted.stdout.count(b"\n") == 1 and b"<tool_output_masked>" in persisted.stdout
+    assert len(persisted.stdout) < indented.stat().st_size // 10
+    document = json.loads(persisted.stdout)  # one document still, as Gemini reads it whole
+    assert document["sessionId"] == "5e551011-0000-4000-8000-000000000001"
+    back = run_ctxtool("restore", "--store", str(store), input=persisted.stdout)
+    assert back.returncode == 0 and back.stdout == indented.read_bytes()
+
+
+def test_a_broken_document_names_the_line_where_it_breaks(tmp_path: Path) -> None:
+    indented = indented_session(tmp_path)
+    lines = indented.read_bytes().splitlines(keepends=True)
+    indented.write_bytes(b"".join(lines[:40]))  # cut short: the file of a killed write
     proc = run_ctxtool("estimate", str(indented))
     assert proc.returncode == ExitCode.INVALID_INPUT and proc.stdout == b""
-    assert f"{indented}:1: not JSONL" in proc.stderr.decode()
+    assert proc.stderr.decode().startswith(
+        f"ctxtool: error: {indented}:40: not JSONL, and not one JSON document either: ")
+    other = tmp_path / "other.json"  # a document no agent writes: not JSONL, as before
+    other.write_text(json.dumps({"sessionId": "s1", "messages": []}, indent=2))
+    proc = run_ctxtool("estimate", str(other))
+    assert proc.returncode == ExitCode.INVALID_INPUT
+    assert f"{other}:1: not JSONL: this looks like a pretty-printed JSON document" \
+        in proc.stderr.decode()
 
 
 @pytest.mark.parametrize("target", ["anthropic", "openai"])

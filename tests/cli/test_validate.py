@@ -214,8 +214,6 @@ def test_help_examples_run(tmp_path: Path) -> None:
 # --- the corpus: exactly these problems, each a real one ---------------------------------------
 
 KNOWN: dict[str, list[tuple[int, str, str]]] = {
-    # Gemini CLI session: one pretty-printed JSON document, not a JSONL transcript
-    "entireio__cli/12__cbfeaa512b__0__full.jsonl": [(1, "error", "not-a-transcript")],
     # `…}{"type":"file-history-snapshot"…}`: a missing newline glues two entries; Claude Code's
     # own loader (JSON.parse per line) drops that line
     # ...and the entry glued there is written again at 116 by 2.1.12 resuming 2.1.7's session:

@@ -32,6 +32,12 @@ class ReadingAdapter:
         adapters must not overlap."""
         return False
 
+    def reads_document(self, document: Mapping[str, Any]) -> bool:
+        """True when a file that is this one JSON object, pretty-printed over many lines, is a
+        session of this format, read as one entry (Gemini CLI's older one-document sessions).
+        Default False: such a file is not JSONL (an InputError at line 1)."""
+        return False
+
     def claims_weakly(self, entry: Mapping[str, Any]) -> bool:
         """True when ``entry`` is likely of this format though no adapter claims it (asked only
         after every adapter's :meth:`claims` said False). Default False."""

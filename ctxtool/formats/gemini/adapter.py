@@ -35,6 +35,7 @@ SESSION_MARKS = SessionMarks(compaction=b"<state_snapshot>", compaction_compact=
                              usage=b'"tokens"', model=b'"model"', title=b'"summary"',
                              view_start=b'"messages"')
 
+METADATA_LINE = "its metadata line"
 #: What a Gemini record's ``type`` is as a message role (info, error and warning are the CLI's
 #: own notices: never sent)
 ROLES = {"user": "user", "gemini": "assistant"}
@@ -46,7 +47,7 @@ def gemini_line(entry: Mapping[str, Any]) -> str | None:
     one-key ``$set``/``$rewindTo`` line, or a message record ``{id, timestamp, type, content}``
     of a Gemini type without Claude Code's ``uuid``/``message`` or a ``role``."""
     if isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str):
-        return "its metadata line"
+        return METADATA_LINE
     if len(entry) == 1 and (isinstance(entry.get("$set"), dict)
                             or isinstance(entry.get("$rewindTo"), str)):
         return f"a {next(iter(entry))!r} record"
@@ -79,6 +80,13 @@ class GeminiAdapter(FormatAdapter):
 
     def claims(self, entry: Mapping[str, Any]) -> bool:
         return gemini_line(entry) is not None
+
+    def reads_document(self, document: Mapping[str, Any]) -> bool:
+        """An older session (``session-*.json``): one indented document, its metadata with its
+        ``messages``, which Gemini CLI reads whole (``parseLegacyRecordFallback``) and ctxtool
+        as the one-line form of it (a transform writes it back on one line, which Gemini reads
+        the same)."""
+        return gemini_line(document) == METADATA_LINE and isinstance(document.get("messages"), list)
 
     # --- lines and messages -----------------------------------------------------------------
 
