@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
 import orjson
 import pytest
 
-from tests.conftest import FIXTURES, run_ctxtool
+from tests.conftest import FIXTURES, ROOT, run_ctxtool
 
 FOLDER = FIXTURES / "codex-0.171.0"
 TOOLS, COMPACTED = FOLDER / "tools.jsonl", FOLDER / "compacted.jsonl"
@@ -43,6 +44,12 @@ def test_estimate_is_within_ten_percent_of_codex_own_count(path: Path) -> None:
     codex = last_usage(path)["last_token_usage"]["total_tokens"]
     assert report["format"] == "codex" and report["model"] == "gpt-5-codex"  # its turn_context
     assert abs(report["context_tokens"] - codex) <= 0.10 * codex, (report["context_tokens"], codex)
+
+
+@pytest.mark.parametrize("path", [TOOLS, COMPACTED], ids=["tools", "compacted"])
+def test_estimate_json_of_a_rollout_is_valid_by_the_report_schema(path: Path) -> None:
+    schema = orjson.loads((ROOT / "schemas" / "estimate-report.schema.json").read_bytes())
+    jsonschema.validate(orjson.loads(ok("estimate", "--json", str(path))), schema)
 
 
 def test_estimate_reports_where_codex_compacts() -> None:
