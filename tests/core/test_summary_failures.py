@@ -176,6 +176,26 @@ def test_words_about_a_failure_seen_or_no_check_add_no_failure() -> None:
                                                      "run`): a.go:3:1")
 
 
+def test_words_that_wonder_about_a_finding_state_none() -> None:
+    s = Session()
+    s.user("Fix the checkpoint reuse")
+    s.call("b1", "Bash", {"command": "go build ./..."}, "")
+    s.assistant({"type": "thinking", "thinking": "There are two issues:1. `agent.GetByAgentType` "
+                 "is undefined - let me check if it's the correct function name2. `x` might be "
+                 "unused"})
+    s.assistant(text_block("Is `y` unused? Maybe fix the lint error in `z` later."))
+    s.call("w1", "Write", {"file_path": "/work/app/strategy_test.go", "content": "package x"},
+           "written")
+    assert errors_of(s).strip() == "No tool call failed."
+    # the same finding stated, with a plan after it in another sentence, opens one
+    s.assistant({"type": "thinking", "thinking": "`agent.GetByAgentType` is undefined. Let me "
+                                                 "check if it was renamed."})
+    s.call("e1", "Edit", {"file_path": "/work/app/registry.go", "old_string": "func Get(",
+                          "new_string": "func GetByAgentType("}, "updated")
+    assert errors_of(s).strip() == ('- Error: "`agent.GetByAgentType` is undefined". Tried: '
+                                    'registry.go; `func GetByAgentType(`. Not passing yet.')
+
+
 def test_a_formatter_run_is_a_fix() -> None:
     s = Session()
     s.user("Make lint pass")

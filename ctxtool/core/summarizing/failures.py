@@ -395,13 +395,29 @@ _CHECKED = re.compile(r"compil|credo|lint|dialyzer|mypy|ruff|eslint|clippy|\bvet
                       re.IGNORECASE)
 
 
+# words that wonder, check or guess: their sentence asks about a finding, it does not state one
+_WONDERS = re.compile(r"\?|\b(?:whether|maybe|perhaps|probably|possibly|might|wonder\w*)\b|"
+                      r"\b(?:check|see|verify|confirm|find out|sure)\s+if\b|\b(?:could|may) be\b",
+                      re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|\Z)|\n")
+
+
 def stated_error(text: str) -> str:
-    """The finding of a check the assistant names in ``text`` (its words), else ''."""
+    """The finding of a check the assistant names in ``text`` (its words), else '': a sentence
+    that wonders about one ("`X` is undefined - let me check if ...") names none."""
     for found in _STATED.finditer(text):
         words = next(group for group in found.groups() if group)
-        if _CHECKED.search(words):
+        if _CHECKED.search(words) and not _WONDERS.search(_sentence(text, found.start(),
+                                                                     found.end())):
             return words
     return ""
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` that holds ``text[start:end]``."""
+    before = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
+    after = _SENTENCE_END.search(text, end)
+    return text[before[-1] if before else 0:after.end() if after else len(text)]
 
 
 def _speaks_of(stated: str, gist: str) -> bool:
