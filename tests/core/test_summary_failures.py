@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ctxtool.core.summarizing.failures import (check_words, failure_gist, kind_of, program_of,
-                                                  reason_of)
+from ctxtool.core.summarizing.failures import failure_gist, kind_of, program_of, reason_of
+from ctxtool.core.summarizing.findings import check_words
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request

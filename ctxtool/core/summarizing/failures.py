@@ -16,8 +16,8 @@ order and in bounded memory (the newest :data:`EPISODES`).
 
 A check's finding can also reach the assistant where the transcript does not keep it (a hook's
 feedback on an edit: the compiler's or linter's words are gone). When the assistant then names
-such a finding itself ("let me fix the credo nesting issue in `f`", "`X` is now unused") and no
-failure seen is what it is speaking of, its words open an episode like a failure: a *stated* one.
+such a finding itself (:func:`ctxtool.core.summarizing.findings.stated_error`) and no failure
+seen is what it is speaking of, its words open an episode like a failure: a *stated* one.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
+from ctxtool.core.summarizing.findings import restates, speaks_of, stated_error
 from ctxtool.core.summarizing.names import test_names_in
 from ctxtool.core.summarizing.shell import commands_in, without_redirections
 from ctxtool.core.summarizing.text import one_line
@@ -58,21 +59,6 @@ _LOCATION = re.compile(r"^(?:\S*/)?([\w.-]+\.\w+:\d+(?::\d+)?)(?::\s*|\s+|$)(.*)
 # credo's priority mark (``[F] →``) and the function a finding is in (``#(App.Hooks.tool_call)``)
 _SEVERITY = re.compile(r"^\[[A-Z]\]\s*\W?\s+")
 _IN_FUNCTION = re.compile(r"\.?\s*#\((?:[\w.]+\.)?([\w?!]+)\)")
-# linters' names for their checks, in the words a reader (and a model's summary) uses
-_CHECKS = {"errcheck": "unchecked error", "wrapcheck": "unwrapped error",
-           "gocyclo": "cyclomatic complexity", "cyclop": "cyclomatic complexity",
-           "gocognit": "cognitive complexity", "nestif": "nesting depth",
-           "ineffassign": "ineffectual assignment", "unparam": "unused parameter",
-           "nilerr": "nil error returned", "goconst": "repeated constant", "funlen": "function length",
-           "lll": "line length", "dupl": "duplicate code", "errorlint": "error comparison",
-           "embeddedstructfieldcheck": "embedded field order", "forcetypeassert": "unchecked type assertion"}
-_CHECK_NAME = re.compile(r"\((" + "|".join(_CHECKS) + r")\)")
-
-
-def check_words(gist: str) -> str:
-    """What the linter check a gist names is, in plain words (``errcheck``: unchecked error)."""
-    found = _CHECK_NAME.search(gist)
-    return _CHECKS[found.group(1)] if found else ""
 _TEST_FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^\S+ \.\.\. (?:FAIL|ERROR)\b|\b[1-9]\d* "
                           r"(?:failed|failures?)\b")
 _FILLER = re.compile(r"^(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|so|right|hmm|ah|oh|first|"
@@ -272,7 +258,7 @@ class FailureLog:
         if self.unsaid or any(e.code_failure and not e.steps for e in self.open):
             return
         gist = stated_error(text)
-        if not gist or any(_speaks_of(gist, e.gist) for e in list(self.episodes)[-OPEN:]):
+        if not gist or any(speaks_of(gist, e.gist) for e in list(self.episodes)[-OPEN:]):
             return  # a failure listed already
         self.count += 1
         episode = Episode(None, "", gist, [], position)
@@ -295,7 +281,7 @@ class FailureLog:
         if episode is None or episode.call is None and episode.steps:
             return  # a stated finding is fixed by the change after it
         if episode.call is None and (self.said_at < episode.position or
-                                     _restates(intent, episode.gist)):
+                                     restates(intent, episode.gist)):
             intent = ""  # words from before the finding are not about its fix, nor the finding
         if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
                                                       for s in episode.steps):
@@ -377,63 +363,6 @@ def reason_of(text: str) -> str:
 
 _ACTION = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|fix|now fix)\b",
                      re.IGNORECASE)
-
-
-# a finding the assistant names: "fix the credo nesting issue in `f`", "`X` is unused" ...
-_STATED = re.compile(
-    r"\b(?:fix|address|resolve)(?:ing)?\s+(?:the|this|that|these|both|two|an?)\s+"
-    r"((?:[\w`./:()-]+\s+){0,5}?(?:errors?|issues?|warnings?|failures?)"
-    r"(?:\s+(?:in|on|at|about|with|for)\s+(?:`[^`\n]{1,60}`|\w*[_.]\w[\w.]*(?:/\d)?\b))?)"
-    r"|(`[^`\n]{1,60}`\s+(?:is|are)\s+(?:now\s+)?(?:unused|undefined|never used)\b)"
-    r"|\bthere(?:'s| is| are)\s+(?:an?\s+|now\s+)?((?:unreachable|unused|undefined)\s(?:[^.!?\n:]|\.\w){3,60})"
-    r"|\bthe\s+((?:lint|test|build|compile|type)\w*\s+(?:failure|error)s?\s+(?:is|are)\s+"
-    r"(?:[^.!?\n]|\.\w){3,60})",
-    re.IGNORECASE)
-# ...of a compiler, a type checker, a linter or a test run (not "the review's issues")
-_CHECKED = re.compile(r"compil|credo|lint|dialyzer|mypy|ruff|eslint|clippy|\bvet\b|errcheck|"
-                      r"\btype\b|format|nesting|complexity|unused|undefined|unreachable|\btests?\b",
-                      re.IGNORECASE)
-
-
-# words that wonder, check or guess: their sentence asks about a finding, it does not state one
-_WONDERS = re.compile(r"\?|\b(?:whether|maybe|perhaps|probably|possibly|might|wonder\w*)\b|"
-                      r"\b(?:check|see|verify|confirm|find out|sure)\s+if\b|\b(?:could|may) be\b",
-                      re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?](?=\s|\Z)|\n")
-
-
-def stated_error(text: str) -> str:
-    """The finding of a check the assistant names in ``text`` (its words), else '': a sentence
-    that wonders about one ("`X` is undefined - let me check if ...") names none."""
-    for found in _STATED.finditer(text):
-        words = next(group for group in found.groups() if group)
-        if _CHECKED.search(words) and not _WONDERS.search(_sentence(text, found.start(),
-                                                                     found.end())):
-            return words
-    return ""
-
-
-def _sentence(text: str, start: int, end: int) -> str:
-    """The sentence of ``text`` that holds ``text[start:end]``."""
-    before = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
-    after = _SENTENCE_END.search(text, end)
-    return text[before[-1] if before else 0:after.end() if after else len(text)]
-
-
-def _speaks_of(stated: str, gist: str) -> bool:
-    """The assistant's words name what a gist says (its words besides "error", "issue", ...)."""
-    words = set(re.findall(r"[a-z_]{4,}", stated.lower())) - _GENERIC
-    return bool(words) and words <= set(re.findall(r"[a-z_]{4,}", gist.lower()))
-
-
-_GENERIC = {"error", "errors", "issue", "issues", "warning", "warnings", "failure", "failures",
-            "both", "this", "that", "these", "with", "about"}
-
-
-def _restates(words: str, gist: str) -> bool:
-    """Most of ``words``' words are the gist's."""
-    said = set(re.findall(r"[a-z_]{3,}", words.lower()))
-    return len(said & set(re.findall(r"[a-z_]{3,}", gist.lower()))) >= 0.6 * len(said)
 
 
 def _same_gist(one: str, other: str) -> bool:

@@ -53,7 +53,8 @@ from collections.abc import Iterable
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
-from ctxtool.core.summarizing.failures import Episode, check_words, kind_of, stated_kind
+from ctxtool.core.summarizing.failures import Episode, kind_of, stated_kind
+from ctxtool.core.summarizing.findings import check_words
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
@@ -343,7 +344,7 @@ def errors_and_fixes(v: View, f: float) -> str:
     left = log.count - sum(episodes[i].count for i in shown)
     if left > 0:
         causes = Counter(e.cause for i, e in enumerate(episodes) if i not in shown)
-        lines.append(f"- {left} other failures not listed" + (": " + ", ".join(
+        lines.append(f"- {left} other failure{'s' * (left > 1)} not listed" + (": " + ", ".join(
             f"{c} x{n}" for c, n in causes.most_common(max(1, int(4 * f)))) if causes else "") + ".")
     lines.extend(_episode_line(episodes[i], f) for i in shown)
     if log.refused and f >= 0.5:
