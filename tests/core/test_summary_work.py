@@ -358,8 +358,8 @@ def test_when_not_all_fit_the_work_a_section_above_tells_is_left_out_first() -> 
     view = View(build_request(s.entries, CLAUDE_CODE), facts)
     said = "- hooks.go: Added `handleSessionEnd()` handler and `markEnded()` shared helper"
     done = problem_solving(view, 0.0, said).splitlines()
-    assert done[0] == "- 1 (earlier, or told above) pieces of work are left out here."
+    assert done[0] == "- 1 piece of work (earlier, or told above) is left out here."
     assert done[1:] == [f"- Fixed the check number {n} in the parser" for n in range(8)]
     # nothing above tells it: the newest are listed, as always
     assert problem_solving(view, 0.0).splitlines()[0] == \
-        "- 1 earlier pieces of work are left out here."
+        "- 1 earlier piece of work is left out here."

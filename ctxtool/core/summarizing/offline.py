@@ -436,8 +436,10 @@ def problem_solving(v: View, f: float, said: str = "") -> str:
     entries = pool[start:]
     left = len(work.lines) - len(entries)
     if left > 0:
-        told = " (earlier, or told above)" if len(pool) < len(work.lines) else " earlier"
-        lines.append(f"- {left}{told} pieces of work are left out here"
+        noun = "piece" if left == 1 else "pieces"
+        what = f"{noun} of work (earlier, or told above)" if len(pool) < len(work.lines) \
+            else f"earlier {noun} of work"
+        lines.append(f"- {left} {what} {'is' if left == 1 else 'are'} left out here"
                      + ("; the tasks they were for:" if _left_out(work, entries) else "."))
         lines.extend("  " + _task_line(facts, task, max(140, int(240 * f)))
                      for task in _left_out(work, entries))
