@@ -38,25 +38,30 @@ _UNIT_HOURS = {"h": 1, "d": 24, "w": 7 * 24, "m": 30 * 24}  # the client's "m" i
 def read_retention(env: Mapping[str, str], project: str | None = None) -> Retention:
     """Gemini CLI's retention on this machine, for the sessions of folder ``project`` (None:
     the user's and the system's settings only; see the module docstring)."""
-    merged: dict[str, Any] = dict(DEFAULTS)
-    origin = "Gemini CLI's default"
-    for path, settings in settings_files(env, project):
-        value = _retention_in(settings)
-        if value is not None:
-            merged.update(value)
-            origin = f"{KEY} in {path}"
-    return retention_of(merged, origin)
+    return _merged_retention(settings_files(env, project))
 
 
 def project_retention(env: Mapping[str, str], project: str) -> Retention | None:
     """The rule for the sessions of folder ``project`` when its own ``.gemini/settings.json``
     sets ``sessionRetention`` and Gemini CLI reads that file (a trusted folder, not the home
     folder); None: the machine's rule (:func:`read_retention`) applies to them."""
+    files = settings_files(env, project)  # read once: whether the project sets it, and the rule
     own = Path(project) / ".gemini" / "settings.json"
-    if not any(path == own and _retention_in(settings) is not None
-               for path, settings in settings_files(env, project)):
+    if not any(path == own and _retention_in(settings) is not None for path, settings in files):
         return None
-    return read_retention(env, project)
+    return _merged_retention(files)
+
+
+def _merged_retention(files: list[tuple[Path, dict[str, Any]]]) -> Retention:
+    """The rule of settings ``files`` merged in their order, named by the last that sets it."""
+    merged: dict[str, Any] = dict(DEFAULTS)
+    origin = "Gemini CLI's default"
+    for path, settings in files:
+        value = _retention_in(settings)
+        if value is not None:
+            merged.update(value)
+            origin = f"{KEY} in {path}"
+    return retention_of(merged, origin)
 
 
 def _retention_in(settings: Mapping[str, Any]) -> Mapping[str, Any] | None:
