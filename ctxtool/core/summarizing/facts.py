@@ -61,6 +61,7 @@ _FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^ERROR\b|^error(?:\[\w+\])?:|^\S+
                      r"^\s*\*\* \(\w+\)|^Traceback \(most recent call last\)|^panic:", re.MULTILINE)
 _COMMIT = re.compile(_ENV + r"git\s+(?:-C\s+\S+\s+)?commit\b")
 _PUSH = re.compile(_ENV + r"(?:git\s+(?:-C\s+\S+\s+)?push\b|gh\s+pr\s+(?:create|merge)\b)")
+_GIT = re.compile(_ENV + r"git\s")  # other git commands: a merge, pull or rebase, a branch named
 
 
 @dataclass
@@ -320,6 +321,8 @@ class Facts:
             self.work.task_list(self.todos.items, self.position, self.todos.details)
         if not call.is_error:
             self._work_result(call, text)
+        elif call.name == "Bash":  # a merge that stopped at conflicts is work all the same
+            self._git(str(call.input.get("command") or ""), text, failed=True)
         if not call.is_error and call.name not in ("Read",) + SEARCH_TOOLS:
             call.result = text[:600]  # the rest is never shown
         else:
@@ -362,12 +365,19 @@ class Facts:
             command = str(data.get("command") or "")
             runs = commands_in(command)
             self.work.tracker(command, text, self.position)
-            self.work.posted(command, self.position)
+            self.work.posted(command, self.position, text)
             for part in runs:
                 if _COMMIT.match(part):
                     self.work.commit(command, text, self.position)
                 elif _PUSH.match(part):
                     self.work.push(part, text, self.position)
+            self._git(command, text, failed=False)
+
+    def _git(self, command: str, text: str, failed: bool) -> None:
+        """The git commands of a shell line other than commits and pushes, for the work log."""
+        for part in commands_in(command):
+            if _GIT.match(part) and not _COMMIT.match(part) and not _PUSH.match(part):
+                self.work.git(part, text, self.position, failed)
 
     def _check(self, call: ToolCall, text: str) -> bool | None:
         """A test or build run for the work log and the failures: True when it passed, False

@@ -6,8 +6,9 @@ keeps, in order and in bounded memory:
 * the agent's task list over time (every agent's todo or plan tool, seen through its adapter as
   Claude Code's TodoWrite/TaskCreate/TaskUpdate): each task's latest state and the work done
   while it was the one in progress;
-* commits (the message, the hash the result names, the files changed since the commit before)
-  and pushes or pull requests;
+* commits (the message, the hash the result names, the files changed since the commit before),
+  pushes or pull requests, merges, pulls and rebases, and rounds of replies to review comments
+  (each one line, :mod:`ctxtool.core.summarizing.git_work`);
 * what each change did, from the edit itself, per file and per step (the edits made for one
   stated intent: what the assistant said it was about to do just before them, :func:`intent_of`):
   the definitions, imports, options, config keys and routes they added, changed or removed, the
@@ -29,6 +30,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ctxtool.core.summarizing.git_work import (AUTHORS, Integration, ReviewRound, branch_in,
+                                               comment_authors, ending_of, integration,
+                                               replies_in)
 from ctxtool.core.summarizing.names import (definitions_in, enclosing_definition, identifiers_in,
                                             looks_like_identifier)
 from ctxtool.core.summarizing.text import one_line
@@ -376,6 +380,12 @@ class WorkLog:
         self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
         self.reported = -1  # position of the latest report
+        self.branch = ""  # the branch checked out, as git's output last named it
+        # the latest merge, pull or rebase: its line, what came of it, and where
+        self.merging: tuple[WorkLine, Integration, int] | None = None
+        self.review: tuple[WorkLine, ReviewRound] | None = None  # this round of replies
+        self.authors: dict[str, str] = {}  # review comments' authors, by id (the newest)
+        self.hashes: set[str] = set()  # the commits' short hashes
 
     def _line(self, position: int, text: str, detail: bool = False) -> None:
         self.lines.append(WorkLine(position, self.active, text, detail))
@@ -383,6 +393,7 @@ class WorkLog:
     # --- feeding ---------------------------------------------------------------------------------
 
     def user(self, text: str) -> None:
+        self.review = None  # the user's message ends a round of replies
         for sentence in constraints_in(text):
             if sentence not in self.constraints:
                 self.constraints.append(sentence)
@@ -525,6 +536,10 @@ class WorkLog:
         message = lines[0] if lines else "(message not on the command line)"
         files = list(self.since_commit)
         label = found.group(2)[:7] if found else ""
+        self.branch = found.group(1) if found else self.branch
+        if label:
+            self.hashes.add(label)
+        self._merge_ended(f"committed in {label}" if label else "committed")
         # an issue tracker's task in progress (``spotter-4te.1``) names what the commit was for
         task = f" for {self.active}" if _TASK_ID.match(self.active) else ""
         for path in files:
@@ -555,6 +570,40 @@ class WorkLog:
             words = [w for w in command.split("&&")[-1].split() if not w.startswith("-")]
             target = " ".join(words[2:4]) if len(words) > 2 else ""
             self._line(position, "Pushed" + (f" to {target}" if target else ""))
+
+    def git(self, command: str, result: str, position: int, failed: bool) -> None:
+        """A git command other than a commit or a push (``failed``: it exited with an error):
+        the branch its output names; a merge, pull or rebase as a line of work (a failed one
+        when it stopped at conflicts), or the command that ends one (``--continue``)."""
+        self.branch = branch_in(result) or self.branch
+        ending = ending_of(command)
+        if ending:
+            if not failed:
+                self._merge_ended(ending)
+            return
+        found = integration(command, result, self.branch)
+        if found is None or failed and not found.conflicts:
+            return
+        line = WorkLine(position, self.active, found.text())
+        self.lines.append(line)
+        self.merging = (line, found, position)
+
+    def _merge_ended(self, how: str) -> None:
+        """The latest merge's conflicts were resolved (``how``: "committed in X", or the
+        ``--continue`` that went on) or given up (``--abort``, ``--quit``): its line says so,
+        naming the conflicted files edited since."""
+        if self.merging is None or not self.merging[1].open:
+            return
+        line, found, at = self.merging
+        if how in ("abort", "quit"):
+            found.ending = f"{found.verb} aborted"
+        else:
+            edited = [p.rsplit("/", 1)[-1] for p, w in self.files.items() if w.last > at
+                      and any(p.endswith("/" + c) or p == c for c in found.conflicts)]
+            then = f"{found.verb} continued" if how in ("continue", "skip") else how
+            found.ending = "resolved" + (f" by editing {', '.join(edited[:4])}" if edited else "") \
+                + f", {then}"
+        line.text = found.text()
 
     def tracker(self, command: str, result: str, position: int) -> bool:
         """An issue tracker's command (``bd close ID --reason ...``, ``gh issue close N``): the
@@ -594,11 +643,26 @@ class WorkLog:
                 self.active = ""
         return True
 
-    def posted(self, command: str, position: int) -> None:
-        """A comment or reply posted with ``gh`` (``--body``): what it says was done."""
-        if not command.lstrip().startswith("gh "):
+    def posted(self, command: str, position: int, result: str = "") -> None:
+        """A ``gh`` command: the replies it posts to review comments count in the round of
+        replies (:meth:`_replied`); a comment, a pull request's body (``--body``) says what was
+        done; a listing of review comments names their authors."""
+        replies = replies_in(command) if "gh" in command else []
+        if not replies and not command.lstrip().startswith("gh "):
             return
         steps = [step for work in self.files.values() for step in work.steps.values()]
+        for pr, comment, body in replies:
+            self._replied(pr, comment, body, position)
+            for line in report_lines(body, _definitions(steps)):
+                _attach(line, steps)
+        if replies:
+            return
+        if not _BODY.search(command):
+            for ident, author in comment_authors(command, result).items():
+                self.authors.pop(ident, None)
+                self.authors[ident] = author
+            while len(self.authors) > AUTHORS:
+                del self.authors[next(iter(self.authors))]
         for match in _BODY.finditer(command):
             text = next(g for g in match.groups() if g is not None).replace('\\"', '"')
             heredoc = _HEREDOC.search(command, match.start())  # ``--body "$(cat <<'EOF' ...``
@@ -608,6 +672,16 @@ class WorkLog:
                 self._line(position, line)
             for line in report_lines(text, _definitions(steps)):  # a pull request's test plan
                 _attach(line, steps)
+
+    def _replied(self, pr: str, comment: str, body: str, position: int) -> None:
+        """A reply to a review comment: it counts in this round's line (one per pull request
+        until the user's next message)."""
+        if self.review is None or self.review[1].pr != pr:
+            self.review = (WorkLine(position, self.active, ""), ReviewRound(pr))
+            self.lines.append(self.review[0])
+        line, round_ = self.review
+        round_.add(body, self.authors.get(comment, ""), self.hashes)
+        line.text = round_.text()
 
     def report(self, text: str, position: int) -> None:
         """The assistant's text at the end of a turn: its lines that say what was done, but

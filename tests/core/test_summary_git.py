@@ -1,0 +1,142 @@
+"""The offline summary tells what a session did through git and GitHub's CLI in one line each:
+a merge, pull or rebase with its outcome, and a round of replies to review comments."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from ctxtool.core.summarizing.git_work import ReviewRound, comment_authors, integration, replies_in
+from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.prompt import split_sections
+from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.work import WorkLog
+from ctxtool.types import CLAUDE_CODE
+from tests.summarize_builder import Session, text_block
+
+
+def work_done(entries: list[dict[str, Any]]) -> list[str]:
+    """The Problem Solving section's lines, without their indent."""
+    found = split_sections(offline_summary(build_request(entries, CLAUDE_CODE)))
+    assert found is not None
+    return textwrap.dedent("   " + found["Problem Solving"]).splitlines()
+
+
+MERGED = ("Merge made by the 'ort' strategy.\n README.md     |  4 +-\n src/app.py    | 12 ++++++\n"
+          " 2 files changed, 14 insertions(+), 2 deletions(-)")
+CONFLICTED = ("Exit code 1\nAuto-merging src/app.py\nCONFLICT (content): Merge conflict in src/app.py\n"
+              "CONFLICT (modify/delete): docs/old.md deleted in origin/main and modified in HEAD.\n"
+              "Automatic merge failed; fix conflicts and then commit the result.")
+
+
+def test_a_merge_says_what_went_into_which_branch_and_that_nothing_conflicted() -> None:
+    s = Session()
+    s.user("Update from main")
+    s.call("b1", "Bash", {"command": "git status"}, "On branch feat/pager\nnothing to commit")
+    s.call("b2", "Bash", {"command": "git fetch origin main && git merge origin/main --no-edit"},
+           "From github.com:x/y\n * branch main -> FETCH_HEAD\n" + MERGED)
+    assert "- Merged origin/main into branch feat/pager: 2 files changed, no conflicts" \
+        in work_done(s.entries)
+
+
+def test_conflicts_name_their_files_and_the_edits_and_commit_that_resolved_them() -> None:
+    s = Session()
+    s.user("Merge main in")
+    s.call("b1", "Bash", {"command": "git merge origin/main"}, CONFLICTED, error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/src/app.py", "old_string": "<<<<<<< HEAD\nx = 1",
+                          "new_string": "x = 2"}, "The file has been updated.")
+    s.call("c1", "Bash", {"command": "git add -A && git commit --no-edit"},
+           "[feat/pager 1a2b3c4] Merge remote-tracking branch 'origin/main' into feat/pager")
+    lines = work_done(s.entries)
+    assert "- Merged origin/main into the current branch: conflicts in src/app.py, docs/old.md, " \
+           "resolved by editing app.py, committed in 1a2b3c4" in lines
+
+
+def test_a_rebase_stopped_at_conflicts_says_whether_it_went_on_or_was_given_up() -> None:
+    work = WorkLog()
+    work.git("git rebase origin/main", CONFLICTED.replace("merge", "rebase"), 1, failed=True)
+    assert work.lines[-1].text == ("Rebased the current branch onto origin/main: conflicts in "
+                                   "src/app.py, docs/old.md, not yet resolved")
+    work.git("git rebase --abort", "", 2, failed=False)
+    assert work.lines[-1].text.endswith("conflicts in src/app.py, docs/old.md, rebase aborted")
+    work.git("git pull --rebase origin main",
+             "Successfully rebased and updated refs/heads/feat/pager.", 3, failed=False)
+    assert work.lines[-1].text == "Pulled origin/main into branch feat/pager: no conflicts"
+    work.git("git pull", "Already up to date.", 4, failed=False)
+    assert work.lines[-1].text == "Pulled the upstream into branch feat/pager: already up to date"
+    work.git("git rebase --continue", "", 5, failed=False)  # nothing open: nothing changes
+    assert len(work.lines) == 3
+
+
+def test_what_is_merged_leaves_out_options_and_their_values() -> None:
+    found = integration('git merge --no-ff -m "round 1: docs" alice/plan bob/notes', MERGED, "main")
+    assert found is not None and (found.source, found.branch) == ("alice/plan, bob/notes", "main")
+    assert integration("git merge-base HEAD origin/main", "1a2b3c4", "main") is None
+    assert integration("git merge --continue", "", "main") is None
+    # a failed merge that did not conflict (no repository, say) is not work
+    work = WorkLog()
+    work.git("git merge origin/main", "fatal: not a git repository", 1, failed=True)
+    assert not work.lines
+
+
+LISTING = ("[2734651353] cmd/explain.go:515 by @Copilot\nHoist the tree lookup out of the loop.\n---\n"
+           "[2734651359] cmd/explain.go:320 by @cursor[bot]\nThe doc comment is stale.\n---\n"
+           "[2734651360] cmd/explain.go:410 by @Copilot\nO(N*M) scan.\n---\n")
+
+
+def review_session() -> Session:
+    s = Session()
+    s.user("Address the review comments on the PR, commit, and reply with the fix shas")
+    s.call("b1", "Bash", {"command": "gh api repos/o/r/pulls/112/comments --jq '.[] | "
+                                     "\"[\\(.id)] \\(.path):\\(.line) by @\\(.user.login)\"'"},
+           LISTING)
+    s.call("c1", "Bash", {"command": "git commit -am 'fix: review feedback'"},
+           "[feat 1a2b3c4] fix: review feedback\n 1 file changed")
+    s.call("r1", "Bash", {"command": "gh api repos/o/r/pulls/112/comments/2734651353/replies "
+                                     "-f body=\"Fixed in 1a2b3c4 - hoisted the lookup.\""}, "{}")
+    s.call("r2", "Bash", {"command": "# the stale doc comment\ngh api repos/o/r/pulls/112/comments/"
+                                     "2734651359/replies -f body='Fixed in 1a2b3c4 - doc updated.'"},
+           "{}")
+    s.call("r3", "Bash", {"command": "gh api repos/o/r/pulls/112/comments/2734651360/replies -f "
+                                     "body=\"Won't fix - the O(N*M) scan is fine for 100 items. "
+                                     "Will revisit.\""}, "{}")
+    return s
+
+
+def test_a_round_of_replies_to_review_comments_is_one_line_tied_to_the_commit() -> None:
+    lines = work_done(review_session().entries)
+    assert "- Replied to 3 review comments on PR #112 from Copilot (2), cursor[bot] (1): 2 fixed " \
+           "in 1a2b3c4, 1 won't fix (the O(N*M) scan is fine for 100 items)" in lines
+    assert not any(line.startswith("- Fixed in 1a2b3c4") for line in lines)  # none line by line
+
+
+def test_the_users_next_message_starts_a_new_round() -> None:
+    s = review_session()
+    s.user("Also reply to the last one")
+    s.call("r4", "Bash", {"command": "gh api repos/o/r/pulls/112/comments/2734651360/replies -f "
+                                     "body='Already fixed in 1a2b3c4.'"}, "{}")
+    s.assistant(text_block("Replied."))
+    lines = work_done(s.entries)
+    assert "- Replied to 1 review comment on PR #112 from Copilot: 1 already fixed" in lines
+    assert sum(line.startswith("- Replied to") for line in lines) == 2
+
+
+def test_comment_authors_come_from_json_jq_listings_or_the_listings_filter() -> None:
+    as_json = ('[{"id": 11, "user": {"login": "Copilot"}, "body": "x"},'
+               ' {"id": 12, "user": {"login": "alice"}, "in_reply_to_id": 11}]')
+    assert comment_authors("gh api repos/o/r/pulls/1/comments", as_json) == {"11": "Copilot",
+                                                                              "12": "alice"}
+    assert comment_authors("gh api x --jq ...", LISTING) == {
+        "2734651353": "Copilot", "2734651359": "cursor[bot]", "2734651360": "Copilot"}
+    filtered = "ID: 2738999764\nLine: 534\nBody: use Committer.When by setting it\n---\n"
+    assert comment_authors('gh api x --jq \'.[] | select(.user.login == "Copilot")\'',
+                           filtered) == {"2738999764": "Copilot"}
+
+
+def test_a_reply_names_a_commit_by_a_hash_of_digits_only_when_the_session_made_it() -> None:
+    round_ = ReviewRound("7")
+    round_.add("Fixed in 3696270 - help text updated.", "", {"3696270"})
+    round_.add("Done, see 2738999818 above.", "", set())  # a comment's id, not a commit
+    assert round_.text() == "Replied to 2 review comments on PR #7: 2 fixed (1 in 3696270)"
+    assert replies_in("gh api repos/o/r/pulls/7/comments -F in_reply_to=99 -f body='ok'") == [
+        ("7", "99", "ok")]
