@@ -140,3 +140,74 @@ def test_a_reply_names_a_commit_by_a_hash_of_digits_only_when_the_session_made_i
     assert round_.text() == "Replied to 2 review comments on PR #7: 2 fixed (1 in 3696270)"
     assert replies_in("gh api repos/o/r/pulls/7/comments -F in_reply_to=99 -f body='ok'") == [
         ("7", "99", "ok")]
+
+
+def current_work(entries: list[dict[str, Any]]) -> list[str]:
+    found = split_sections(offline_summary(build_request(entries, CLAUDE_CODE)))
+    assert found is not None
+    return textwrap.dedent("   " + found["Current Work"]).splitlines()
+
+
+ISSUE = ("\u25cb app-7.2 \u00b7 Add the export command   [\u25cf P1 \u00b7 OPEN]\nOwner: M\n\n"
+         "## Output Files\n- `src/app/cli.py`\n- `src/app/export.py` (new)\n- `docs/export.md`\n\n"
+         "## Specs\n- Register the command in `src/app/cli.py` next to `import`.\n"
+         "- Describe the CSV columns in `docs/export.md` with an example.\n"
+         "- Keep rows streaming: do not use pandas.js for it.\n")
+
+
+def test_the_task_in_progress_says_what_it_is_and_which_files_of_its_plan_are_untouched() -> None:
+    s = Session()
+    s.user("Work on app-7.2")
+    s.call("e0", "Edit", {"file_path": "/work/app/src/app/cli.py", "old_string": "a = 1",
+                          "new_string": "a = 2"}, "updated")  # before the task started
+    s.call("b0", "Bash", {"command": "bd show app-7.2"}, ISSUE)
+    s.call("b1", "Bash", {"command": "bd update app-7.2 --status in_progress"}, "Updated")
+    s.call("r1", "Read", {"file_path": "/work/app/docs/export.md"}, "     1\t# Export\n")
+    s.call("w1", "Write", {"file_path": "/work/app/src/app/export.py",
+                           "content": "def export(rows):\n    yield from rows\n"}, "File created")
+    lines = current_work(s.entries)
+    start = lines.index("Task in progress: app-7.2 - Add the export command")
+    assert lines[start + 1:start + 4] == [
+        # never changed and read first; changed only before the task started last
+        "- Files of its plan not changed since it started: docs/export.md (read), "
+        "src/app/cli.py (changed before it started)",
+        "- Still to do by its plan: Register the command in `src/app/cli.py` next to `import`.",
+        "- Still to do by its plan: Describe the CSV columns in `docs/export.md` with an example."]
+    # once the task is closed nothing of it is told as in progress
+    s.call("b2", "Bash", {"command": "bd close app-7.2 --reason 'Export added'"}, "Closed")
+    assert not any(line.startswith(("Task in progress", "- Files of its plan"))
+                   for line in current_work(s.entries))
+
+
+def test_a_task_the_agent_described_takes_its_plan_from_the_description() -> None:
+    s = Session()
+    s.user("Go")
+    s.call("t1", "TaskCreate", {"subject": "Add the start hook", "description":
+                                "Wire the hook in src/hooks/start.py and list it in "
+                                "config/hooks.yaml."}, "Task #1 created successfully")
+    s.call("t2", "TaskUpdate", {"taskId": "1", "status": "in_progress"}, "Updated task #1 status")
+    s.call("w1", "Write", {"file_path": "/work/app/src/hooks/start.py", "content": "x = 1\n"},
+           "File created")
+    lines = current_work(s.entries)
+    assert "Task in progress: Add the start hook - Wire the hook in src/hooks/start.py and list " \
+           "it in config/hooks.yaml." in lines
+    assert "- Files of its plan not changed since it started: config/hooks.yaml" in lines
+
+
+def test_the_last_commit_is_told_by_its_hash_and_subject_and_how_it_ended() -> None:
+    s = Session()
+    s.user("Commit and push")
+    s.call("c1", "Bash", {"command": "git commit -am 'fix: pager rounding'"},
+           "[main 1a2b3c4] fix: pager rounding\n 1 file changed")
+    s.call("p1", "Bash", {"command": "git push"}, "To github.com:x/y.git")
+    assert "- Last commit: 1a2b3c4 \"fix: pager rounding\" done, then pushed." \
+        in current_work(s.entries)
+    s.call("c2", "Bash", {"command": "git commit -am 'feat: page size'"},
+           "Exit code 1\nlib/pager.ex:3:5: undefined function size/0", error=True)
+    assert "- Last commit: \"feat: page size\" failed: pager.ex:3:5: undefined function size/0." \
+        in current_work(s.entries)
+    s.call("c3", "Bash", {"command": "git commit -am 'feat: page size'"},
+           "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+           error=True)
+    assert "- Last commit: \"feat: page size\" not made: the user stopped it." \
+        in current_work(s.entries)

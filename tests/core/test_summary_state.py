@@ -195,14 +195,14 @@ def test_tests_commits_and_pushes_after_the_last_edit() -> None:
     s.assistant(text_block("Fixed, tested, committed and pushed."))
     work = sections(s)["Current Work"]
     assert "- `uv run pytest -q` passed after the last change (3 passed)." in work
-    assert "Last commit: Bash `git commit -am 'fix: run pytest in CI'` done." in work
+    assert "Last commit: abc1234 \"fix: run pytest in CI\" done, then pushed to origin main." \
+        in work
     done = sections(s)["Problem Solving"]
     assert "- Test failure (`pytest`): FAILED tests/test_a.py::test_one (test_one) Fixed: a.py. " \
         "Then " \
         "`uv run pytest -q` passed (3 passed)" in sections(s)["Errors and fixes"]
     assert "- `uv run pytest -q` passed: 3 passed\n   - Committed abc1234 \"fix: run pytest in CI\" (a.py)" \
         "\n   - Pushed to origin main" in done
-    assert "Last push or pull request: Bash `git push origin main` done." in work
 
 
 # --- names, files and size --------------------------------------------------------------------------

@@ -26,8 +26,7 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         whole_words)
 from ctxtool.core.summarizing.shell import command_word, commands_in, without_redirections
 from ctxtool.core.summarizing.tools import ToolCall, TodoList
-from ctxtool.core.summarizing.work import (WorkLog, config_keys, intent_of, list_items, new_lines,
-                                           planned)
+from ctxtool.core.summarizing.work import WorkLog, config_keys, intent_of, new_lines
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
@@ -35,7 +34,6 @@ SAID_CHARS = 4000  # an assistant text kept for the sections
 REPORT_CHARS = 12000  # an assistant text kept until it is known to end its turn (a report)
 GLIMPSE_CHARS = 600  # of any tool output, scanned for names in passing
 RECENT_CALLS = 8
-PLAN_ITEMS = 40  # list items the assistant wrote lately (its plans), for the intents that follow
 FILE_NAMES = 60  # names kept per file
 RECENT_ROUNDS = 15
 DONE_STATEMENTS = 300
@@ -135,9 +133,8 @@ class Facts:
         self.done: deque[tuple[int, str]] = deque(maxlen=DONE_STATEMENTS)
         self.last_said = ""
         self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
-        self.narration = ""  # its latest words (or thoughts) since the user's: why it calls tools
+        self.narration = ""  # the assistant's latest words since the user's: why it calls tools
         self.narration_reads: bool | None = None  # they announce reading (None: not yet known)
-        self.plan: deque[str] = deque(maxlen=PLAN_ITEMS)  # the items of its lists, newest last
         self.reported = -1  # position of the last end-of-turn text given to the work log
         self.work = WorkLog()
         self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
@@ -191,7 +188,6 @@ class Facts:
             self.said_full = text[:REPORT_CHARS]
             self.narration = self.last_said
             self.narration_reads = None
-            self.plan.extend(list_items(text))
             if self.rounds:
                 self.rounds[-1].said = self.last_said
             self.last_event = "text"
@@ -205,9 +201,6 @@ class Facts:
             thought = str(block.get("thinking") or "")
             self.names.add(backticked(thought), WEIGHT_MENTIONED, self.position)
             self.failures.thought(thought, self.position)
-            if thought.strip():  # what it set out to do, when it says so only to itself
-                self.narration, self.narration_reads = thought.strip()[:SAID_CHARS], None
-                self.plan.extend(list_items(thought))
         elif kind == "tool_use":
             self._call(block)
 
@@ -222,8 +215,7 @@ class Facts:
         value = block.get("input")
         data: dict[str, Any] = value if isinstance(value, dict) else {}
         call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
-                        turn=self.position, intent=planned(self.narration, self.plan),
-                        uncut=block.get("uncut_input"))
+                        turn=self.position, intent=self.narration)
         self.calls += 1
         self.tools[call.name] += 1
         self.chars += len(str(data)) // 4  # inputs count, but less than what was said
@@ -316,7 +308,7 @@ class Facts:
             if isinstance(target, str) and target in self.files:
                 self.files[target].saw(defined + config_keys(target, text))
                 part = call.input.get("offset") or call.input.get("limit")
-                self.work.read(target, str(block.get("uncut_content") or text), whole=not part)
+                self.work.read(target, text, whole=not part)
         if call.name != "Read" or self._fresh_read(call):
             self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:
@@ -355,14 +347,15 @@ class Facts:
             path = str(data.get("notebook_path") or data.get("file_path") or "")
             touch = self.files.get(path)
             read_before = touch is not None and touch.reads > 0
-            # the work log reads a change whole; the names ranked saw it cut (a large file's
-            # every name would crowd out those the conversation is about)
-            for old, new in _pairs(call.name, call.uncut if isinstance(call.uncut, dict) else data):
+            edits = data.get("edits") if call.name == "MultiEdit" else None
+            pairs = [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
+                     for e in edits if isinstance(e, dict)] if isinstance(edits, list) else [
+                (str(data.get("old_string") or ""),
+                 str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
+            for old, new in pairs:
                 self.work.changed(path, call.name, old, new, self.position, read_before,
                                   call.intent, call.known)
-            call.uncut = None
             if self.failures.wants_changes:
-                pairs = _pairs(call.name, data)
                 code = [line for old, new in pairs for line, _ in
                         sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
                 self.failures.changed(path, intent_of(call.intent), _added_names(pairs),
@@ -486,16 +479,6 @@ def _stem(word: str) -> str:
 
 def _words(text: str) -> set[str]:
     return {_stem(w.lower().strip(".")) for w in _WORD.findall(text)} - _STOP
-
-
-def _pairs(tool: str, data: dict[str, Any]) -> list[tuple[str, str]]:
-    """(old, new) of each change an Edit, MultiEdit, Write or NotebookEdit input makes."""
-    edits = data.get("edits") if tool == "MultiEdit" else None
-    if isinstance(edits, list):
-        return [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
-                for e in edits if isinstance(e, dict)]
-    return [(str(data.get("old_string") or ""),
-             str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
 
 
 def _added_names(pairs: list[tuple[str, str]]) -> list[str]:

@@ -29,8 +29,10 @@ No network and no model: the sections are built from what the transcript records
    and end;
 7. Pending Tasks - what is open at the cut: todo items nothing later settles, the latest request
    when no reply ended it, queued messages not yet answered;
-8. Current Work - the assistant's last words, the task in progress, the tool calls in flight, each
-   test or build's last outcome, the files changed since the last commit, commits and pushes;
+8. Current Work - the assistant's last words, the task in progress with what it is and the files
+   its plan names that nothing changed since it started (and the plan's lines about them), the
+   tool calls in flight, each test or build's last outcome, the files changed since the last
+   commit, the last commit (hash and subject, how it ended) and push;
 9. Optional Next Step - what follows from the latest request and the work in progress (nothing
    new when the last request was answered).
 
@@ -55,12 +57,12 @@ from collections.abc import Iterable
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
-from ctxtool.core.summarizing.failures import Episode, kind_of, stated_kind
+from ctxtool.core.summarizing.failures import Episode, failure_gist, is_noise, kind_of, stated_kind
 from ctxtool.core.summarizing.findings import check_words
-from ctxtool.core.summarizing.names import WEIGHT_MENTIONED
+from ctxtool.core.summarizing.names import WEIGHT_MENTIONED, paths_in
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
-from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog, telling_words
+from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog, commit_told, telling_words
 from ctxtool.llm.base import QUEUED, Progress, SummaryRequest, SummaryResult, Turn, no_progress
 
 # detail factors for the sections other than the user messages, most detail first: the first
@@ -84,6 +86,8 @@ ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix fir
 EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)...
 EPISODE_CHARS_LEAST = 320  # ...and at the least detail (the error and its fix still fit)
 WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)
+PLAN_FILES = 6  # files of the task in progress named as not changed yet (at most)...
+PLAN_LINES = 2  # ...and the lines of its plan about them
 NEWS_WORDS = 2  # when not all fit: words a piece of work tells that no section above does
 
 
@@ -593,9 +597,7 @@ def current_work(v: View, f: float) -> str:
     elif facts.last_said:
         lines.append("Last thing the assistant said:\n"
                      + indent(clip(facts.last_said, max(200, int(600 * f)))))
-    task = facts.work.active
-    if task and not facts.settled(task, facts.todo_at):
-        lines.append(f"Task in progress: {clip(task, 300)}")
+    lines.extend(_task_lines(v, f))
     # the calls in flight say where the work stands; after a reply, the reply says it
     recent = list(facts.recent)[-max(1, int(3 * f)):] if not facts.latest_answered else []
     if recent:
@@ -605,6 +607,51 @@ def current_work(v: View, f: float) -> str:
             lines.append(f"- {describe_call(call, 140)} ({status})")
     lines.extend(_state_lines(facts))
     return "\n".join(lines) or "Nothing in progress."
+
+
+def _task_lines(v: View, f: float) -> list[str]:
+    """The task in progress at the cut: its name and what it is, then what of its plan (the
+    issue as the tracker showed it, the description the agent wrote) the record shows not done -
+    the files it names that no change touched since the task started, read or not, and the
+    plan's lines about them."""
+    facts, work = v.facts, v.facts.work
+    name = work.active
+    if not name or facts.settled(name, facts.todo_at):
+        return []
+    task = work.tasks.get(name)
+    what = work.titles.get(name) or (task.detail if task else "")
+    lines = [f"Task in progress: {clip(name, 300)}"
+             + (f" - {first_sentence(what, 200)}" if what and what != name else "")]
+    plan = work.plans.get(name) or (task.detail if task else "")
+    start = task.changed if task else 0
+    named = [p for p in dict.fromkeys(paths_in(plan))  # a file, not a library (highlight.js)
+             if "/" in p or any(_same(path, p) for path, t in facts.files.items() if t.worked_on)]
+    untouched = [p for p in named
+                 if not any(w.last > start for path, w in work.files.items() if _same(path, p))]
+    if not untouched:
+        return lines
+    before = {p for p in untouched if any(_same(path, p) for path in work.files)}
+    read = {p for p in untouched
+            if any(t.reads for path, t in facts.files.items() if _same(path, p))}
+    # those this session never changed first, those it read first among them
+    untouched.sort(key=lambda p: (p in before, p not in read))
+    shown = untouched[:max(3, int(PLAN_FILES * f))]
+    lines.append(_name_list("Files of its plan not changed since it started", [
+        p + (" (changed before it started)" if p in before else " (read)" if p in read else "")
+        for p in untouched], len(shown)))
+    steps = [line for line in (_MARK.sub("", ln).strip() for ln in plan.splitlines())
+             if any(p in line for p in untouched) and len(line.split()) >= 4]
+    lines.extend(f"- Still to do by its plan: {clip(line, 200)}"
+                 for line in list(dict.fromkeys(steps))[:max(2, int(PLAN_LINES * f))])
+    return lines
+
+
+def _same(path: str, named: str) -> bool:
+    """``path`` (as a tool gave it) is the file a plan names (often relative to the project)."""
+    return path == named or path.endswith("/" + named.lstrip("./"))
+
+
+_MARK = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
 def _plain(text: str) -> str:
@@ -632,12 +679,47 @@ def _state_lines(facts: Facts) -> list[str]:
     pending = [p for p in facts.work.since_commit if p in facts.work.files]
     if pending and facts.work.commits:
         lines.append(_name_list("Changed since the last commit", [p.rsplit("/", 1)[-1] for p in pending], 8))
-    for label, call in (("commit", facts.last_commit), ("push or pull request", facts.last_push)):
-        if call is not None:
-            outcome = "failed" if call.is_error else "done" if call.has_result else "no result yet"
-            later = " (files changed after it)" if call.order < facts.last_edit_call else ""
-            lines.append(f"- Last {label}: {describe_call(call, 60)} {outcome}{later}.")
+    commit, push = facts.last_commit, facts.last_push
+    if commit is not None:
+        told = commit_told(_command(commit), commit.result) or describe_call(commit, 60)
+        pushed = push is not None and push.order > commit.order and _outcome(push) == "done"
+        lines.append(f"- Last commit: {told} {_outcome(commit)}"
+                     + (", then " + _pushed(push) if pushed else "")
+                     + _later(facts, push if pushed else commit) + ".")
+        push = None if pushed else push
+    if push is not None:
+        lines.append(f"- Last push or pull request: {describe_call(push, 60)} {_outcome(push)}"
+                     f"{_later(facts, push)}.")
     return lines
+
+
+def _outcome(call: ToolCall) -> str:
+    """How a commit or push ended: done, failed (the error's gist), stopped by the user."""
+    if call.is_error and is_noise(call, call.result) and "Exit code" not in call.result[:20]:
+        return "not made: the user stopped it"  # their words are among their messages
+    if call.is_error:
+        return f"failed: {failure_gist(call.result, 160)}"
+    return "done" if call.has_result else "no result yet"
+
+
+def _command(call: ToolCall) -> str:
+    return str(call.input.get("command") or "") if isinstance(call.input, dict) else ""
+
+
+_GIT_PUSH = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\b([^&|;\n]*)")
+
+
+def _pushed(push: ToolCall) -> str:
+    """``pushed to origin main`` (a ``git push``), or the pull request command and ``done``."""
+    found = _GIT_PUSH.search(_command(push))
+    if found is None:
+        return describe_call(push, 60) + " done"
+    target = [w for w in found.group(1).split() if not w.startswith("-")][:2]
+    return "pushed" + (" to " + " ".join(target) if target else "")
+
+
+def _later(facts: Facts, call: ToolCall) -> str:
+    return " (files changed after it)" if call.order < facts.last_edit_call else ""
 
 
 def next_step(v: View, f: float) -> str:

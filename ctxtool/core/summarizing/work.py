@@ -10,8 +10,7 @@ keeps, in order and in bounded memory:
   pushes or pull requests, merges, pulls and rebases, and rounds of replies to review comments
   (each one line, :mod:`ctxtool.core.summarizing.git_work`);
 * what each change did, from the edit itself, per file and per step (the edits made for one
-  stated intent: what the assistant said it was about to do just before them, :func:`intent_of`),
-  each read whole (a file written whole again: against its text as last read or written):
+  stated intent: what the assistant said it was about to do just before them, :func:`intent_of`):
   the definitions, imports, options, config keys and routes they added, changed or removed, the
   function an edit of a body changed (found in the file's text as last read or written, edits
   applied), their most telling short line of code (a config entry, a dependency, a route), and
@@ -30,7 +29,6 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 
 from ctxtool.core.summarizing.git_work import (AUTHORS, Integration, ReviewRound, branch_in,
                                                comment_authors, ending_of, integration,
@@ -56,9 +54,9 @@ TESTS_PER_FILE = 40  # tests added to one file that are named (the newest)
 TEXTS = 32  # files whose text is followed (the newest read or written), to find what an edit is in
 TEXT_CHARS = 500_000  # a longer file is not followed
 ABOVE_CHARS = 20_000  # how far above an edit its enclosing definition is looked for
-ABOVE_LINES = 400  # the same in a rewrite, in lines
-DIFF_LINES = 20_000  # a longer file written whole again is not compared line by line
 CONSTRAINTS = 12  # user statements kept (the newest)
+PLANS = 16  # issues whose text as shown is kept (the newest)...
+PLAN_CHARS = 8000  # ...up to this much of it
 _REPORT_VERB = re.compile(
     r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
     r"wrote|written|updated|modified|refactored|removed|replaced|renamed|extracted|migrated|"
@@ -221,31 +219,6 @@ _GOES_ON = re.compile(r"[,(\[{=]$")
 _IMPORT = re.compile(r"^[ \t]*(import|from|use|alias|require)[ \t]+([A-Za-z_][\w.:]*)", re.MULTILINE)
 
 
-def rewritten(old: str, new: str) -> list[str]:
-    """The definitions of ``old`` that ``new`` (the same file written whole again) changed:
-    those whose lines a changed part of it holds, and those a changed part is inside."""
-    before, after = old.splitlines(), new.splitlines()
-    if max(len(before), len(after)) > DIFF_LINES:
-        return definitions_in(new)
-    found: dict[str, None] = {}
-    kept = set(definitions_in(new))  # a definition whose lines went is removed, not changed
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, before, after).get_opcodes():
-        if tag == "equal":
-            continue
-        found.update((n, None) for n in definitions_in("\n".join(before[i1:i2])) if n in kept)
-        found.update(dict.fromkeys(definitions_in("\n".join(after[j1:j2]))))
-        line = next((ln for ln in after[j1:j2] if ln.strip()), "")
-        if line:
-            found[enclosing_definition("\n".join(after[max(0, j1 - ABOVE_LINES):j1]),
-                                       _indent(line))] = None
-    found.pop("", None)
-    return list(found)
-
-
-def _indent(line: str) -> int:
-    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
-
-
 def imports_in(text: str) -> dict[str, str]:
     """The imports of ``text`` (``alias X.Y``: the keyword and the name) and the name each
     brings in."""
@@ -313,6 +286,15 @@ def commit_message(command: str) -> list[str]:
     return [ln for ln in items if len(ln.split()) >= 2 and not _TRAILER.match(ln)]
 
 
+def commit_told(command: str, result: str) -> str:
+    """A ``git commit`` as a reader knows it: the hash its result names and the message's
+    subject (``1a2b3c4 "fix: x"``; either may be missing)."""
+    found = _HASH.search(result)
+    lines = commit_message(command)
+    return " ".join(part for part in (found.group(2)[:7] if found else "",
+                                      f"\"{one_line(lines[0], 100)}\"" if lines else "") if part)
+
+
 def report_lines(text: str, added: Iterable[str] = ()) -> list[str]:
     """The lines of an end-of-turn report that say what was done (markup and opening filler
     taken off; a line naming nothing in particular left out): those with a verb of work done,
@@ -369,29 +351,6 @@ def intent_of(text: str) -> str:
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
-def list_items(text: str) -> list[str]:
-    """The items of the lists in a text (a plan's steps), markup off."""
-    return [_MARKUP.sub("", line).strip() for line in text.splitlines() if _LIST_ITEM.match(line)]
-
-
-def planned(intent: str, items: Iterable[str]) -> str:
-    """The item of a plan written earlier (``items``, oldest first) that ``intent`` says in
-    fewer words ("Now update the conversion functions:" carrying out "2. Update the conversion
-    functions to include `EndedAt`"), else ``intent``."""
-    said = _plain_words(intent_of(intent))
-    if len(said) < 2:
-        return intent
-    for item in reversed(list(items)):
-        words = _plain_words(item)
-        if len(words) > len(said) and words[:len(said)] == said:
-            return item
-    return intent
-
-
-def _plain_words(text: str) -> list[str]:
-    return re.findall(r"\w[\w.-]*", text.replace("`", "").lower())
-
-
 def _sentences(paragraph: str) -> str:
     """A paragraph's sentences and list items on one line, markup and filler off."""
     words = ""
@@ -429,8 +388,8 @@ class WorkLog:
         self.constraints: deque[str] = deque(maxlen=CONSTRAINTS)
         self.commits = 0
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
+        self.plans: dict[str, str] = {}  # the issues as the tracker printed them, by id (newest)
         self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
-        self.whole: set[str] = set()  # the files whose text there is all of it (not a part read)
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
         self.reported = -1  # position of the latest report
         self.branch = ""  # the branch checked out, as git's output last named it
@@ -469,8 +428,7 @@ class WorkLog:
                 read_before: bool, intent: str = "", known: Iterable[str] = ()) -> None:
         """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file),
         made for ``intent`` (the assistant's words before it); ``known``: the names a
-        rewritten file was read to hold. A rewrite of a file whose text is followed is told as
-        the edits it amounts to (what it added, changed and removed against that text)."""
+        rewritten file was read to hold."""
         work = self.files.get(path)
         if work is None:
             work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
@@ -478,12 +436,9 @@ class WorkLog:
         work.edits += 1
         work.last = position
         work.commit = ""
-        prior = self.texts.get(path) if tool == "Write" and path in self.whole else None
-        old = old if prior is None else prior
         before, after = names_of(old, path), names_of(new, path)
         inside = self._follow(path, tool, old, new)
-        self._step(work, intent, dict.fromkeys(known) if known and prior is None else before,
-                   after, old, new, None if prior is None else rewritten(prior, new))
+        self._step(work, intent, dict.fromkeys(known) if known else before, after, old, new)
         step = work.steps[intent_of(intent)]
         if inside and inside not in step.added and inside not in step.defined:
             step.changed[inside] = None
@@ -492,11 +447,9 @@ class WorkLog:
         self.last_change = position
 
     def _step(self, work: FileWork, intent: str, before: dict[str, None],
-              after: dict[str, None], old: str, new: str,
-              rewrote: list[str] | None = None) -> None:
+              after: dict[str, None], old: str, new: str) -> None:
         """The edit's part in its step: the definitions it brought in first, then names; the
-        definitions it rewrote (``rewrote``, when known: those a rewrite changed); the names it
-        took out; its first telling lines of code."""
+        definitions it rewrote; the names it took out; its first telling lines of code."""
         key = intent_of(intent)
         step = work.steps.pop(key, None) or Step(key)
         work.steps[key] = step
@@ -507,7 +460,7 @@ class WorkLog:
                 step.removed.pop(name, None)
                 if name in defined:
                     step.defined[name] = None
-        for name in defined if rewrote is None else rewrote:
+        for name in defined:
             if name in defined_before and old != new and name not in step.added:
                 step.changed[name] = None
         for name in before:
@@ -533,18 +486,14 @@ class WorkLog:
     def read(self, path: str, text: str, whole: bool) -> None:
         """A file's text as a Read showed it (``whole``: not a part of it)."""
         if whole or path not in self.texts:
-            self._keep(path, _LINE_NUMBER.sub("", text), whole)
+            self._keep(path, _LINE_NUMBER.sub("", text))
 
-    def _keep(self, path: str, text: str, whole: bool = True) -> None:
+    def _keep(self, path: str, text: str) -> None:
         self.texts.pop(path, None)
-        self.whole.discard(path)
         if len(text) <= TEXT_CHARS:
             self.texts[path] = text
-            if whole:
-                self.whole.add(path)
             while len(self.texts) > TEXTS:
-                self.whole.discard(gone := next(iter(self.texts)))
-                del self.texts[gone]
+                del self.texts[next(iter(self.texts))]
 
     def _follow(self, path: str, tool: str, old: str, new: str) -> str:
         """The file's text after a change, and the definition the change is inside (the
@@ -559,7 +508,8 @@ class WorkLog:
         self.texts[path] = text[:at] + new + text[at + len(old):]
         start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
         line = text[start:end if end >= 0 else len(text)]
-        return enclosing_definition(text[max(0, start - ABOVE_CHARS):start], _indent(line)) \
+        indent = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+        return enclosing_definition(text[max(0, start - ABOVE_CHARS):start], indent) \
             if line.strip() else ""
 
     def _tests(self, work: FileWork, old: str, new: str) -> None:
@@ -678,6 +628,10 @@ class WorkLog:
             shown = _SHOWN_TITLE.search(result.lstrip())
             if shown:
                 self.titles[ident] = one_line(shown.group(1) or shown.group(2), 160)
+                self.plans.pop(ident, None)  # what the issue says is to be done
+                self.plans[ident] = result[:PLAN_CHARS]
+                while len(self.plans) > PLANS:
+                    del self.plans[next(iter(self.plans))]
                 if ident in self.tasks and not self.tasks[ident].detail:
                     self.tasks[ident].detail = self.titles[ident]
             return True
