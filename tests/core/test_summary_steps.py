@@ -271,3 +271,22 @@ def test_a_step_takes_a_report_line_once_however_often_it_is_repeated() -> None:
                 "ReadCommitted.'", 3)
     assert work.file_lines(path, 1, in_order) == [
         "Nil check added after `ReadCommitted`: it returns (nil, nil) for a deleted checkpoint"]
+
+
+def test_a_step_says_what_the_assistant_thought_it_would_do_when_it_said_nothing() -> None:
+    s = Session()
+    s.user("Use the shared helper")
+    s.assistant({"type": "thinking", "signature": "x", "thinking":
+                 "The helper exists in strategy.\n\nNow let me replace the remaining "
+                 "`shorten_text` calls with `strategy.Shorten` and remove the local function."})
+    s.call("e1", "Edit", {"file_path": "/w/explain.go", "old_string": "shorten_text(s, 80)",
+                          "new_string": "strategy.Shorten(s, 80)"}, "updated")
+    s.assistant({"type": "thinking", "signature": "x", "thinking": "Now the other file."},
+                text_block("Let me make the same change in the report:"))
+    s.call("e2", "Edit", {"file_path": "/w/report.go", "old_string": "shorten_text(s, 80)",
+                          "new_string": "strategy.Shorten(s, 80)"}, "updated")
+    files = files_section(s)
+    assert "- /w/explain.go (edited x1): Replace the remaining `shorten_text` calls with " \
+        "`strategy.Shorten` and remove the local function" in files
+    # what it said aloud after thinking is the intent
+    assert "- /w/report.go (edited x1): Make the same change in the report" in files

@@ -133,7 +133,7 @@ class Facts:
         self.done: deque[tuple[int, str]] = deque(maxlen=DONE_STATEMENTS)
         self.last_said = ""
         self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
-        self.narration = ""  # the assistant's latest words since the user's: why it calls tools
+        self.narration = ""  # its latest words (or thoughts) since the user's: why it calls tools
         self.narration_reads: bool | None = None  # they announce reading (None: not yet known)
         self.reported = -1  # position of the last end-of-turn text given to the work log
         self.work = WorkLog()
@@ -201,6 +201,8 @@ class Facts:
             thought = str(block.get("thinking") or "")
             self.names.add(backticked(thought), WEIGHT_MENTIONED, self.position)
             self.failures.thought(thought, self.position)
+            if thought.strip():  # what it set out to do, when it says so only to itself
+                self.narration, self.narration_reads = thought.strip()[:SAID_CHARS], None
         elif kind == "tool_use":
             self._call(block)
 
