@@ -39,8 +39,10 @@ class Turn:
 
     ``blocks`` are Anthropic-shaped (``text``, ``thinking``, ``tool_use``, ``tool_result``) and
     already cut for summarizing: a tool result holds at most a few thousand characters (its
-    ``content`` is a string) and images are the text ``[image]``. ``text`` is the user's own words
-    for prompts and commands (harness wrappers removed), empty otherwise.
+    ``content`` is a string) and images are the text ``[image]``; a call's input or a result that
+    was cut keeps its whole text beside it (``uncut_input``, ``uncut_content``) for the offline
+    summary, which no prompt shows. ``text`` is the user's own words for prompts and commands
+    (harness wrappers removed), empty otherwise.
     """
 
     role: str

@@ -9,12 +9,12 @@ from collections.abc import Iterable
 
 from ctxtool.core.summarizing.names import enclosing_definition
 from ctxtool.core.summarizing.offline import offline_summary
-from ctxtool.core.summarizing.prompt import split_sections
-from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.prompt import render_turn, split_sections
+from ctxtool.core.summarizing.request import INPUT_VALUE_CHARS, build_request, entry_turn
 from ctxtool.core.summarizing.work import _SALIENT, WorkLog, config_keys, new_lines
 from ctxtool.core.summarizing.work import tests_in as defined_tests
 from ctxtool.types import CLAUDE_CODE
-from tests.summarize_builder import Session, text_block
+from tests.summarize_builder import Session, text_block, tool_use
 
 
 def files_section(s: Session) -> str:
@@ -271,6 +271,71 @@ def test_a_step_takes_a_report_line_once_however_often_it_is_repeated() -> None:
                 "ReadCommitted.'", 3)
     assert work.file_lines(path, 1, in_order) == [
         "Nil check added after `ReadCommitted`: it returns (nil, nil) for a deleted checkpoint"]
+
+
+def _big_module(middle: str) -> str:
+    """An Elixir module past the summarizer's cut, ``middle`` where the cut falls."""
+    pad = "".join(f"  # note {n}: a comment that says nothing about any name at all\n"
+                  for n in range(60))
+    return f"defmodule Render do\n  def render_row(x), do: x\n{pad}{middle}{pad}end\n"
+
+
+def test_a_large_write_is_read_whole_for_its_step_and_cut_for_the_names_in_play() -> None:
+    helpers = "".join(f"  defp flood_{n}_helper(x), do: x\n" for n in range(3)) + \
+        "".join(f"  @hint_{n}_value :x\n" for n in range(40))
+    content = _big_module(helpers)
+    assert len(content) > 2 * INPUT_VALUE_CHARS
+    s = Session()
+    s.user("Write the renderer")
+    s.assistant(text_block("Now let me write the renderer module:"))
+    s.call("w1", "Write", {"file_path": "/work/lib/render.ex", "content": content}, "File created")
+    s.assistant(text_block("Written."))
+    found = split_sections(offline_summary(build_request(s.entries, CLAUDE_CODE)))
+    assert found is not None
+    step = next(ln for ln in found["Files and Code Sections"].splitlines() if "render.ex" in ln)
+    # the definitions in the middle, where the summarizer's copy is cut, are on the step's line
+    assert step.endswith(": added Render, render_row, flood_0_helper, flood_1_helper, flood_2_helper")
+    # the names ranked are those the conversation saw: the middle's forty do not crowd them
+    concepts = found["Key Technical Concepts"]
+    assert "hint_" not in concepts and "flood_" not in concepts
+
+
+def test_the_uncut_input_and_result_ride_beside_the_cut_ones_and_no_prompt_shows_them() -> None:
+    s = Session()
+    content = "HEAD\n" + "x = 1\n" * 2000 + "MIDDLE_MARK = 2\n" + "y = 1\n" * 2000
+    call = s.assistant(tool_use("w1", "Write", {"file_path": "/w/a.py", "content": content}))
+    turn = entry_turn(call[0], CLAUDE_CODE)
+    assert turn is not None
+    block = turn.blocks[0]
+    assert "MIDDLE_MARK" not in block["input"]["content"]
+    assert block["uncut_input"]["content"] == content
+    result = entry_turn(s.result("w1", content), CLAUDE_CODE)
+    assert result is not None and result.blocks[0]["uncut_content"] == content
+    assert "MIDDLE_MARK" not in render_turn(turn, {}) + render_turn(result, {})
+    small = entry_turn(s.assistant(tool_use("r1", "Read", {"file_path": "/w/a.py"}))[0],
+                       CLAUDE_CODE)
+    assert small is not None and "uncut_input" not in small.blocks[0]  # nothing cut: no copy
+
+
+def test_a_rewrite_of_a_file_read_whole_is_told_as_the_edits_it_amounts_to() -> None:
+    before = _big_module("  @max_rows 5\n  def old_trim(rows), do: Enum.take(rows, @max_rows)\n"
+                         "  def shown_rows(rows) do\n    old_trim(rows)\n  end\n")
+    after = before.replace(
+        "  @max_rows 5\n  def old_trim(rows), do: Enum.take(rows, @max_rows)\n", "").replace(
+        "    old_trim(rows)\n", "    annotate_groups(rows)\n").replace(
+        "\nend\n", "\n  defp annotate_groups(rows), do: Enum.chunk_every(rows, 10)\nend\n")
+    s = Session()
+    s.user("Keep every row")
+    s.call("r1", "Read", {"file_path": "/work/lib/render.ex"},
+           "".join(f"{n:6}\t{line}\n" for n, line in enumerate(before.splitlines(), 1)))
+    s.assistant(text_block("Now let me rewrite the renderer to keep every row:"))
+    s.call("w1", "Write", {"file_path": "/work/lib/render.ex", "content": after}, "File written")
+    s.assistant(text_block("Rewritten."))
+    step = next(ln for ln in files_section(s).splitlines() if "render.ex" in ln)
+    # what was there already (render_row) is not called new; the function whose body changed is
+    assert "Rewrite the renderer to keep every row: added annotate_groups" in step
+    assert "changed shown_rows" in step and "removed old_trim" in step
+    assert "render_row" not in step.split(": ", 1)[1]
 
 
 def test_a_step_says_what_the_assistant_thought_it_would_do_when_it_said_nothing() -> None:

@@ -293,8 +293,9 @@ def test_a_file_rewritten_whole_says_which_definitions_are_new() -> None:
                            "  defp classify_line(x), do: x\nend"}, "File written")
     s.assistant(text_block("Rewritten."))
     files = sections(s.entries)["Files and Code Sections"]
-    assert "- renderer.ex (written x1): Do a comprehensive rewrite of the renderer: added " \
-        "classify_line" in files
+    # compared with the text read: render's line changed, the module around it did not
+    assert "- renderer.ex (written x1; about Renderer): Do a comprehensive rewrite of the " \
+        "renderer: added classify_line\n" in files
 
 
 # --- other agents, through their adapters ---------------------------------------------------------
@@ -363,3 +364,19 @@ def test_when_not_all_fit_the_work_a_section_above_tells_is_left_out_first() -> 
     # nothing above tells it: the newest are listed, as always
     assert problem_solving(view, 0.0).splitlines()[0] == \
         "- 1 earlier piece of work is left out here."
+
+
+def test_a_codex_patch_larger_than_the_cut_is_read_whole_for_what_it_added() -> None:
+    filler = "".join(f"+# step {n} of the retry loop, nothing named here\n" for n in range(80))
+    patch = (f"*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    run()\n"
+             f"+    run(retries=3)\n{filler}+def report_status():\n+    pass\n{filler}*** End Patch")
+    assert len(patch) > 6000
+    entries = [
+        codex_line({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "Add retries to main"}]}),
+        codex_line({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c2",
+                    "input": patch}),
+        codex_line({"type": "custom_tool_call_output", "call_id": "c2", "output": "Success"}),
+    ]
+    files = sections(entries, CODEX)["Files and Code Sections"]
+    assert "- src/app.py (edited x1): added: report_status" in files

@@ -217,7 +217,7 @@ class Facts:
         value = block.get("input")
         data: dict[str, Any] = value if isinstance(value, dict) else {}
         call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
-                        turn=self.position, intent=self.narration)
+                        turn=self.position, intent=self.narration, uncut=block.get("uncut_input"))
         self.calls += 1
         self.tools[call.name] += 1
         self.chars += len(str(data)) // 4  # inputs count, but less than what was said
@@ -310,7 +310,7 @@ class Facts:
             if isinstance(target, str) and target in self.files:
                 self.files[target].saw(defined + config_keys(target, text))
                 part = call.input.get("offset") or call.input.get("limit")
-                self.work.read(target, text, whole=not part)
+                self.work.read(target, str(block.get("uncut_content") or text), whole=not part)
         if call.name != "Read" or self._fresh_read(call):
             self.names.add(identifiers_in(text[:GLIMPSE_CHARS]), WEIGHT_GLIMPSED, self.position)
         if call.name == "Bash" or call.is_error:
@@ -349,15 +349,14 @@ class Facts:
             path = str(data.get("notebook_path") or data.get("file_path") or "")
             touch = self.files.get(path)
             read_before = touch is not None and touch.reads > 0
-            edits = data.get("edits") if call.name == "MultiEdit" else None
-            pairs = [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
-                     for e in edits if isinstance(e, dict)] if isinstance(edits, list) else [
-                (str(data.get("old_string") or ""),
-                 str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
-            for old, new in pairs:
+            # the work log reads a change whole; the names ranked saw it cut (a large file's
+            # every name would crowd out those the conversation is about)
+            for old, new in _pairs(call.name, call.uncut if isinstance(call.uncut, dict) else data):
                 self.work.changed(path, call.name, old, new, self.position, read_before,
                                   call.intent, call.known)
+            call.uncut = None
             if self.failures.wants_changes:
+                pairs = _pairs(call.name, data)
                 code = [line for old, new in pairs for line, _ in
                         sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
                 self.failures.changed(path, intent_of(call.intent), _added_names(pairs),
@@ -481,6 +480,16 @@ def _stem(word: str) -> str:
 
 def _words(text: str) -> set[str]:
     return {_stem(w.lower().strip(".")) for w in _WORD.findall(text)} - _STOP
+
+
+def _pairs(tool: str, data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(old, new) of each change an Edit, MultiEdit, Write or NotebookEdit input makes."""
+    edits = data.get("edits") if tool == "MultiEdit" else None
+    if isinstance(edits, list):
+        return [(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
+                for e in edits if isinstance(e, dict)]
+    return [(str(data.get("old_string") or ""),
+             str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
 
 
 def _added_names(pairs: list[tuple[str, str]]) -> list[str]:

@@ -41,6 +41,10 @@ from ctxtool.types import location_of
 TOOL_RESULT_CHARS = 3000  # per tool result sent to a summarizer ("a few thousand characters")
 INPUT_VALUE_CHARS = 3000  # per string inside a tool call's input (Write content, Edit strings)
 THINKING_CHARS = 3000
+# a tool call's input or result cut above keeps its whole text beside it (``uncut_input``,
+# ``uncut_content``), up to this, for the offline summary's reading of what a change did; no
+# prompt shows it
+UNCUT_CHARS = 500_000
 
 # harness context inside a user message: reminders, and what an IDE attaches (selection, open file)
 _REMINDER = re.compile(r"<(system-reminder|ide_selection|ide_opened_file)>.*?</\1>", re.DOTALL)
@@ -92,15 +96,35 @@ def _cut_block(block: dict[str, Any]) -> dict[str, Any] | None:
         text = str(block.get("thinking") or "")
         return {"type": "thinking", "thinking": truncate_text(text, THINKING_CHARS)} if text.strip() else None
     if kind in ("tool_use", "server_tool_use"):
-        return {"type": "tool_use", "id": block.get("id"), "name": str(block.get("name") or ""),
-                "input": _cut_input(block.get("input"))}
+        value = block.get("input")
+        cut = {"type": "tool_use", "id": block.get("id"), "name": str(block.get("name") or ""),
+               "input": _cut_input(value)}
+        if cut["input"] != value and len(str(value)) <= UNCUT_CHARS:
+            cut["uncut_input"] = value
+        return cut
     if kind in ("tool_result", "web_search_tool_result"):
-        return {"type": "tool_result", "tool_use_id": block.get("tool_use_id"),
-                "is_error": bool(block.get("is_error")),
-                "content": truncate_text(block_text(block), TOOL_RESULT_CHARS)}
+        text = block_text(block)
+        cut = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"),
+               "is_error": bool(block.get("is_error")),
+               "content": truncate_text(text, TOOL_RESULT_CHARS)}
+        if len(text) > TOOL_RESULT_CHARS and len(text) <= UNCUT_CHARS:
+            cut["uncut_content"] = text
+        return cut
     if kind in ("image", "document"):
         return {"type": "text", "text": block_text(block)}
     return None
+
+
+def _as_claude_code(convert: Callable[[dict[str, Any]], dict[str, Any]],
+                    block: dict[str, Any]) -> dict[str, Any]:
+    """``block`` under Claude Code's tool name and input keys (``convert``: the adapter's), its
+    uncut input converted the same way (an apply_patch read whole)."""
+    seen = convert(block)
+    if "uncut_input" not in block:
+        return seen
+    whole = convert({**block, "input": block["uncut_input"]})
+    return {**seen, "uncut_input": whole.get("input")} if whole.get("name") == seen.get("name") \
+        else {k: v for k, v in seen.items() if k != "uncut_input"}
 
 
 def _plain_text(blocks: list[dict[str, Any]]) -> str:
@@ -146,7 +170,7 @@ def entry_turn(entry: dict[str, Any], fmt: str) -> Turn | None:
     blocks = tuple(b for b in (_cut_block(b) for b in raw_blocks) if b is not None)
     where = _Where(location=location_of(entry), timestamp=_str(entry.get("timestamp")))
     if adapter.names_tools_its_way:  # Claude Code's tool names, so that files, todos and
-        blocks = tuple(map(adapter.claude_code_tool, blocks))  # commands are tracked one way
+        blocks = tuple(_as_claude_code(adapter.claude_code_tool, b) for b in blocks)  # commands
     typed = adapter.typed_text(entry) if role == "user" else None
     if typed is not None:  # the agent's own parts left out
         kind, text = classify_user_text(typed) if typed.strip() else (CONTEXT, "")

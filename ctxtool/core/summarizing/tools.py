@@ -26,6 +26,7 @@ class ToolCall:
     result_turn: int = -1  # index of the turn holding the result
     intent: str = ""  # the assistant's words before the call (why it was made)
     known: frozenset[str] = frozenset()  # a rewritten file's names known before (its reads)
+    uncut: Any = None  # the whole input when ``input`` was cut (a large Write), until its result
 
     @property
     def target(self) -> str:

@@ -10,7 +10,8 @@ keeps, in order and in bounded memory:
   pushes or pull requests, merges, pulls and rebases, and rounds of replies to review comments
   (each one line, :mod:`ctxtool.core.summarizing.git_work`);
 * what each change did, from the edit itself, per file and per step (the edits made for one
-  stated intent: what the assistant said it was about to do just before them, :func:`intent_of`):
+  stated intent: what the assistant said it was about to do just before them, :func:`intent_of`),
+  each read whole (a file written whole again: against its text as last read or written):
   the definitions, imports, options, config keys and routes they added, changed or removed, the
   function an edit of a body changed (found in the file's text as last read or written, edits
   applied), their most telling short line of code (a config entry, a dependency, a route), and
@@ -29,6 +30,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 from ctxtool.core.summarizing.git_work import (AUTHORS, Integration, ReviewRound, branch_in,
                                                comment_authors, ending_of, integration,
@@ -54,6 +56,8 @@ TESTS_PER_FILE = 40  # tests added to one file that are named (the newest)
 TEXTS = 32  # files whose text is followed (the newest read or written), to find what an edit is in
 TEXT_CHARS = 500_000  # a longer file is not followed
 ABOVE_CHARS = 20_000  # how far above an edit its enclosing definition is looked for
+ABOVE_LINES = 400  # the same in a rewrite, in lines
+DIFF_LINES = 20_000  # a longer file written whole again is not compared line by line
 CONSTRAINTS = 12  # user statements kept (the newest)
 PLANS = 16  # issues whose text as shown is kept (the newest)...
 PLAN_CHARS = 8000  # ...up to this much of it
@@ -217,6 +221,31 @@ _GOES_ON = re.compile(r"[,(\[{=]$")
 # a line that brings a module or a name in (Python, JavaScript, Go, Rust, Elixir, Ruby, PHP):
 # a change's imports are told with their keyword, as one would say it ("added alias X")
 _IMPORT = re.compile(r"^[ \t]*(import|from|use|alias|require)[ \t]+([A-Za-z_][\w.:]*)", re.MULTILINE)
+
+
+def rewritten(old: str, new: str) -> list[str]:
+    """The definitions of ``old`` that ``new`` (the same file written whole again) changed:
+    those whose lines a changed part of it holds, and those a changed part is inside."""
+    before, after = old.splitlines(), new.splitlines()
+    if max(len(before), len(after)) > DIFF_LINES:
+        return definitions_in(new)
+    found: dict[str, None] = {}
+    kept = set(definitions_in(new))  # a definition whose lines went is removed, not changed
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, before, after).get_opcodes():
+        if tag == "equal":
+            continue
+        found.update((n, None) for n in definitions_in("\n".join(before[i1:i2])) if n in kept)
+        found.update(dict.fromkeys(definitions_in("\n".join(after[j1:j2]))))
+        line = next((ln for ln in after[j1:j2] if ln.strip()), "")
+        if line:
+            found[enclosing_definition("\n".join(after[max(0, j1 - ABOVE_LINES):j1]),
+                                       _indent(line))] = None
+    found.pop("", None)
+    return list(found)
+
+
+def _indent(line: str) -> int:
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
 
 
 def imports_in(text: str) -> dict[str, str]:
@@ -390,6 +419,7 @@ class WorkLog:
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
         self.plans: dict[str, str] = {}  # the issues as the tracker printed them, by id (newest)
         self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
+        self.whole: set[str] = set()  # the files whose text there is all of it (not a part read)
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
         self.reported = -1  # position of the latest report
         self.branch = ""  # the branch checked out, as git's output last named it
@@ -428,7 +458,8 @@ class WorkLog:
                 read_before: bool, intent: str = "", known: Iterable[str] = ()) -> None:
         """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file),
         made for ``intent`` (the assistant's words before it); ``known``: the names a
-        rewritten file was read to hold."""
+        rewritten file was read to hold. A rewrite of a file whose text is followed is told as
+        the edits it amounts to (what it added, changed and removed against that text)."""
         work = self.files.get(path)
         if work is None:
             work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
@@ -436,9 +467,12 @@ class WorkLog:
         work.edits += 1
         work.last = position
         work.commit = ""
+        prior = self.texts.get(path) if tool == "Write" and path in self.whole else None
+        old = old if prior is None else prior
         before, after = names_of(old, path), names_of(new, path)
         inside = self._follow(path, tool, old, new)
-        self._step(work, intent, dict.fromkeys(known) if known else before, after, old, new)
+        self._step(work, intent, dict.fromkeys(known) if known and prior is None else before,
+                   after, old, new, None if prior is None else rewritten(prior, new))
         step = work.steps[intent_of(intent)]
         if inside and inside not in step.added and inside not in step.defined:
             step.changed[inside] = None
@@ -447,9 +481,11 @@ class WorkLog:
         self.last_change = position
 
     def _step(self, work: FileWork, intent: str, before: dict[str, None],
-              after: dict[str, None], old: str, new: str) -> None:
+              after: dict[str, None], old: str, new: str,
+              rewrote: list[str] | None = None) -> None:
         """The edit's part in its step: the definitions it brought in first, then names; the
-        definitions it rewrote; the names it took out; its first telling lines of code."""
+        definitions it rewrote (``rewrote``, when known: those a rewrite changed); the names it
+        took out; its first telling lines of code."""
         key = intent_of(intent)
         step = work.steps.pop(key, None) or Step(key)
         work.steps[key] = step
@@ -460,7 +496,7 @@ class WorkLog:
                 step.removed.pop(name, None)
                 if name in defined:
                     step.defined[name] = None
-        for name in defined:
+        for name in defined if rewrote is None else rewrote:
             if name in defined_before and old != new and name not in step.added:
                 step.changed[name] = None
         for name in before:
@@ -486,14 +522,18 @@ class WorkLog:
     def read(self, path: str, text: str, whole: bool) -> None:
         """A file's text as a Read showed it (``whole``: not a part of it)."""
         if whole or path not in self.texts:
-            self._keep(path, _LINE_NUMBER.sub("", text))
+            self._keep(path, _LINE_NUMBER.sub("", text), whole)
 
-    def _keep(self, path: str, text: str) -> None:
+    def _keep(self, path: str, text: str, whole: bool = True) -> None:
         self.texts.pop(path, None)
+        self.whole.discard(path)
         if len(text) <= TEXT_CHARS:
             self.texts[path] = text
+            if whole:
+                self.whole.add(path)
             while len(self.texts) > TEXTS:
-                del self.texts[next(iter(self.texts))]
+                self.whole.discard(gone := next(iter(self.texts)))
+                del self.texts[gone]
 
     def _follow(self, path: str, tool: str, old: str, new: str) -> str:
         """The file's text after a change, and the definition the change is inside (the
@@ -508,8 +548,7 @@ class WorkLog:
         self.texts[path] = text[:at] + new + text[at + len(old):]
         start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
         line = text[start:end if end >= 0 else len(text)]
-        indent = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
-        return enclosing_definition(text[max(0, start - ABOVE_CHARS):start], indent) \
+        return enclosing_definition(text[max(0, start - ABOVE_CHARS):start], _indent(line)) \
             if line.strip() else ""
 
     def _tests(self, work: FileWork, old: str, new: str) -> None:
