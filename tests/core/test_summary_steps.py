@@ -355,3 +355,24 @@ def test_a_step_says_what_the_assistant_thought_it_would_do_when_it_said_nothing
         "`strategy.Shorten` and remove the local function" in files
     # what it said aloud after thinking is the intent
     assert "- /w/report.go (edited x1): Make the same change in the report" in files
+
+
+def test_a_step_carrying_out_an_item_of_a_plan_says_it_in_the_plan_s_words() -> None:
+    s = Session()
+    s.user("Track when a session ended")
+    s.assistant(text_block("There are two parallel types. I need to:\n1. Add `EndedAt` to "
+                           "`SessionState`\n2. Update the conversion functions to include "
+                           "`EndedAt`"))
+    s.call("e1", "Edit", {"file_path": "/w/types.go", "old_string": "StartedAt time.Time",
+                          "new_string": "StartedAt time.Time\n\tEndedAt *time.Time"}, "updated")
+    s.assistant(text_block("Now update the conversion functions:"))
+    s.call("e2", "Edit", {"file_path": "/w/convert.go", "old_string": "StartedAt: s.StartedAt,",
+                          "new_string": "StartedAt: s.StartedAt,\n\t\tEndedAt: s.EndedAt,"},
+           "updated")
+    s.assistant(text_block("Now update the docs:"))  # no item says more: its own words
+    s.call("e3", "Edit", {"file_path": "/w/README.md", "old_string": "a", "new_string": "b"},
+           "updated")
+    files = files_section(s)
+    assert "- /w/convert.go (edited x1): Update the conversion functions to include `EndedAt`" \
+        in files
+    assert "- /w/README.md (edited x1): Update the docs" in files

@@ -26,7 +26,8 @@ from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WE
                                         whole_words)
 from ctxtool.core.summarizing.shell import command_word, commands_in, without_redirections
 from ctxtool.core.summarizing.tools import ToolCall, TodoList
-from ctxtool.core.summarizing.work import WorkLog, config_keys, intent_of, new_lines
+from ctxtool.core.summarizing.work import (WorkLog, config_keys, intent_of, list_items, new_lines,
+                                           planned)
 from ctxtool.llm.base import ASSISTANT, INTERRUPT, QUEUED, TOOL_RESULTS, Turn
 
 MESSAGE_CHARS = 6000  # a user message is kept up to this, start and end (the summary cuts more)
@@ -34,6 +35,7 @@ SAID_CHARS = 4000  # an assistant text kept for the sections
 REPORT_CHARS = 12000  # an assistant text kept until it is known to end its turn (a report)
 GLIMPSE_CHARS = 600  # of any tool output, scanned for names in passing
 RECENT_CALLS = 8
+PLAN_ITEMS = 40  # list items the assistant wrote lately (its plans), for the intents that follow
 FILE_NAMES = 60  # names kept per file
 RECENT_ROUNDS = 15
 DONE_STATEMENTS = 300
@@ -135,6 +137,7 @@ class Facts:
         self.said_full = ""  # the latest assistant text, longer (a report if it ends the turn)
         self.narration = ""  # its latest words (or thoughts) since the user's: why it calls tools
         self.narration_reads: bool | None = None  # they announce reading (None: not yet known)
+        self.plan: deque[str] = deque(maxlen=PLAN_ITEMS)  # the items of its lists, newest last
         self.reported = -1  # position of the last end-of-turn text given to the work log
         self.work = WorkLog()
         self.last_event = ""  # "user", "text", "tool_use", "tool_result" or "interrupt"
@@ -188,6 +191,7 @@ class Facts:
             self.said_full = text[:REPORT_CHARS]
             self.narration = self.last_said
             self.narration_reads = None
+            self.plan.extend(list_items(text))
             if self.rounds:
                 self.rounds[-1].said = self.last_said
             self.last_event = "text"
@@ -203,6 +207,7 @@ class Facts:
             self.failures.thought(thought, self.position)
             if thought.strip():  # what it set out to do, when it says so only to itself
                 self.narration, self.narration_reads = thought.strip()[:SAID_CHARS], None
+                self.plan.extend(list_items(thought))
         elif kind == "tool_use":
             self._call(block)
 
@@ -217,7 +222,8 @@ class Facts:
         value = block.get("input")
         data: dict[str, Any] = value if isinstance(value, dict) else {}
         call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
-                        turn=self.position, intent=self.narration, uncut=block.get("uncut_input"))
+                        turn=self.position, intent=planned(self.narration, self.plan),
+                        uncut=block.get("uncut_input"))
         self.calls += 1
         self.tools[call.name] += 1
         self.chars += len(str(data)) // 4  # inputs count, but less than what was said

@@ -380,6 +380,29 @@ def intent_of(text: str) -> str:
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
+def list_items(text: str) -> list[str]:
+    """The items of the lists in a text (a plan's steps), markup off."""
+    return [_MARKUP.sub("", line).strip() for line in text.splitlines() if _LIST_ITEM.match(line)]
+
+
+def planned(intent: str, items: Iterable[str]) -> str:
+    """The item of a plan written earlier (``items``, oldest first) that ``intent`` says in
+    fewer words ("Now update the conversion functions:" carrying out "2. Update the conversion
+    functions to include `EndedAt`"), else ``intent``."""
+    said = _plain_words(intent_of(intent))
+    if len(said) < 2:
+        return intent
+    for item in reversed(list(items)):
+        words = _plain_words(item)
+        if len(words) > len(said) and words[:len(said)] == said:
+            return item
+    return intent
+
+
+def _plain_words(text: str) -> list[str]:
+    return re.findall(r"\w[\w.-]*", text.replace("`", "").lower())
+
+
 def _sentences(paragraph: str) -> str:
     """A paragraph's sentences and list items on one line, markup and filler off."""
     words = ""
