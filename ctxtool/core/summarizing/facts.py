@@ -222,8 +222,7 @@ class Facts:
         value = block.get("input")
         data: dict[str, Any] = value if isinstance(value, dict) else {}
         call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
-                        turn=self.position, intent=planned(self.narration, self.plan),
-                        uncut=block.get("uncut_input"))
+                        turn=self.position, intent=self.narration, uncut=block.get("uncut_input"))
         self.calls += 1
         self.tools[call.name] += 1
         self.chars += len(str(data)) // 4  # inputs count, but less than what was said
@@ -355,17 +354,18 @@ class Facts:
             path = str(data.get("notebook_path") or data.get("file_path") or "")
             touch = self.files.get(path)
             read_before = touch is not None and touch.reads > 0
+            intent = planned(call.intent, self.plan)  # the plan's words when it said fewer
             # the work log reads a change whole; the names ranked saw it cut (a large file's
             # every name would crowd out those the conversation is about)
             for old, new in _pairs(call.name, call.uncut if isinstance(call.uncut, dict) else data):
                 self.work.changed(path, call.name, old, new, self.position, read_before,
-                                  call.intent, call.known)
+                                  intent, call.known)
             call.uncut = None
             if self.failures.wants_changes:
                 pairs = _pairs(call.name, data)
                 code = [line for old, new in pairs for line, _ in
                         sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
-                self.failures.changed(path, intent_of(call.intent), _added_names(pairs),
+                self.failures.changed(path, intent_of(intent), _added_names(pairs),
                                       code[0] if code else "",
                                       tuple(n for _, new in pairs for n in definitions_in(new)))
         elif call.name == "Bash":
