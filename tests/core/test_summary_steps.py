@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable
 
-from ctxtool.core.summarizing.names import enclosing_definition
+from ctxtool.core.summarizing.names import declarations_in, enclosing_definition
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import render_turn, split_sections
 from ctxtool.core.summarizing.request import INPUT_VALUE_CHARS, build_request, entry_turn
@@ -294,7 +294,7 @@ def test_a_large_write_is_read_whole_for_its_step_and_cut_for_the_names_in_play(
     assert found is not None
     step = next(ln for ln in found["Files and Code Sections"].splitlines() if "render.ex" in ln)
     # the definitions in the middle, where the summarizer's copy is cut, are on the step's line
-    assert step.endswith(": added Render, render_row, flood_0_helper, flood_1_helper, flood_2_helper")
+    assert ": added Render, render_row, flood_0_helper, flood_1_helper, flood_2_helper" in step
     # the names ranked are those the conversation saw: the middle's forty do not crowd them
     concepts = found["Key Technical Concepts"]
     assert "hint_" not in concepts and "flood_" not in concepts
@@ -376,3 +376,18 @@ def test_a_step_carrying_out_an_item_of_a_plan_says_it_in_the_plan_s_words() -> 
     assert "- /w/convert.go (edited x1): Update the conversion functions to include `EndedAt`" \
         in files
     assert "- /w/README.md (edited x1): Update the docs" in files
+
+
+def test_declarations_a_step_adds_or_removes_are_listed_after_its_definitions() -> None:
+    assert declarations_in("  attr(:all_rows, :list, default: nil)\n  field :ended_at, :utc_datetime\n"
+                           "  @max_rows 5\n  @doc \"Rows\"\n  @spec show_rows(list) :: list\n"
+                           "  @pytest.fixture\n  @app.route(\"/rows\")\n  attr :title, :string\n") == [
+        "all_rows", "ended_at", "@max_rows"]  # not Elixir's own attributes, decorators, plain words
+    work = WorkLog()
+    path = "/w/lib/rows.ex"
+    work.changed(path, "Edit", "  @max_rows 5\n  def rows(x), do: Enum.take(x, @max_rows)",
+                 "  attr :all_rows, :list\n  @page_size 10\n  def rows(x), do: x\n"
+                 "  defp page_rows(x), do: Enum.chunk_every(x, @page_size)", 1, True,
+                 "Now let me keep every row:")
+    assert work.file_lines(path, 1, in_order) == [
+        "Keep every row: added page_rows, all_rows, @page_size; removed @max_rows, Enum.take"]

@@ -72,6 +72,25 @@ def backticked(text: str) -> list[str]:
     return names
 
 
+# members declared by a macro naming them (Phoenix's ``attr :rows``, Ecto's ``field :name``,
+# Rails' ``has_many :posts``) and Elixir's module attributes (``@max_rows 5``; not its own
+# ``@doc``, ``@spec``...)
+_DECLARED = re.compile(
+    r"^[ \t]*(?:(?:attr|slot|field|embeds_one|embeds_many|has_many|has_one|belongs_to|"
+    r"many_to_many|attribute|attr_accessor|attr_reader|attr_writer)\(?[ \t]*:|@(?!(?:module)?doc\b|"
+    r"spec\b|impl\b|type[pt]?\b|callback\b|behaviou?r\b|derive\b|moduletag\b|tag\b)(?=\w+[ \t]+[^\s(=]))"
+    r"(\w+)", re.MULTILINE)
+
+
+def declarations_in(text: str) -> list[str]:
+    """The members a piece of code declares by a macro (``attr :all_rows``) or as module
+    attributes (``@max_rows 5``): less than its definitions, more than the names it uses."""
+    if ":" not in text and "@" not in text:
+        return []
+    return [("@" if text[m.start(1) - 1] == "@" else "") + m.group(1)  # as written: @max_rows
+            for m in _DECLARED.finditer(text) if looks_like_identifier(m.group(1))]
+
+
 def definitions_in(text: str) -> list[str]:
     return [m.group(1) for m in _DEFINITION.finditer(text) if looks_like_identifier(m.group(1))
             or (len(m.group(1)) > 3 and m.group(1)[0].isupper())]

@@ -12,7 +12,8 @@ keeps, in order and in bounded memory:
 * what each change did, from the edit itself, per file and per step (the edits made for one
   stated intent: what the assistant said it was about to do just before them, :func:`intent_of`),
   each read whole (a file written whole again: against its text as last read or written):
-  the definitions, imports, options, config keys and routes they added, changed or removed, the
+  the definitions, declarations (``attr :rows``, ``@max_rows 5``), imports, options, config
+  keys and routes they added, changed or removed, the
   function an edit of a body changed (found in the file's text as last read or written, edits
   applied), their most telling short line of code (a config entry, a dependency, a route), and
   the lines of the end-of-turn report after them that name what they added (the assistant's own
@@ -35,8 +36,8 @@ from difflib import SequenceMatcher
 from ctxtool.core.summarizing.git_work import (AUTHORS, Integration, ReviewRound, branch_in,
                                                comment_authors, ending_of, integration,
                                                replies_in)
-from ctxtool.core.summarizing.names import (definitions_in, enclosing_definition, identifiers_in,
-                                            looks_like_identifier)
+from ctxtool.core.summarizing.names import (declarations_in, definitions_in, enclosing_definition,
+                                            identifiers_in, looks_like_identifier)
 from ctxtool.core.summarizing.text import one_line
 
 WORK_LINES = 400  # pieces of work kept (the newest)
@@ -133,6 +134,7 @@ class Step:
     intent: str
     added: dict[str, None] = field(default_factory=dict)  # definitions first, then other names
     defined: dict[str, None] = field(default_factory=dict)  # the definitions among them
+    declared: dict[str, None] = field(default_factory=dict)  # the declarations (``attr :rows``)
     changed: dict[str, None] = field(default_factory=dict)  # definitions the edits rewrote
     removed: dict[str, None] = field(default_factory=dict)
     code: dict[str, float] = field(default_factory=dict)  # short new lines that say most: weight
@@ -259,6 +261,7 @@ def names_of(text: str, path: str) -> dict[str, None]:
     """The names a piece of code holds, in order: definitions first, then identifiers,
     command-line options, routes, test titles and (in config files) keys."""
     found: dict[str, None] = dict.fromkeys(definitions_in(text))
+    found.update(dict.fromkeys(declarations_in(text)))
     found.update(dict.fromkeys(identifiers_in(text)))
     found.update(dict.fromkeys(_OPTION.findall(text)))
     found.update(dict.fromkeys(_ROUTE.findall(text)))
@@ -527,6 +530,11 @@ class WorkLog:
                 step.removed[name] = None
                 step.added.pop(name, None)
                 step.defined.pop(name, None)
+                step.declared.pop(name, None)
+        gone = set(declarations_in(old))
+        for name in declarations_in(new):
+            if name not in gone and name in step.added and name not in step.defined:
+                step.declared[name] = None
         brought, dropped = imports_in(new), imports_in(old)
         for statement, name in brought.items():
             if statement not in dropped and step.dropped.pop(statement, None) is None:
@@ -857,13 +865,16 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
 def _name_parts(step: Step, rank: Callable[[Iterable[str], int], list[str]], count: int,
                 what: str) -> list[str]:
     """``added f, g``, ``changed h``, ``removed k``: the definitions the step brought in (all
-    when few: what the edit was, before what it merely used), other names to fill up to
+    when few: what the edit was, before what it merely used), then its declarations
+    (``attr :rows``, ``@max_rows``) when all of both are few, other names to fill up to
     ``count``, the import statements it added or took out, the definitions it changed or
     changed code inside and the names it removed (the most central); those ``what`` names
     left out."""
     few = len(step.defined) <= STEP_DEFINITIONS
     defs = set(step.defined if few else rank(step.defined, max(count, STEP_DEFINITIONS // 2)))
     added = [n for n in step.defined if n in defs]
+    if len(added) + len(step.declared) <= STEP_DEFINITIONS:  # then what it declared
+        added += [n for n in step.declared if n not in defs]
     imported = set(step.imports.values())  # told by their import statements
     added += rank((n for n in step.added if n not in step.defined and n not in imported),
                   max(0, count - len(added)))
