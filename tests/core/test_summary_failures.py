@@ -274,3 +274,20 @@ def test_a_fix_shown_is_to_the_file_the_diagnostic_shown_names() -> None:
     # the gist shows the first diagnostic only: the change for the second is not its fix
     assert "trace.ex:57" not in line and "trace.ex" not in line.split("Fixed: ")[1]
     assert "Fixed: hooks.ex: Extract the call creation; added " in line
+
+
+def test_a_fix_tells_the_import_it_added_by_its_statement() -> None:
+    s = Session()
+    s.user("Make credo pass")
+    s.call("c1", "Bash", {"command": "mix credo"}, "Exit code 1\nlib/app.ex:9:5: Nested modules "
+                                                    "could be aliased at the top", error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/lib/app.ex",
+                          "old_string": "  use Application\n\n  def start do\n    App.Otel.setup()",
+                          "new_string": "  use Application\n  alias App.Otel\n\n  def start do\n"
+                                        "    start_otel()\n  end\n\n  defp start_otel do\n"
+                                        "    Otel.setup()"}, "updated")
+    s.call("c2", "Bash", {"command": "mix credo"}, "found no issues.")
+    line = errors_of(s).strip()
+    # the import as written, not its bare name
+    assert line.endswith("Fixed: app.ex; `defp start_otel do`; added alias App.Otel, Otel.setup. "
+                         "Then `mix credo` passed.")

@@ -355,6 +355,7 @@ class Facts:
             touch = self.files.get(path)
             read_before = touch is not None and touch.reads > 0
             intent = planned(call.intent, self.plan)  # the plan's words when it said fewer
+            had = self._step_names(path, intent)
             # the work log reads a change whole; the names ranked saw it cut (a large file's
             # every name would crowd out those the conversation is about)
             for old, new in _pairs(call.name, call.uncut if isinstance(call.uncut, dict) else data):
@@ -365,9 +366,15 @@ class Facts:
                 pairs = _pairs(call.name, data)
                 code = [line for old, new in pairs for line, _ in
                         sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
-                self.failures.changed(path, intent_of(intent), _added_names(pairs),
+                step = self.work.files[path].steps[intent_of(intent)]
+                # an import told by its statement (``alias X``; Python's ``from x`` by name)
+                imports = [name if st.startswith("from ") else st
+                           for st, name in step.imports.items() if st not in had]
+                names = [*imports, *(n for n in step.added if n not in had and
+                                     n not in step.imports.values())]
+                self.failures.changed(path, intent_of(intent), names,
                                       code[0] if code else "",
-                                      tuple(n for _, new in pairs for n in definitions_in(new)))
+                                      tuple(n for n in step.defined if n not in had))
         elif call.name == "Bash":
             command = str(data.get("command") or "")
             runs = commands_in(command)
@@ -385,6 +392,13 @@ class Facts:
         for part in commands_in(command):
             if _GIT.match(part) and not _COMMIT.match(part) and not _PUSH.match(part):
                 self.work.git(part, text, self.position, failed)
+
+    def _step_names(self, path: str, intent: str) -> set[str]:
+        """The names and imports the work log's step for this change of ``path`` holds so far
+        (what the change adds is what it holds after, these left out)."""
+        work = self.work.files.get(path)
+        step = work.steps.get(intent_of(intent)) if work else None
+        return set(step.added) | set(step.imports) if step else set()
 
     def _check(self, call: ToolCall, text: str) -> bool | None:
         """A test or build run for the work log and the failures: True when it passed, False
@@ -496,14 +510,3 @@ def _pairs(tool: str, data: dict[str, Any]) -> list[tuple[str, str]]:
                 for e in edits if isinstance(e, dict)]
     return [(str(data.get("old_string") or ""),
              str(data.get("new_string") or data.get("content") or data.get("new_source") or ""))]
-
-
-def _added_names(pairs: list[tuple[str, str]]) -> list[str]:
-    """The definitions, then other names, that the new side of edits brings in."""
-    found: dict[str, None] = {}
-    for old, new in pairs:
-        before = set(identifiers_in(old))
-        for name in definitions_in(new) + identifiers_in(new):
-            if name not in before:
-                found[name] = None
-    return list(found)
