@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import textwrap
 
-from ctxtool.core.summarizing.failures import failure_gist, kind_of, program_of, reason_of
+from ctxtool.core.summarizing.failures import (diagnosis, failed_count, failure_gist, kind_of,
+                                                program_of, reason_of)
 from ctxtool.core.summarizing.findings import check_words
-from ctxtool.core.summarizing.offline import offline_summary
+from ctxtool.core.summarizing.offline import OfflineRun, View, errors_and_fixes, offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request
 from ctxtool.core.summarizing.work import WorkLog
@@ -60,6 +61,7 @@ def test_a_failure_says_its_kind() -> None:
 def test_the_reason_is_what_the_assistant_made_of_it_not_what_it_does_next() -> None:
     said = "Good! I see the issue - the config format is wrong. Let me look at the README."
     assert reason_of(said) == "I see the issue - the config format is wrong."
+    assert reason_of("Let me fix the credo issues. First, the implicit try:") == ""
 
 
 def test_a_failure_its_reason_its_fix_and_the_run_that_passed_make_one_line() -> None:
@@ -233,7 +235,7 @@ def test_a_linter_check_is_also_named_in_plain_words() -> None:
     assert check_words("FAIL TestRun (errcheck_test.go)") == ""
 
 
-def test_a_fix_names_what_it_defined_first_and_a_long_passing_run_by_its_program() -> None:
+def test_a_fix_names_what_it_defined_and_a_long_passing_run_by_its_program() -> None:
     s = Session()
     s.user("Make credo pass")
     credo = ("\u2503 [F] \u2192 Function is too complex (cyclomatic complexity is 13, max is 9).\n"
@@ -251,7 +253,7 @@ def test_a_fix_names_what_it_defined_first_and_a_long_passing_run_by_its_program
     line = errors_of(s).strip()
     assert line.startswith("- Lint error (`mix credo`): hooks.ex:144:7: Function is too complex "
                            "(cyclomatic complexity is 13, max is 9) in `tool_call`. Fixed: ")
-    assert "; added create_tool_call, " in line  # the definition before the names it used
+    assert "; added create_tool_call. Then" in line  # the definition, not the names it used
     assert line.endswith("Then `mix credo` passed.")
 
 
@@ -276,6 +278,73 @@ def test_a_fix_shown_is_to_the_file_the_diagnostic_shown_names() -> None:
     assert "Fixed: hooks.ex: Extract the call creation; added " in line
 
 
+def test_a_stack_frame_is_no_diagnostic_and_a_clause_error_is_named() -> None:
+    # mix test | tail: the FunctionClauseError's header is cut, its body and the frames are left
+    tail = ("     The following arguments were given to App.Trace.with_span/3:\n\n"
+            "         # 1\n         \"hook.commit\"\n     stacktrace:\n"
+            "       (app 0.1.0) lib/app/trace.ex:18: App.Trace.with_span/3\n"
+            "       (phoenix 1.8.3) lib/phoenix/test/conn_test.ex:225: Phoenix.ConnTest.dispatch/5\n"
+            "       test/app/hooks_test.exs:104: App.HooksTest.post_commit/1\n"
+            "       test/app/hooks_test.exs:202: (test)\n\n"
+            "Finished in 1.9 seconds\n297 tests, 11 failures")
+    assert failure_gist(tail) == "no function clause matching in App.Trace.with_span/3"
+    go = "panic: boom\n\ngoroutine 1 [running]:\nmain.run()\n\t/src/main.go:12 +0x1d\n"
+    assert failure_gist(go) == "panic: boom"
+
+
+def _errors_at_least_detail(s: Session) -> list[str]:
+    request = build_request(s.entries, CLAUDE_CODE)
+    run = OfflineRun()
+    for turn in request.turns:
+        run.add(turn)
+    run.facts.end_turn()
+    return errors_and_fixes(View(request, run.facts), 0.0).splitlines()
+
+
+def test_a_failure_diagnosed_and_fixed_is_told_before_hook_rejections() -> None:
+    s = Session()
+    s.user("Add tracing and commit")
+    s.call("t1", "Bash", {"command": "mix test 2>&1 | tail -3"},
+           "** (BadMapError) expected a map, got: [exporter: :stdout]\n297 tests, 1 failure")
+    s.assistant(text_block("I see the issue - the exporter config format is wrong."))
+    s.call("e1", "Edit", {"file_path": "/work/app/config/dev.exs", "old_string": "processors: []",
+                          "new_string": "traces_exporter: :stdout"}, "updated")
+    s.call("t2", "Bash", {"command": "mix test 2>&1 | tail -3"}, "297 tests, 0 failures")
+    for n, check in enumerate(("Code is not formatted", "Nested modules could be aliased",
+                               "The pattern can never match the type", "Missing HTTPS config",
+                               "Module lacks a moduledoc")):
+        s.call(f"c{n}", "Bash", {"command": "git commit -m 'feat: tracing'"},
+               f"Pre-commit validation failed:\nlib/f{n}.ex:3:1: {check}", error=True)
+        s.call(f"f{n}", "Edit", {"file_path": f"/work/app/lib/f{n}.ex", "old_string": "a",
+                                 "new_string": "b"}, "updated")
+        s.call(f"m{n}", "Bash", {"command": "mix compile"}, "Compiling 1 file (.ex)")
+    lines = _errors_at_least_detail(s)
+    # room for four: the latest, the diagnosed fix, then the newest of the others
+    assert len(lines) == 5 and lines[0] == "- 2 other failures not listed: git commit x2."
+    assert lines[1].startswith("- Test failure (`mix test`): BadMapError: expected a map")
+    assert [line.split(": ")[2] for line in lines[2:]] == [
+        "The pattern can never match the type. Fixed", "Missing HTTPS config. Fixed",
+        "Module lacks a moduledoc. Fixed"]
+
+
+def test_with_no_words_after_a_failure_the_diagnosis_before_its_fix_is_its_reason() -> None:
+    assert diagnosis("The credo warning is about nested modules. Fix it by adding an alias") == (
+        "The credo warning is about nested modules.", "Fix it by adding an alias")
+    assert diagnosis("Rewrite it as a macro") == ("", "Rewrite it as a macro")
+    s = Session()
+    s.user("Commit it")
+    s.call("c1", "Bash", {"command": "git commit -m 'feat: a'"},
+           "Pre-commit validation failed:\nlib/app.ex:9:5: Nested modules could be aliased", error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/lib/app.ex", "old_string": "App.Otel.setup()",
+                          "new_string": "Otel.setup()"}, "updated",
+           text="The credo warning is about the nested module call. Let me fix it by adding an alias:")
+    s.call("c2", "Bash", {"command": "git commit -m 'feat: a'"}, "[main 1a2b3c4] feat: a")
+    assert errors_of(s).strip() == (
+        "- Commit failed (`git commit`): app.ex:9:5: Nested modules could be aliased. The credo "
+        "warning is about the nested module call. Fixed: app.ex: Fix it by adding an alias; "
+        "`Otel.setup()`. Then `git commit -m 'feat: a'` succeeded.")
+
+
 def test_a_fix_tells_the_import_it_added_by_its_statement() -> None:
     s = Session()
     s.user("Make credo pass")
@@ -291,3 +360,23 @@ def test_a_fix_tells_the_import_it_added_by_its_statement() -> None:
     # the import as written, not its bare name
     assert line.endswith("Fixed: app.ex; `defp start_otel do`; added alias App.Otel, Otel.setup. "
                          "Then `mix credo` passed.")
+
+
+def test_a_test_failure_says_how_many_tests_failed() -> None:
+    assert failed_count("....F.\nFinished in 1.9 seconds\n14 doctests, 297 tests, 11 failures") \
+        == "11 of 297 tests failed"
+    assert failed_count("FAILED a.py::test_x\n===== 2 failed, 10 passed in 0.3s =====") == \
+        "2 tests failed"
+    assert failed_count("297 tests, 0 failures") == ""
+    s = Session()
+    s.user("Make the tests pass")
+    s.call("t1", "Bash", {"command": "mix test 2>&1 | tail -4"},
+           "  1) test post (App.HooksTest)\n     ** (FunctionClauseError) no function clause "
+           "matching in App.Trace.with_span/3\n\n40 tests, 3 failures")
+    s.assistant(text_block("I see the issue. The do block is passed as an argument, not a "
+                           "function."))
+    errors = errors_of(s).strip()
+    # "I see the issue." says nothing: the reason is the sentence after it
+    assert errors.startswith("- Test failure (`mix test`): FunctionClauseError: no function clause "
+                             "matching in App.Trace.with_span/3 (3 of 40 tests failed) The do block "
+                             "is passed as an argument, not a function.")

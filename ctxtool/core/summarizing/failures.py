@@ -8,9 +8,10 @@ running it (an edit whose text was not found, a file not read first: the agent r
 they are only counted).
 
 Each failure opens an *episode*, which gathers as the session goes on: the error's gist (the
-exception or compiler message, the failing tests), the assistant's first words after it (its
-stated reason), the changes made after it (each step's intent and the names it added), and the
-run of the same program that passed after them. A failure of the same program with the same
+exception or compiler message, not a stack frame; the failing tests and how many failed), the
+assistant's first words after it (its stated reason, or else the diagnosis it stated before its
+first change: :func:`diagnosis`), the changes made after it (each step's intent and the names
+the work log's step gained), and the run of the same program that passed after them. A failure of the same program with the same
 gist while its episode is still open is counted in it, not listed again. Episodes are kept in
 order and in bounded memory (the newest :data:`EPISODES`).
 
@@ -52,10 +53,16 @@ _BARE_EXIT = re.compile(r"\A\s*Exit code 1\s*\Z")
 _NAMED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\*\* \(\w+\)|\bundefined\b|"
                         r"^error(?:\[\w+\])?:|^panic:|cannot find|not defined|no such|"
-                        r"command not found", re.IGNORECASE | re.MULTILINE)
+                        r"command not found|no function clause", re.IGNORECASE | re.MULTILINE)
+# the body of Elixir's FunctionClauseError, its header cut off (``mix test | tail``)
+_CLAUSE_ARGUMENTS = re.compile(r"^The following arguments were given to (\S+?):$")
 # a task runner's prefix (``[lint:go] ``), a linter's box drawing and arrows, spacing
 _DECORATION = re.compile(r"^\s*\[[\w:./-]+\]\s+|^[^\w\[(*/.~\-]+|\s+$")
 _LOCATION = re.compile(r"^(?:\S*/)?([\w.-]+\.\w+:\d+(?::\d+)?)(?::\s*|\s+|$)(.*)$")
+# a stack frame: where a call came from, not what went wrong (Elixir's ``(app 0.1.0) lib/x.ex:18:
+# M.f/3`` and ``test/x_test.exs:202: (test)``, a location with only a function after it)
+_FRAME = re.compile(r"^\([\w-]+ [\w.+-]+\)\s|^\S+:\d+(?::\d+)?:?\s+(?:[\w.!?]+/\d+|\(\w+\)|"
+                    r"in [\w.<>]+|\+0x[0-9a-f]+)\s*$")
 # credo's priority mark (``[F] →``) and the function a finding is in (``#(App.Hooks.tool_call)``)
 _SEVERITY = re.compile(r"^\[[A-Z]\]\s*\W?\s+")
 _IN_FUNCTION = re.compile(r"\.?\s*#\((?:[\w.]+\.)?([\w?!]+)\)")
@@ -82,7 +89,8 @@ def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
     error line, else the last failing test line, else
     :func:`ctxtool.core.summarizing.tools.error_gist`'s line."""
     lines = [_DECORATION.sub("", ln) for ln in re.sub(r"</?tool_use_error>", "", text).splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("Exit code")]
+    lines = [_CLAUSE_ARGUMENTS.sub(r"no function clause matching in \1", ln) for ln in lines
+             if ln and not ln.startswith("Exit code")]
     named = [i for i, line in enumerate(lines) if _NAMED.search(line)]
     if named:  # an exception's name says more than where it was raised
         return one_line(_exception(lines, named[0]), limit)
@@ -112,10 +120,10 @@ def _diagnostic(lines: list[str], index: int) -> str:
     """``x.go:3:5: message`` when line ``index`` is a located diagnostic (its directory left out,
     its message beside it, or on the line before or after), else ''."""
     located = _LOCATION.match(lines[index])
-    if not located:
+    if not located or _FRAME.match(lines[index]):
         return ""
     message = located.group(2)
-    before = lines[index - 1] if index else ""
+    before = lines[index - 1] if index and not _FRAME.match(lines[index - 1]) else ""
     after = lines[index + 1] if index + 1 < len(lines) else ""
     if len(message.split()) < 4:
         if len(before.split()) >= 4 and not _LOCATION.match(before):
@@ -124,6 +132,20 @@ def _diagnostic(lines: list[str], index: int) -> str:
             message = f"{message} {after}"
     message = _IN_FUNCTION.sub(r" in `\1`", _SEVERITY.sub("", message))
     return f"{located.group(1)}: {message}"
+
+
+_FAILED_COUNT = re.compile(r"\b(\d+) (?:failed|failures?)\b")
+_TEST_COUNT = re.compile(r"\b(\d+) tests?\b")
+
+
+def failed_count(text: str) -> str:
+    """How many tests a run's output says failed, of how many (``11 of 297 tests failed``;
+    the last counts it prints), else ''."""
+    failed = _FAILED_COUNT.findall(text)
+    if not failed or failed[-1] == "0":
+        return ""
+    total = _TEST_COUNT.findall(text)
+    return f"{failed[-1]} of {total[-1]} tests failed" if total else f"{failed[-1]} tests failed"
 
 
 def program_of(command: str) -> str:
@@ -198,6 +220,7 @@ class Episode:
     names: dict[str, None] = field(default_factory=dict)  # names they added
     defined: set[str] = field(default_factory=set)  # those they defined (a new function...)
     code: str = ""  # the telling line of code the first change wrote
+    failed: str = ""  # how many tests failed ("11 of 297 tests failed")
     code_failure: bool = True  # a test, lint, build or commit check: a change can fix it
     retry: ToolCall | None = None  # the next run of its cause when no change came before it
     passed: str = ""  # the run that passed after it
@@ -237,7 +260,9 @@ class FailureLog:
                 self.unsaid.append(episode)
                 return
         tests = list(dict.fromkeys(test_names_in(text)))[:FAILED_TESTS]
-        episode = Episode(call, cause, gist, tests, position, code_failure=kind_of(cause) in _CODE)
+        kind = kind_of(cause)
+        episode = Episode(call, cause, gist, tests, position, code_failure=kind in _CODE,
+                          failed=failed_count(text) if kind == "Test failure" else "")
         self.episodes.append(episode)
         self.open = self.open[-(OPEN - 1):] + [episode]
         self.unsaid.append(episode)
@@ -357,10 +382,30 @@ def reason_of(text: str) -> str:
                      for ln in paragraph.splitlines() if not ln.strip().startswith("```"))
     sentences = re.split(r"(?<=[.!?])\s+", words)
     said = [_FILLER.sub("", s).strip() for s in sentences if not _ACTION.match(_FILLER.sub("", s))]
-    said = [s for s in said if s]
+    # a few words ending in a colon lead in to what follows ("First, the implicit try:"); "I
+    # see the issue." says nothing of it
+    said = [s for s in said if s and not (s.endswith(":") and len(s.split()) < 5)
+            and not _EMPTY.match(s)]
     return one_line(" ".join(said[:2]).rstrip(":"), REASON_CHARS)
 
 
+# a sentence that says what is wrong ("The issue is that ...", "The credo warning is about ...")
+_DIAGNOSIS = re.compile(r"(?:the\s+(?:[\w`()-]+\s+){0,3}?(?:issue|problem|error|bug|cause|warning|"
+                        r"failure)s?\s+(?:is|are|was|were)\b|this (?:is|was) because\b|"
+                        r"i (?:think i |now )?(?:see|understand|found)\b)", re.IGNORECASE)
+
+
+def diagnosis(intent: str) -> tuple[str, str]:
+    """A change's stated intent split in two: the sentences that say what is wrong (the
+    assistant's diagnosis), and those that say what the change does ('' when none is left)."""
+    sentences = re.split(r"(?<=[.!?])\s+", intent.strip())
+    wrong = [s for s in sentences if _DIAGNOSIS.match(s)]
+    done = [s for s in sentences if not _DIAGNOSIS.match(s)]
+    return " ".join(wrong), " ".join(done)
+
+
+_EMPTY = re.compile(r"(?:i (?:think i )?(?:see|found|understand|get) (?:the|what the) (?:issue|problem|"
+                    r"error|bug)(?: now)?|got it)\W*$", re.IGNORECASE)
 _ACTION = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|fix|now fix)\b",
                      re.IGNORECASE)
 

@@ -16,8 +16,8 @@ No network and no model: the sections are built from what the transcript records
    file changed often; a file with one piece of work on one line), and the tests it gained; then
    the files only read, with their names, and those reached only through searches, shell
    commands, subagents or the conversation;
-4. Errors and fixes - the latest failed tool calls, the files changed after them and whether the
-   command then succeeded;
+4. Errors and fixes - the failed tool calls and runs (those a change fixed, with the assistant's
+   diagnosis, first when not all fit), the changes after them and whether the run then passed;
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
    its state at the cut: commits, pushes, merges and rebases, rounds of replies to review
    comments (:mod:`ctxtool.core.summarizing.git_work`), tests and builds, issues closed, the
@@ -57,7 +57,8 @@ from collections.abc import Iterable
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
-from ctxtool.core.summarizing.failures import Episode, failure_gist, is_noise, kind_of, stated_kind
+from ctxtool.core.summarizing.failures import (Episode, diagnosis, failure_gist, is_noise, kind_of,
+                                                stated_kind)
 from ctxtool.core.summarizing.findings import check_words
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED, paths_in
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
@@ -84,7 +85,7 @@ _GIT_SIDE = re.compile(r"^[ab]/")  # a path as ``git diff`` prints it (``a/src/x
 PRIOR_MARK = "From the earlier summary"
 ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix first)
 EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)...
-EPISODE_CHARS_LEAST = 320  # ...and at the least detail (the error and its fix still fit)
+EPISODE_CHARS_LEAST = 300  # ...and at the least detail (the error and its fix still fit)
 WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)
 PLAN_FILES = 6  # files of the task in progress named as not changed yet (at most)...
 PLAN_LINES = 2  # ...and the lines of its plan about them
@@ -340,13 +341,7 @@ def errors_and_fixes(v: View, f: float) -> str:
     log, lines = v.facts.failures, []
     episodes = list(log.episodes)
     room = max(ERRORS_SHOWN, int(12 * f))
-    # the latest (where the work stands), then those a change fixed, then the rest; the newest
-    # first among equals
-    latest = max(range(len(episodes)), key=lambda i: episodes[i].position, default=-1)
-    ranked = sorted(range(len(episodes)), key=lambda i: (
-        i == latest, bool(episodes[i].steps and episodes[i].closed),
-        bool(episodes[i].steps or episodes[i].passed), i))
-    shown = sorted(ranked[-room:])
+    shown = sorted(_ranked(episodes)[:room])
     left = log.count - sum(episodes[i].count for i in shown)
     if left > 0:
         causes = Counter(e.cause for i, e in enumerate(episodes) if i not in shown)
@@ -361,12 +356,31 @@ def errors_and_fixes(v: View, f: float) -> str:
     return "\n".join(lines + ([merged] if merged else [])) or "No tool call failed."
 
 
+def _ranked(episodes: list[Episode]) -> list[int]:
+    """The episodes' indexes, most worth telling first: the latest (where the work stands), then
+    by :func:`_worth`, the newest first among equals."""
+    latest = max(range(len(episodes)), key=lambda i: episodes[i].position, default=-1)
+    return sorted(range(len(episodes)), key=lambda i: (i == latest, _worth(episodes[i]), i),
+                  reverse=True)
+
+
+def _worth(episode: Episode) -> int:
+    """3: a change fixed it and the record says why (the assistant's words after it or before
+    the change, or the definition the change added); 2: a change fixed it; 1: a change was
+    tried, or a run passed after it; 0: nothing followed."""
+    fixed = bool(episode.steps and episode.closed)
+    said = bool(episode.reason or episode.defined or any(": " in s for s in episode.steps)) \
+        or episode.call is None  # a stated one is the assistant's words
+    return 3 if fixed and said else 2 if fixed else 1 if episode.steps or episode.passed else 0
+
+
 def _episode_line(episode: Episode, f: float) -> str:
     """``- `go test` failed x2: x.go:3: undefined: y (TestZ). Reason. Fixed: x.go: intent;
     added z. Then `go test ./...` passed (12 passed).`` - one line within EPISODE_CHARS: the
     error first, then how it ended, the reason and the fix in what room is left."""
     times = f" x{episode.count}" if episode.count > 1 else ""
-    tests = f" ({', '.join(episode.tests[:2])})" if episode.tests else ""
+    named_tests = [*episode.tests[:2], episode.failed] if episode.failed else episode.tests[:2]
+    tests = f" ({', '.join(named_tests)})" if named_tests else ""
     limit = max(110, int(160 * f))
     gist = episode.gist if len(episode.gist) <= limit else episode.gist.split("; ")[0]
     if episode.call is None:  # stated: the assistant's words are all there is of it
@@ -387,20 +401,35 @@ def _episode_line(episode: Episode, f: float) -> str:
         end = ""
     chars = EPISODE_CHARS_LEAST + int((EPISODE_CHARS - EPISODE_CHARS_LEAST) * f)
     room = chars - len(head) - len(end) - 8
-    reason = clip(episode.reason, min(max(90, int(140 * f)), room // 2)) if room > 40 else ""
-    fix = ""
-    if steps and room - len(reason) > 30:
-        # the diagnostics shown name files: the changes to others were for those not shown
-        named = [step for step in steps if step.split(":")[0] in _located_files(gist)]
-        code = episode.code if not named or named[0] == steps[0] else ""  # the first change's
-        fix = "; ".join(_step(step, reason) for step in named or steps)
-        fix += f"; `{clip(code, 70)}`" if code else ""
-        names = sorted((n for n in episode.names if n not in fix),
-                       key=lambda n: n not in episode.defined)[:3]  # definitions first
-        fix += "; added " + ", ".join(names) if names else ""
-        fix = ("Fixed: " if episode.closed else "Tried: ") + clip(fix, room - len(reason) - 8)
+    # the diagnostics shown name files: the changes to others were for those not shown
+    named = [step for step in steps if step.split(":")[0] in _located_files(gist)]
+    # no words after the failure: the diagnosis before its first change says why
+    said = episode.reason or diagnosis((named or steps or [""])[0].partition(": ")[2])[0]
+    fix = _fix(episode, named or steps, said, first=not named or named[0] == steps[0])
+    # the reason and the fix share the room left: the fix as much as it needs, up to two thirds
+    reason = clip(said, min(max(90, int(140 * f)), room - min(len(fix) + 8, room * 2 // 3))) \
+        if room > 40 else ""
+    fix = ("Fixed: " if episode.closed else "Tried: ") + clip(fix, room - len(reason) - 8) \
+        if fix and room - len(reason) > 30 else ""
     parts = [p for p in (head, reason, fix, end) if p]
     return " ".join(p if p[-1:] in ".!?)" else p + "." for p in parts)
+
+
+def _fix(episode: Episode, steps: list[str], said: str, first: bool) -> str:
+    """The changes told for a failure (``file: intent``, the words ``said`` already says left
+    out), the code the first change wrote beside its intent if it is among them (``first``);
+    then the definitions the changes added, else the names they brought in."""
+    if not steps:
+        return ""
+    told = [_step(step, said) for step in steps]
+    if first and episode.code:
+        told[0] += f"; `{clip(episode.code, 70)}`"
+    fix = "; ".join(told)
+    # what the changes defined, else the names they brought in (those they merely used say
+    # little beside a definition)
+    names = [n for n in episode.names if n not in fix and n in episode.defined] or \
+        [n for n in episode.names if n not in fix]
+    return fix + ("; added " + ", ".join(names[:3]) if names else "")
 
 
 def _located_files(gist: str) -> set[str]:
@@ -411,6 +440,7 @@ def _located_files(gist: str) -> set[str]:
 def _step(step: str, reason: str) -> str:
     """A fix step (``file: intent``), the words the reason already says left out."""
     name, _, intent = step.partition(": ")
+    intent = diagnosis(intent)[1] or intent  # what it did: the diagnosis is the reason's
     said = reason.rstrip(".")
     rest = intent.replace(said, "").strip(" .;:") if said else intent
     return f"{name}: {rest}" if rest else name
