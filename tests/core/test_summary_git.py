@@ -4,6 +4,7 @@ a merge, pull or rebase with its outcome, and a round of replies to review comme
 from __future__ import annotations
 
 import textwrap
+import json
 from typing import Any
 
 from ctxtool.core.summarizing.git_work import ReviewRound, comment_authors, integration, replies_in
@@ -15,9 +16,9 @@ from ctxtool.types import CLAUDE_CODE
 from tests.summarize_builder import Session, text_block
 
 
-def work_done(entries: list[dict[str, Any]]) -> list[str]:
+def work_done(entries: list[dict[str, Any]], fmt: str = CLAUDE_CODE) -> list[str]:
     """The Problem Solving section's lines, without their indent."""
-    found = split_sections(offline_summary(build_request(entries, CLAUDE_CODE)))
+    found = split_sections(offline_summary(build_request(entries, fmt)))
     assert found is not None
     return textwrap.dedent("   " + found["Problem Solving"]).splitlines()
 
@@ -211,3 +212,18 @@ def test_the_last_commit_is_told_by_its_hash_and_subject_and_how_it_ended() -> N
            error=True)
     assert "- Last commit: \"feat: page size\" not made: the user stopped it." \
         in current_work(s.entries)
+
+
+def test_a_codex_session_s_merge_is_read_through_its_adapter() -> None:
+    def line(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2026-11-24T01:25:30.000Z", "type": "response_item", "payload": payload}
+    entries = [
+        line({"type": "message", "role": "user",
+              "content": [{"type": "input_text", "text": "Merge main in"}]}),
+        line({"type": "function_call", "name": "exec_command", "call_id": "c1",
+              "arguments": json.dumps({"cmd": "git merge origin/main", "workdir": "/w"})}),
+        line({"type": "function_call_output", "call_id": "c1",
+              "output": "Process exited with code 1\nOutput:\n" + CONFLICTED}),
+    ]
+    assert "- Merged origin/main into the current branch: conflicts in src/app.py, docs/old.md, " \
+           "not yet resolved" in work_done(entries, "codex")
