@@ -139,6 +139,11 @@ def test_a_reply_names_a_commit_by_a_hash_of_digits_only_when_the_session_made_i
     round_.add("Fixed in 3696270 - help text updated.", "", {"3696270"})
     round_.add("Done, see 2738999818 above.", "", set())  # a comment's id, not a commit
     assert round_.text() == "Replied to 2 review comments on PR #7: 2 fixed (1 in 3696270)"
+    # the verdict a reply opens with decides, whatever words come after it
+    round_.add("Fixed in 3696270 - skipped the nil case, it cannot happen.", "", {"3696270"})
+    round_.add("Won't fix: the wrapper is intentional, it is fixed by design.", "", set())
+    assert round_.text() == ("Replied to 4 review comments on PR #7: 3 fixed (2 in 3696270), "
+                             "1 won't fix (the wrapper is intentional, it is fixed by design)")
     assert replies_in("gh api repos/o/r/pulls/7/comments -F in_reply_to=99 -f body='ok'") == [
         ("7", "99", "ok")]
 

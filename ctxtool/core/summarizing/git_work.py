@@ -159,6 +159,7 @@ _ALREADY = re.compile(r"\balready\b", re.IGNORECASE)
 _FIXED = re.compile(r"\b(?:fix(?:ed)?|address(?:ed)?|done|resolved|updated|added|removed|changed|"
                     r"implemented|reconsidered)\b", re.IGNORECASE)
 _SHA = re.compile(r"\b[0-9a-f]{7,40}\b")
+_VERDICT_END = re.compile(r"\s[-\u2013\u2014]\s|[.:;,]\s")  # where a reply's opening verdict ends
 _ID = re.compile(r"\b(\d{7,})\b")
 # who wrote a listed comment: ``by @Copilot``, ``Author: Copilot``, ``user: x``, ``@x:``
 _LOGIN = re.compile(r"(?:\bby\s+@|\b(?:author|user|login|reviewer)\b[\"']?\s*[:=]\s*[\"']?@?|^\s*@)"
@@ -243,15 +244,20 @@ class ReviewRound:
         self.replies += 1
         if author:
             self.authors[author] += 1
-        if _WONT_FIX.search(body):
-            self.wont_fix += 1
-            self.reason = self.reason or _reason(body)
-            return
         sha = next((s for s in _SHA.findall(body) if s[:7] in commits
                     or re.search(r"[a-f]", s) and re.search(r"\d", s)), "")
-        if _ALREADY.search(body) and (sha or _FIXED.search(body)):
+        # the verdict a reply opens with ("Fixed in X - skipped the Y case") decides; else
+        # any word of it in the reply
+        verdict = _VERDICT_END.split(body.strip(), maxsplit=1)[0]
+        wont, fixed = _WONT_FIX.search(verdict), _FIXED.search(verdict)
+        if not wont and not fixed:
+            wont, fixed = _WONT_FIX.search(body), _FIXED.search(body)
+        if wont:
+            self.wont_fix += 1
+            self.reason = self.reason or _reason(body)
+        elif _ALREADY.search(body) and (sha or fixed):
             self.already += 1
-        elif sha or _FIXED.search(body):
+        elif sha or fixed:
             self.fixed[sha[:7]] += 1
         else:
             self.answered += 1
@@ -287,4 +293,4 @@ def _reason(body: str) -> str:
     fix - X is fine (...)`` gives "X is fine")."""
     rest = re.split(r"\s+[-\u2013\u2014:]\s+|[.:]\s+", body.strip(), maxsplit=1)
     reason = re.split(r"[.;]\s|\s\(", rest[1] if len(rest) > 1 else "", maxsplit=1)[0].strip()
-    return one_line(reason, REASON_CHARS)
+    return one_line(reason.rstrip(" ."), REASON_CHARS)
