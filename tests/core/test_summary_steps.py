@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Iterable
 
 from ctxtool.core.summarizing.names import declarations_in, enclosing_definition
+from ctxtool.core.summarizing.facts import Facts
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import render_turn, split_sections
 from ctxtool.core.summarizing.request import INPUT_VALUE_CHARS, build_request, entry_turn
@@ -391,3 +392,21 @@ def test_declarations_a_step_adds_or_removes_are_listed_after_its_definitions() 
                  "Now let me keep every row:")
     assert work.file_lines(path, 1, in_order) == [
         "Keep every row: added page_rows, all_rows, @page_size; removed @max_rows, Enum.take"]
+
+
+def test_only_a_change_keeps_its_whole_input_and_only_until_its_result() -> None:
+    big = "row = 1\n" * 2000
+    s = Session()
+    s.user("Write the rows")
+    s.assistant(tool_use("b1", "Bash", {"command": f"cat > /w/rows.py <<'EOF'\n{big}EOF"}),
+                tool_use("w1", "Write", {"file_path": "/w/rows.py", "content": big}))
+    facts = Facts()
+    for turn in build_request(s.entries, CLAUDE_CODE).turns:
+        facts.add(turn)
+    assert facts.open_calls["b1"].uncut is None  # a command's is never read
+    call = facts.open_calls["w1"]
+    assert call.uncut == {"file_path": "/w/rows.py", "content": big}
+    s.result("w1", "<tool_use_error>File has not been read yet</tool_use_error>", error=True)
+    for turn in build_request(s.entries[-1:], CLAUDE_CODE).turns:
+        facts.add(turn)
+    assert call.uncut is None  # the failed write's text is not kept

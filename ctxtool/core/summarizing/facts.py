@@ -221,8 +221,11 @@ class Facts:
     def _call(self, block: dict[str, Any]) -> None:
         value = block.get("input")
         data: dict[str, Any] = value if isinstance(value, dict) else {}
-        call = ToolCall(self.calls, str(block.get("id")), str(block.get("name") or ""), data,
-                        turn=self.position, intent=self.narration, uncut=block.get("uncut_input"))
+        name = str(block.get("name") or "")
+        # the whole input is kept for a change only (the work log reads it), until its result
+        uncut = block.get("uncut_input") if name in EDIT_TOOLS + WRITE_TOOLS else None
+        call = ToolCall(self.calls, str(block.get("id")), name, data, turn=self.position,
+                        intent=self.narration, uncut=uncut)
         self.calls += 1
         self.tools[call.name] += 1
         self.chars += len(str(data)) // 4  # inputs count, but less than what was said
@@ -330,6 +333,7 @@ class Facts:
             self._work_result(call, text)
         elif call.name == "Bash":  # a merge that stopped at conflicts is work all the same
             self._git(str(call.input.get("command") or ""), text, failed=True)
+        call.uncut = None  # read by now if it ever is (a failed change's never)
         if not call.is_error and call.name not in ("Read",) + SEARCH_TOOLS:
             call.result = text[:600]  # the rest is never shown
         else:
@@ -361,7 +365,6 @@ class Facts:
             for old, new in _pairs(call.name, call.uncut if isinstance(call.uncut, dict) else data):
                 self.work.changed(path, call.name, old, new, self.position, read_before,
                                   intent, call.known)
-            call.uncut = None
             if self.failures.wants_changes:
                 pairs = _pairs(call.name, data)
                 code = [line for old, new in pairs for line, _ in
