@@ -292,6 +292,17 @@ def test_a_stack_frame_is_no_diagnostic_and_a_clause_error_is_named() -> None:
     assert failure_gist(go) == "panic: boom"
 
 
+def test_a_test_run_is_named_by_its_assertion_not_a_helper_s_log() -> None:
+    out = ("--- FAIL: TestResume (0.46s)\n    hooks.go:155: Hook stop output: 2026/01/14 INFO stop "
+           "component=hooks\n        Copied transcript to: .x/full.jsonl\n"
+           "    resume_test.go:265: output should contain 'Session:', got: Switched to branch\nFAIL")
+    assert failure_gist(out) == ("resume_test.go:265: output should contain 'Session:', got: "
+                                 "Switched to branch")
+    # outside a test file the first diagnostic is the cause, as before
+    build = "# app\n./a.go:3:5: undefined: logging\n./b.go:9:2: declared and not used: x"
+    assert failure_gist(build) == "a.go:3:5: undefined: logging; b.go:9:2: declared and not used: x"
+
+
 def _errors_at_least_detail(s: Session) -> list[str]:
     request = build_request(s.entries, CLAUDE_CODE)
     run = OfflineRun()

@@ -63,6 +63,9 @@ _LOCATION = re.compile(r"^(?:\S*/)?([\w.-]+\.\w+:\d+(?::\d+)?)(?::\s*|\s+|$)(.*)
 # M.f/3`` and ``test/x_test.exs:202: (test)``, a location with only a function after it)
 _FRAME = re.compile(r"^\([\w-]+ [\w.+-]+\)\s|^\S+:\d+(?::\d+)?:?\s+(?:[\w.!?]+/\d+|\(\w+\)|"
                     r"in [\w.<>]+|\+0x[0-9a-f]+)\s*$")
+# a test file (Go's x_test.go, Python's test_x.py, Elixir's x_test.exs, x.test.ts, x_spec.rb)
+_TEST_FILE = re.compile(r"^(?:[\w.-]*_test\.\w+|test_[\w.-]+\.py|[\w.-]+\.(?:test|spec)\.\w+|"
+                        r"[\w.-]+_spec\.rb):\d+")
 # credo's priority mark (``[F] →``) and the function a finding is in (``#(App.Hooks.tool_call)``)
 _SEVERITY = re.compile(r"^\[[A-Z]\]\s*\W?\s+")
 _IN_FUNCTION = re.compile(r"\.?\s*#\((?:[\w.]+\.)?([\w?!]+)\)")
@@ -94,9 +97,11 @@ def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
     named = [i for i, line in enumerate(lines) if _NAMED.search(line)]
     if named:  # an exception's name says more than where it was raised
         return one_line(_exception(lines, named[0]), limit)
-    found = [d for d in (_diagnostic(lines, i) for i in range(len(lines))) if d][:2]
+    found = [d for d in (_diagnostic(lines, i) for i in range(len(lines))) if d]
+    # a test's own lines say what it expected; a helper's lines in its output are its log
+    asserted = [d for d in found if _TEST_FILE.match(d)]
     if found:  # the first two diagnostics: the cause is usually the first
-        return one_line("; ".join(found), limit)
+        return one_line("; ".join((asserted or found)[:2]), limit)
     other = [i for i, line in enumerate(lines) if _EXCEPTION.search(line)]
     if other:
         return one_line(_exception(lines, other[0]), limit)
@@ -128,7 +133,7 @@ def _diagnostic(lines: list[str], index: int) -> str:
     if len(message.split()) < 4:
         if len(before.split()) >= 4 and not _LOCATION.match(before):
             message = f"{before} {message}"
-        elif after:
+        elif after and not _LOCATION.match(after):  # not the next diagnostic
             message = f"{message} {after}"
     message = _IN_FUNCTION.sub(r" in `\1`", _SEVERITY.sub("", message))
     return f"{located.group(1)}: {message}"
