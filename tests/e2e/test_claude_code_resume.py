@@ -203,8 +203,13 @@ def resumed(source: bytes, claude_bin: str,
             tmp_path_factory: pytest.TempPathFactory) -> dict[str, Resumed]:
     """Every variant of ``source``, resumed once by the real client (a few at a time: each has
     its own HOME and fake server)."""
+    # the folders are made here, not in the threads: pytest's temporary-folder factory is not
+    # thread-safe (its first call creates the session's base folder)
+    roots = {name: tmp_path_factory.mktemp(name.replace(" ", "_").replace("-", ""))
+             for name in VARIANTS}
+
     def one(name: str) -> Resumed:
-        root = tmp_path_factory.mktemp(name.replace(" ", "_").replace("-", ""))
+        root = roots[name]
         data, notes = source, ""
         for step in VARIANTS[name]:
             data, said = ctxtool(step, data, root / "store")
