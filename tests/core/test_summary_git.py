@@ -7,7 +7,8 @@ import textwrap
 import json
 from typing import Any
 
-from ctxtool.core.summarizing.git_work import ReviewRound, comment_authors, integration, replies_in
+from ctxtool.core.summarizing.git_work import (POINTS_SHOWN, Comment, ReviewRound, comment_authors,
+                                               integration, replies_in, review_comments)
 from ctxtool.core.summarizing.offline import offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request
@@ -80,8 +81,10 @@ def test_what_is_merged_leaves_out_options_and_their_values() -> None:
     assert not work.lines
 
 
-LISTING = ("[2734651353] cmd/explain.go:515 by @Copilot\nHoist the tree lookup out of the loop.\n---\n"
-           "[2734651359] cmd/explain.go:320 by @cursor[bot]\nThe doc comment is stale.\n---\n"
+LISTING = ("[2734651353] cmd/explain.go:515 by @Copilot\nThe tree lookup runs in the loop. Hoist "
+           "it out.\n---\n"
+           "[2734651359] cmd/explain.go:320 by @cursor[bot]\n### The doc comment is stale\n\n"
+           "**Low Severity**\n---\n"
            "[2734651360] cmd/explain.go:410 by @Copilot\nO(N*M) scan.\n---\n")
 
 
@@ -104,11 +107,84 @@ def review_session() -> Session:
     return s
 
 
-def test_a_round_of_replies_to_review_comments_is_one_line_tied_to_the_commit() -> None:
+def test_a_round_of_replies_is_one_line_with_each_comment_s_point_and_verdict_under_it() -> None:
     lines = work_done(review_session().entries)
-    assert "- Replied to 3 review comments on PR #112 from Copilot (2), cursor[bot] (1): 2 fixed " \
-           "in 1a2b3c4, 1 won't fix (the O(N*M) scan is fine for 100 items)" in lines
-    assert not any(line.startswith("- Fixed in 1a2b3c4") for line in lines)  # none line by line
+    at = lines.index("- Replied to 3 review comments on PR #112 from Copilot (2), cursor[bot] "
+                     "(1): 2 fixed in 1a2b3c4, 1 won't fix")
+    # the comment's first sentence (markup off), its file and line, the reply's verdict and words
+    assert lines[at + 1:at + 4] == [
+        '  - explain.go:515 "The tree lookup runs in the loop": fixed in 1a2b3c4 - hoisted the lookup',
+        '  - explain.go:320 "The doc comment is stale": fixed in 1a2b3c4 - doc updated',
+        "  - explain.go:410 \"O(N*M) scan\": won't fix - the O(N*M) scan is fine for 100 items"]
+    assert not any(line.startswith("- Fixed in 1a2b3c4") for line in lines)  # not again
+
+
+def test_a_reply_is_not_told_again_by_the_step_it_names() -> None:
+    s = review_session()
+    s.call("e1", "Edit", {"file_path": "/w/cmd/explain.py", "old_string": "def scan():\n    pass",
+                          "new_string": "def lookup_tree():\n    return TREE\n\n\ndef scan():\n"
+                                        "    tree = lookup_tree()"}, "updated",
+           text="Hoist the lookup out of scan")
+    s.call("r4", "Bash", {"command": "gh api repos/o/r/pulls/112/comments/2734651353/replies -f "
+                                     "body='Fixed in 1a2b3c4 - lookup_tree in scan is hoisted.'"}, "{}")
+    found = split_sections(offline_summary(build_request(s.entries, CLAUDE_CODE)))
+    assert found is not None and "lookup_tree" in found["Files and Code Sections"]
+    assert "hoisted" not in found["Files and Code Sections"]
+    assert "lookup_tree in scan is hoisted" in found["Problem Solving"]
+
+
+def test_a_big_round_tells_the_declined_and_most_telling_comments_in_order() -> None:
+    round_ = ReviewRound("9")
+    words = ["renamed", "helper", "module", "parser"]
+    for n in range(12):  # comments 2, 5, 8 and 11 have the most to say
+        round_.add(f"Fixed in 1a2b3c4 - {' '.join(words[:n % 3 + 2])} {n}.", {"1a2b3c4"},
+                   Comment("Copilot", f"a.py:{n}", f"Point {n} of the review"))
+    round_.add("Won't fix - out of scope.", set(), Comment("Copilot", "b.py:1", "Split the module"))
+    round_.add("Fixed in 1a2b3c4 - renamed helper 0.", {"1a2b3c4"},
+               Comment("Copilot", "a.py:40", "Same point again"))  # said as before: merged
+    points = round_.points()
+    assert len(points) == POINTS_SHOWN
+    assert points[-1] == "b.py:1 \"Split the module\": won't fix - out of scope"  # declined: shown
+    assert points[:-1] == [f'a.py:{n} "Point {n} of the review": fixed in 1a2b3c4 - renamed '
+                           f'helper module parser {n}' for n in (2, 5, 8)][:POINTS_SHOWN - 1]
+    assert round_.text() == ("Replied to 14 review comments on PR #9 from Copilot: 13 fixed in "
+                             "1a2b3c4, 1 won't fix")
+    assert round_.told[0].text().endswith("renamed helper 0 (and 1 more like it)")
+
+
+def test_a_single_reply_is_told_on_the_round_s_own_line() -> None:
+    s = Session()
+    s.user("Reply to the comment about the lookup")
+    s.call("b1", "Bash", {"command": "gh api repos/o/r/pulls/112/comments/2734651353 --jq "
+                                     "'{id: .id, path: .path, line: .line, body: .body}'"},
+           '{"body": "The tree lookup runs in the loop.", "id": 2734651353, "line": 515, '
+           '"path": "cmd/explain.go"}')
+    s.call("r1", "Bash", {"command": "gh api repos/o/r/pulls/112/comments/2734651353/replies -f "
+                                     "body='Reconsidered - fixed in 1a2b3c4. The lookup is hoisted.'"},
+           "{}")
+    assert '- Replied to a review comment on PR #112: explain.go:515 "The tree lookup runs in the ' \
+           'loop": fixed in 1a2b3c4 - The lookup is hoisted' in work_done(s.entries)
+
+
+def test_listings_give_each_comment_s_file_line_and_point_in_every_shape() -> None:
+    as_lines = ('{"body":"Use `c.Committer.When` here. It sorts.","id":2738999764,"line":534,'
+                '"path":"cmd/explain.go","user":{"login":"Copilot"}}\n'
+                '{"body":"Stray `//` line","id":2738999802,"line":null,"path":"common.go"}\n')
+    assert review_comments("gh api x --jq '.[]'", as_lines) == {
+        "2738999764": Comment("Copilot", "explain.go:534", "Use `c.Committer.When` here"),
+        "2738999802": Comment("", "common.go", "Stray `//` line")}
+    fields = ("ID: 2738999764 | Line: 534 | Path: cmd/explain.go | Body: Use Committer.When here. "
+              "It sorts.\nID: 2738999785\nLine: 655\nBody: `run` swallows errors from `load`.\n---\n")
+    assert review_comments("gh api x --jq ...", fields) == {
+        "2738999764": Comment("", "explain.go:534", "Use Committer.When here"),
+        "2738999785": Comment("", "line 655", "`run` swallows errors from `load`")}
+    piped = "2734651353|Copilot|543|The metadata tree is fetched in the loop\n2734651359|x|N/A|ok\n"
+    assert review_comments("gh api x --jq ...", piped)["2734651353"].point == \
+        "The metadata tree is fetched in the loop"
+    assert review_comments("gh api x", "Exit code 1\ngh: Not Found (HTTP 404)") == {}
+    # a listing of headers only: no point, the header's fields are not one
+    assert review_comments("gh api x", "[2734651353] cmd/explain.go:515 by @Copilot\n") == {
+        "2734651353": Comment("Copilot", "explain.go:515", "")}
 
 
 def test_the_users_next_message_starts_a_new_round() -> None:
@@ -118,7 +194,8 @@ def test_the_users_next_message_starts_a_new_round() -> None:
                                      "body='Already fixed in 1a2b3c4.'"}, "{}")
     s.assistant(text_block("Replied."))
     lines = work_done(s.entries)
-    assert "- Replied to 1 review comment on PR #112 from Copilot: 1 already fixed" in lines
+    assert "- Replied to a review comment on PR #112 from Copilot: explain.go:410 \"O(N*M) scan\": " \
+        "already fixed in 1a2b3c4" in lines
     assert sum(line.startswith("- Replied to") for line in lines) == 2
 
 
@@ -136,14 +213,15 @@ def test_comment_authors_come_from_json_jq_listings_or_the_listings_filter() -> 
 
 def test_a_reply_names_a_commit_by_a_hash_of_digits_only_when_the_session_made_it() -> None:
     round_ = ReviewRound("7")
-    round_.add("Fixed in 3696270 - help text updated.", "", {"3696270"})
-    round_.add("Done, see 2738999818 above.", "", set())  # a comment's id, not a commit
+    round_.add("Fixed in 3696270 - help text updated.", {"3696270"})
+    round_.add("Done, see 2738999818 above.", set())  # a comment's id, not a commit
     assert round_.text() == "Replied to 2 review comments on PR #7: 2 fixed (1 in 3696270)"
     # the verdict a reply opens with decides, whatever words come after it
-    round_.add("Fixed in 3696270 - skipped the nil case, it cannot happen.", "", {"3696270"})
-    round_.add("Won't fix: the wrapper is intentional, it is fixed by design.", "", set())
-    assert round_.text() == ("Replied to 4 review comments on PR #7: 3 fixed (2 in 3696270), "
-                             "1 won't fix (the wrapper is intentional, it is fixed by design)")
+    round_.add("Fixed in 3696270 - skipped the nil case, it cannot happen.", {"3696270"})
+    round_.add("Won't fix: the wrapper is intentional, it is fixed by design.", set())
+    assert round_.text() == "Replied to 4 review comments on PR #7: 3 fixed (2 in 3696270), " \
+        "1 won't fix"
+    assert round_.points()[-1] == "Won't fix - the wrapper is intentional, it is fixed by design"
     assert replies_in("gh api repos/o/r/pulls/7/comments -F in_reply_to=99 -f body='ok'") == [
         ("7", "99", "ok")]
 
@@ -232,3 +310,31 @@ def test_a_codex_session_s_merge_is_read_through_its_adapter() -> None:
     ]
     assert "- Merged origin/main into the current branch: conflicts in src/app.py, docs/old.md, " \
            "not yet resolved" in work_done(entries, "codex")
+
+
+def test_a_codex_session_s_review_replies_are_read_through_its_adapter() -> None:
+    def line(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2026-11-24T01:25:30.000Z", "type": "response_item", "payload": payload}
+
+    def shell(call_id: str, cmd: str, output: str) -> list[dict[str, Any]]:
+        return [line({"type": "function_call", "name": "exec_command", "call_id": call_id,
+                      "arguments": json.dumps({"cmd": cmd, "workdir": "/w"})}),
+                line({"type": "function_call_output", "call_id": call_id,
+                      "output": "Process exited with code 0\nOutput:\n" + output})]
+    entries = [
+        line({"type": "message", "role": "user",
+              "content": [{"type": "input_text", "text": "Answer the review comments"}]}),
+        *shell("c1", "gh api repos/o/r/pulls/112/comments --jq '.[] | \"[\\(.id)] "
+               "\\(.path):\\(.line) by @\\(.user.login)\\n\\(.body)\\n---\"'", LISTING),
+        *shell("c2", "git commit -am 'fix: review feedback'", "[feat 1a2b3c4] fix: review feedback"),
+        *shell("c3", "gh api repos/o/r/pulls/112/comments/2734651353/replies -f "
+               "body='Fixed in 1a2b3c4 - hoisted the lookup.'", "{}"),
+        *shell("c4", "gh api repos/o/r/pulls/112/comments/2734651360/replies -f "
+               "body=\"Won't fix - fine for 100 items.\"", "{}"),
+    ]
+    lines = work_done(entries, "codex")
+    at = lines.index("- Replied to 2 review comments on PR #112 from Copilot: 1 fixed in 1a2b3c4, "
+                     "1 won't fix")
+    assert lines[at + 1:at + 3] == [
+        '  - explain.go:515 "The tree lookup runs in the loop": fixed in 1a2b3c4 - hoisted the lookup',
+        "  - explain.go:410 \"O(N*M) scan\": won't fix - fine for 100 items"]

@@ -5,13 +5,16 @@
   (:func:`integration`, :class:`Integration`).
 * A round of replies to a pull request's review comments: how many, from whom when the record
   says (a listing of the comments names their authors), how many fixed in which commit, how many
-  "won't fix" (:class:`ReviewRound`).
+  "won't fix" (:class:`ReviewRound`); under it, one short line per comment (the most telling
+  :data:`POINTS_SHOWN`): its point as the listing showed it (the first sentence, the file and
+  line it is on), the reply's verdict, commit and words (:func:`review_comments`).
 
 Pure functions and small records: :class:`ctxtool.core.summarizing.work.WorkLog` feeds them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections import Counter
@@ -22,8 +25,11 @@ import orjson
 from ctxtool.core.summarizing.text import one_line
 
 NAMES_SHOWN = 4  # conflicted files or commits named on a line; the rest counted
-AUTHORS = 2000  # review comments whose author is remembered (the newest)
-REASON_CHARS = 90  # a "won't fix" reason, as the first such reply gives it
+COMMENTS = 2000  # review comments remembered as listed (the newest)
+POINTS_SHOWN = 4  # comments of a round told one per line (won't fix first, then the most telling)
+POINT_CHARS = 120  # a comment's point, as its first sentence says it (what room is left)...
+SAID_CHARS = 100  # ...and what the reply said came of it...
+REPLY_CHARS = 196  # ...on a line no longer than this (the summary keeps lines of 200 whole)
 
 # --- merges, pulls and rebases -----------------------------------------------------------------
 
@@ -182,32 +188,70 @@ def replies_in(command: str) -> list[tuple[str, str, str]]:
     return found
 
 
+@dataclass
+class Comment:
+    """A review comment as a listing showed it."""
+
+    author: str = ""
+    where: str = ""  # ``explain.go:534`` (the file's name and the line), or ""
+    point: str = ""  # the first sentence of its body, cut to :data:`POINT_CHARS`
+
+
 def comment_authors(command: str, result: str) -> dict[str, str]:
-    """The review comments a listing shows, by id, with their authors: from ``gh api``'s JSON
-    (``user.login``, ``author.login``) or a listing made with ``--jq`` (``[id] ... by @login``)."""
-    found: dict[str, str] = {}
+    """The review comments a listing shows, by id, with their authors (those it names)."""
+    return {ident: c.author for ident, c in review_comments(command, result).items() if c.author}
+
+
+def review_comments(command: str, result: str) -> dict[str, Comment]:
+    """The review comments a listing shows, by id: from ``gh api``'s JSON (``user.login``,
+    ``path``, ``line``, ``body``; an array, or objects one after another as ``--jq`` prints
+    them) or a text listing made with ``--jq`` (``[id] path:line by @login`` and the body,
+    ``ID: id | Line: n | Body: ...``, ``id|login|line|body``)."""
+    found: dict[str, Comment] = {}
     text = result.lstrip()
-    if text[:1] in "[{":
-        try:
-            _walk(orjson.loads(text), found, 0)
-            return found
-        except orjson.JSONDecodeError:
-            pass
+    if text[:1] in "[{" and _json_comments(text, found):
+        return found
     default = _AUTHOR_FILTER.search(command)
-    current: list[str] = []
+    blocks: list[tuple[list[str], list[str]]] = []  # (ids, lines): a comment's lines
     for line in result.splitlines():
         ids = _ID.findall(line)
-        current = ids or current
-        login = _LOGIN.search(line)
-        for ident in current if login else ():
-            found.setdefault(ident, login.group(1))
-    if default:
-        for ident in _ID.findall(result):
-            found.setdefault(ident, default.group(1))
-    return found
+        if ids or not blocks:
+            blocks.append((ids, [line]))
+        else:
+            blocks[-1][1].append(line)
+    for ids, lines in blocks:
+        for ident in ids:
+            found.setdefault(ident, Comment())
+        login = next((m.group(1) for m in map(_LOGIN.search, lines) if m), "")
+        for ident in ids if login else ():
+            found[ident].author = found[ident].author or login
+        if ids:
+            found[ids[0]].where, found[ids[0]].point = _where(lines), _point_in(lines)
+    for comment in found.values() if default else ():
+        comment.author = comment.author or default.group(1)
+    return {ident: c for ident, c in found.items() if c.author or c.point}
 
 
-def _walk(value: Any, found: dict[str, str], depth: int) -> None:
+def _json_comments(text: str, found: dict[str, Comment]) -> bool:
+    """The comments of a JSON listing into ``found``; False when the text is not JSON."""
+    at, values = 0, []
+    try:
+        values.append(orjson.loads(text))
+    except orjson.JSONDecodeError:  # objects one after another (``--jq '.[] | {...}'``)
+        raw = json.JSONDecoder()
+        try:
+            while at < len(text):
+                value, at = raw.raw_decode(text, at)
+                values.append(value)
+                while at < len(text) and text[at].isspace():
+                    at += 1
+        except ValueError:
+            return False
+    _walk(values, found, 0)
+    return True
+
+
+def _walk(value: Any, found: dict[str, Comment], depth: int) -> None:
     if depth > 6:
         return
     if isinstance(value, list):
@@ -217,11 +261,94 @@ def _walk(value: Any, found: dict[str, str], depth: int) -> None:
         ident = value.get("id") or value.get("databaseId")
         who = value.get("user") or value.get("author")
         login = who.get("login") if isinstance(who, dict) else None
-        if isinstance(ident, int) and isinstance(login, str):
-            found[str(ident)] = login
+        body = value.get("body")
+        if isinstance(ident, int) and (isinstance(login, str) or isinstance(body, str)):
+            path, line = value.get("path"), value.get("line") or value.get("original_line")
+            where = _short(path) + (f":{line}" if isinstance(line, int) else "") \
+                if isinstance(path, str) else ""
+            found[str(ident)] = Comment(login if isinstance(login, str) else "", where,
+                                        _point_in(body.splitlines()) if isinstance(body, str) else "")
         for item in value.values():
             if isinstance(item, (list, dict)):
                 _walk(item, found, depth + 1)
+
+
+# a listing's fields that are not the comment's words: ``ID: 1``, ``Line: 5``, ``Author: x``
+_FIELD = re.compile(r"^\s*(?:id|line|path|created(?:_at)?|updated(?:_at)?|author|user|login|"
+                    r"replyto|in_reply_to(?:_id)?|url)\s*:", re.IGNORECASE)
+_BODY_FIELD = re.compile(r"\bbody\s*:\s*", re.IGNORECASE)
+_PATH_LINE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,5})(?::(\d+))?\b")
+_LINE_FIELD = re.compile(r"\bline\s*:\s*(\d+)", re.IGNORECASE)
+_HEADING = re.compile(r"^[#>*\s]+|\*\*|__")
+
+
+def _where(lines: list[str]) -> str:
+    """``explain.go:534``: the file and line a listed comment is on, as its header names them."""
+    head = _BODY_FIELD.split(lines[0], maxsplit=1)[0]
+    found = _PATH_LINE.search(_LOGIN.sub("", head))
+    line = _LINE_FIELD.search("\n".join(lines[:3]))
+    number = (found.group(2) if found else None) or (line.group(1) if line else "")
+    if not found:
+        return f"line {number}" if number else ""
+    return _short(found.group(1)) + (f":{number}" if number else "")
+
+
+def _short(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _point_in(lines: list[str]) -> str:
+    """A comment's point: the first sentence of its body (after ``Body:``, else the header's
+    own words - its id, file, line, author and other fields taken off - and the lines under
+    it), markup off, cut to :data:`POINT_CHARS`."""
+    at = next((i for i, line in enumerate(lines[:4]) if _BODY_FIELD.search(line)), None)
+    if at is not None:
+        body = _BODY_FIELD.search(lines[at])
+        words = [lines[at][body.end():], *lines[at + 1:]] if body else []
+    else:
+        words = [_header_words(lines[0]), *lines[1:]] if lines else []
+    for raw in words:
+        line = _HEADING.sub("", raw).strip()
+        if len(line.split()) >= 2 and not line.startswith(("```", "---")):
+            return one_line(re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0].rstrip("."), POINT_CHARS)
+    return ""
+
+
+def _header_words(header: str) -> str:
+    """What a listing's header line says besides the comment's id, file, line, author and
+    other fields (``id|login|line|body``: the last field of several words)."""
+    if "|" in header:
+        fields = [f for f in header.split("|") if not _FIELD.match(f) and len(f.split()) >= 3]
+        return fields[-1] if fields else ""
+    bare = _LOGIN.sub(" ", header)
+    for pattern in (_ID, _PATH_LINE, _LINE_FIELD):
+        bare = pattern.sub(" ", bare)
+    return re.sub(r"[\[\]]|\bby\b", " ", bare)
+
+
+@dataclass
+class Reply:
+    """One reply of a round: what it said came of the comment it answers."""
+
+    verdict: str  # "fixed", "already fixed", "won't fix" or "answered"
+    sha: str  # the commit it names ("" for none)
+    said: str  # its words after the verdict
+    comment: Comment
+    like: int = 0  # later replies of the round that said the same (duplicate comments)
+
+    def text(self) -> str:
+        """``explain.go:534 "uses Author.When as the timestamp": fixed in 09bd59e - using
+        Committer.When``."""
+        verdict = self.verdict + (f" in {self.sha}" if self.sha else "")
+        said = f" - {self.said}" if self.said else ""
+        more = f" (and {self.like} more like it)" if self.like else ""
+        where = f"{self.comment.where} " if self.comment.where else ""
+        room = REPLY_CHARS - len(where + verdict + said + more) - 4
+        point = one_line(self.comment.point, max(40, room))
+        if point:
+            return f'{where}"{point}": {verdict}{said}{more}'
+        head = f"{where.strip()}: " if where else ""
+        return head + (verdict if head else verdict[:1].upper() + verdict[1:]) + said + more
 
 
 @dataclass
@@ -236,14 +363,16 @@ class ReviewRound:
     already: int = 0
     wont_fix: int = 0
     answered: int = 0
-    reason: str = ""  # the first "won't fix" reply's words
+    told: list[Reply] = field(default_factory=list)  # one per distinct reply, in order
 
-    def add(self, body: str, author: str, commits: set[str]) -> None:
-        """A reply (``body``) to a comment by ``author`` ("" when not known); ``commits``: the
-        hashes of the session's commits, which a reply may name all in digits."""
+    def add(self, body: str, commits: set[str], comment: Comment | None = None) -> None:
+        """A reply (``body``) to ``comment`` (as a listing showed it, when one did);
+        ``commits``: the hashes of the session's commits, which a reply may name all in
+        digits."""
+        comment = comment or Comment()
         self.replies += 1
-        if author:
-            self.authors[author] += 1
+        if comment.author:
+            self.authors[comment.author] += 1
         sha = next((s for s in _SHA.findall(body) if s[:7] in commits
                     or re.search(r"[a-f]", s) and re.search(r"\d", s)), "")
         # the verdict a reply opens with ("Fixed in X - skipped the Y case") decides; else
@@ -254,19 +383,31 @@ class ReviewRound:
             wont, fixed = _WONT_FIX.search(body), _FIXED.search(body)
         if wont:
             self.wont_fix += 1
-            self.reason = self.reason or _reason(body)
+            kind = "won't fix"
         elif _ALREADY.search(body) and (sha or fixed):
             self.already += 1
+            kind = "already fixed"
         elif sha or fixed:
             self.fixed[sha[:7]] += 1
+            kind = "fixed"
         else:
             self.answered += 1
+            kind = "answered"
+        said = _reason(body) if (wont or fixed or sha) else one_line(body, SAID_CHARS)
+        same = next((r for r in self.told if r.said == said and r.verdict == kind), None)
+        if same is not None and said:
+            same.like += 1
+        else:
+            self.told.append(Reply(kind, sha[:7], one_line(said, SAID_CHARS), comment))
 
     def text(self) -> str:
         """``Replied to 7 review comments on PR #112 from Copilot: 6 fixed in 09bd59e, 1 won't
-        fix (reason)``."""
+        fix`` (each comment's point and the reply's words: :meth:`points`)."""
         plural = "s" * (self.replies != 1)
         head = f"Replied to {self.replies} review comment{plural} on PR #{self.pr}"
+        if self.replies == 1 and self.told:  # the comment's own line says it all
+            return f"Replied to a review comment on PR #{self.pr}" + (
+                f" from {next(iter(self.authors))}" if self.authors else "") + ": " + self.told[0].text()
         if self.authors:
             head += " from " + ", ".join(
                 name + (f" ({n})" if len(self.authors) > 1 else "")
@@ -282,15 +423,32 @@ class ReviewRound:
         if self.already:
             parts.append(f"{self.already} already fixed")
         if self.wont_fix:
-            parts.append(f"{self.wont_fix} won't fix" + (f" ({self.reason})" if self.reason else ""))
+            parts.append(f"{self.wont_fix} won't fix")
         if self.answered:
             parts.append(f"{self.answered} answered")
         return head + (": " + ", ".join(parts) if parts else "")
 
+    def points(self) -> list[str]:
+        """One line per comment answered, in order: the :data:`POINTS_SHOWN` that tell most
+        (those declined first: a reader resuming must not redo them; then those whose point
+        and reply say most); the round's line counts them all."""
+        def worth(reply: Reply) -> tuple[bool, int]:
+            words = set(re.findall(r"[\w.]{4,}", f"{reply.comment.point} {reply.said}".lower()))
+            return reply.verdict == "won't fix", len(words)
+        if self.replies == 1:
+            return []  # on the round's line
+        chosen = sorted(self.told, key=worth, reverse=True)[:POINTS_SHOWN]
+        return [reply.text() for reply in self.told if reply in chosen]
+
 
 def _reason(body: str) -> str:
-    """A "won't fix" reply's reason: the first clause of its words after the verdict (``Won't
-    fix - X is fine (...)`` gives "X is fine")."""
+    """A reply's words after its verdict, their first clause (``Won't fix - X is fine (...)``
+    gives "X is fine"; ``Reconsidered - fixed in X. Now Y`` gives "Now Y")."""
     rest = re.split(r"\s+[-\u2013\u2014:]\s+|[.:]\s+", body.strip(), maxsplit=1)
-    reason = re.split(r"[.;]\s|\s\(", rest[1] if len(rest) > 1 else "", maxsplit=1)[0].strip()
-    return one_line(reason.rstrip(" ."), REASON_CHARS)
+    clauses = re.split(r"[.;]\s|\s\(", rest[1] if len(rest) > 1 else "")
+    told = [c.strip() for c in clauses if c.strip() and not _ONLY_VERDICT.match(c.strip())]
+    return told[0].rstrip(" .") if told else ""
+
+
+_ONLY_VERDICT = re.compile(r"^(?:\w+\s+)?(?:fixed|addressed|done|resolved)(?:\s+in\s+\w+)?\W*$",
+                           re.IGNORECASE)

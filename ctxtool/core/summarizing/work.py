@@ -8,7 +8,8 @@ keeps, in order and in bounded memory:
   while it was the one in progress;
 * commits (the message, the hash the result names, the files changed since the commit before),
   pushes or pull requests, merges, pulls and rebases, and rounds of replies to review comments
-  (each one line, :mod:`ctxtool.core.summarizing.git_work`);
+  (each one line, a round's most telling comments under it, each with its point and what the
+  reply said came of it: :mod:`ctxtool.core.summarizing.git_work`);
 * what each change did, from the edit itself, per file and per step (the edits made for one
   stated intent: what the assistant said it was about to do just before them, :func:`intent_of`),
   each read whole (a file written whole again: against its text as last read or written):
@@ -33,9 +34,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from ctxtool.core.summarizing.git_work import (AUTHORS, Integration, ReviewRound, branch_in,
-                                               comment_authors, ending_of, integration,
-                                               replies_in)
+from ctxtool.core.summarizing.git_work import (COMMENTS, Comment, Integration, ReviewRound,
+                                               branch_in, ending_of, integration, replies_in,
+                                               review_comments)
 from ctxtool.core.summarizing.names import (declarations_in, definitions_in, enclosing_definition,
                                             identifiers_in, looks_like_identifier)
 from ctxtool.core.summarizing.text import one_line
@@ -451,8 +452,9 @@ class WorkLog:
         self.branch = ""  # the branch checked out, as git's output last named it
         # the latest merge, pull or rebase: its line, what came of it, and where
         self.merging: tuple[WorkLine, Integration, int] | None = None
-        self.review: tuple[WorkLine, ReviewRound] | None = None  # this round of replies
-        self.authors: dict[str, str] = {}  # review comments' authors, by id (the newest)
+        # this round of replies: its line, the lines under it (a comment each), what it counts
+        self.review: tuple[WorkLine, list[WorkLine], ReviewRound] | None = None
+        self.comments: dict[str, Comment] = {}  # review comments as listed, by id (the newest)
         self.hashes: set[str] = set()  # the commits' short hashes
 
     def _line(self, position: int, text: str, detail: bool = False) -> None:
@@ -736,19 +738,19 @@ class WorkLog:
         replies = replies_in(command) if "gh" in command else []
         if not replies and not command.lstrip().startswith("gh "):
             return
-        steps = [step for work in self.files.values() for step in work.steps.values()]
-        for pr, comment, body in replies:
+        for pr, comment, body in replies:  # told under the round's line, not again by a step
             self._replied(pr, comment, body, position)
-            for line in report_lines(body, _definitions(steps)):
-                _attach(line, steps)
         if replies:
             return
+        steps = [step for work in self.files.values() for step in work.steps.values()]
         if not _BODY.search(command):
-            for ident, author in comment_authors(command, result).items():
-                self.authors.pop(ident, None)
-                self.authors[ident] = author
-            while len(self.authors) > AUTHORS:
-                del self.authors[next(iter(self.authors))]
+            for ident, comment in review_comments(command, result).items():
+                known = self.comments.pop(ident, None)
+                self.comments[ident] = Comment(comment.author or (known.author if known else ""),
+                                               comment.where or (known.where if known else ""),
+                                               comment.point or (known.point if known else ""))
+            while len(self.comments) > COMMENTS:
+                del self.comments[next(iter(self.comments))]
         for match in _BODY.finditer(command):
             text = next(g for g in match.groups() if g is not None).replace('\\"', '"')
             heredoc = _HEREDOC.search(command, match.start())  # ``--body "$(cat <<'EOF' ...``
@@ -761,13 +763,27 @@ class WorkLog:
 
     def _replied(self, pr: str, comment: str, body: str, position: int) -> None:
         """A reply to a review comment: it counts in this round's line (one per pull request
-        until the user's next message)."""
-        if self.review is None or self.review[1].pr != pr:
-            self.review = (WorkLine(position, self.active, ""), ReviewRound(pr))
+        until the user's next message), and the comment's point and the reply's words are told
+        under it (the most telling: :meth:`ReviewRound.points`); a later report line saying no
+        more is left out."""
+        if self.review is None or self.review[2].pr != pr:
+            self.review = (WorkLine(position, self.active, ""), [], ReviewRound(pr))
             self.lines.append(self.review[0])
-        line, round_ = self.review
-        round_.add(body, self.authors.get(comment, ""), self.hashes)
+        line, under, round_ = self.review
+        round_.add(body, self.hashes, self.comments.get(comment))
         line.text = round_.text()
+        under[:] = self._under(line, under, [WorkLine(position, self.active, text, detail=True)
+                                             for text in round_.points()])
+        self.said.append(telling_words(round_.told[-1].text()))
+
+    def _under(self, head: WorkLine, old: list[WorkLine], new: list[WorkLine]) -> list[WorkLine]:
+        """``new`` in place of ``old`` right under ``head`` (other lines may have come after
+        it since); the oldest lines go when there is no room."""
+        kept = [line for line in self.lines if not any(line is o for o in old)]
+        at = next((i + 1 for i, line in enumerate(kept) if line is head), len(kept))
+        self.lines.clear()
+        self.lines.extend(kept[:at] + new + kept[at:])
+        return new
 
     def report(self, text: str, position: int) -> None:
         """The assistant's text at the end of a turn: its lines that say what was done, but
