@@ -21,9 +21,9 @@ No network and no model: the sections are built from what the transcript records
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
    its state at the cut: commits, pushes, merges and rebases, rounds of replies to review
    comments (:mod:`ctxtool.core.summarizing.git_work`), tests and builds, issues closed, the
-   assistant's own
-   end-of-turn reports (when not all fit, those a section above tells are left out first); the
-   tasks whose work is left out for size keep a line each (their state and description);
+   assistant's own end-of-turn reports (when not all fit, those a section above tells are left
+   out first); the tasks whose work is left out for size keep a line each (their state and
+   description);
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
    tool results, given as the reason for rejecting a tool call; a very long one keeps its start
    and end;
