@@ -63,7 +63,8 @@ from ctxtool.core.summarizing.findings import check_words
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED, paths_in
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
-from ctxtool.core.summarizing.work import Task, WorkLine, WorkLog, commit_told, telling_words
+from ctxtool.core.summarizing.work import (LIST_MARK, Task, WorkLine, WorkLog, commit_told,
+                                           telling_words)
 from ctxtool.llm.base import QUEUED, Progress, SummaryRequest, SummaryResult, Turn, no_progress
 
 # detail factors for the sections other than the user messages, most detail first: the first
@@ -681,7 +682,7 @@ def _same(path: str, named: str) -> bool:
     return path == named or path.endswith("/" + named.lstrip("./"))
 
 
-_MARK = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_MARK = re.compile(LIST_MARK)
 
 
 def _plain(text: str) -> str:

@@ -381,12 +381,14 @@ def intent_of(text: str) -> str:
     return one_line(said.rstrip(":. "), INTENT_CHARS)
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+LIST_MARK = r"^[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+"  # a list item's mark, at a line's start
+_LIST_ITEM = re.compile(LIST_MARK)
+_LIST_LINE = re.compile(LIST_MARK + ".*", re.MULTILINE)
 
 
 def list_items(text: str) -> list[str]:
     """The items of the lists in a text (a plan's steps), markup off."""
-    return [_MARKUP.sub("", line).strip() for line in text.splitlines() if _LIST_ITEM.match(line)]
+    return [_MARKUP.sub("", m.group(0)).strip() for m in _LIST_LINE.finditer(text)]
 
 
 def planned(intent: str, items: Iterable[str]) -> str:
