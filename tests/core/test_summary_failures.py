@@ -391,3 +391,13 @@ def test_a_test_failure_says_how_many_tests_failed() -> None:
     assert errors.startswith("- Test failure (`mix test`): FunctionClauseError: no function clause "
                              "matching in App.Trace.with_span/3 (3 of 40 tests failed) The do block "
                              "is passed as an argument, not a function.")
+
+
+def test_a_multiedit_of_no_edits_after_a_failure_is_no_change() -> None:
+    s = Session()
+    s.user("Fix the build")
+    s.call("t1", "Bash", {"command": "go build ./..."}, "Exit code 1\nx.go:3:5: undefined: y",
+           error=True)
+    s.call("t2", "MultiEdit", {"file_path": "/w/x.go", "edits": []}, "Applied 0 edits")
+    errors = errors_of(s)  # once a KeyError: the file had no step
+    assert "undefined: y" in errors and "Fixed" not in errors and "Tried" not in errors

@@ -485,11 +485,12 @@ class WorkLog:
         self.active = active[-1] if active else ""
 
     def changed(self, path: str, tool: str, old: str, new: str, position: int,
-                read_before: bool, intent: str = "", known: Iterable[str] = ()) -> None:
+                read_before: bool, intent: str = "", known: Iterable[str] = ()) -> Step:
         """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file),
         made for ``intent`` (the assistant's words before it); ``known``: the names a
         rewritten file was read to hold. A rewrite of a file whose text is followed is told as
-        the edits it amounts to (what it added, changed and removed against that text)."""
+        the edits it amounts to (what it added, changed and removed against that text). Returns
+        the step it is part of."""
         work = self.files.get(path)
         if work is None:
             work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
@@ -501,21 +502,21 @@ class WorkLog:
         old = old if prior is None else prior
         before, after = names_of(old, path), names_of(new, path)
         inside = self._follow(path, tool, old, new)
-        self._step(work, intent, dict.fromkeys(known) if known and prior is None else before,
-                   after, old, new, None if prior is None else rewritten(prior, new))
-        step = work.steps[intent_of(intent)]
+        step = self._step(work, intent, dict.fromkeys(known) if known and prior is None else before,
+                          after, old, new, None if prior is None else rewritten(prior, new))
         if inside and inside not in step.added and inside not in step.defined:
             step.changed[inside] = None
         self._tests(work, old, new)
         self.since_commit[path] = None
         self.last_change = position
+        return step
 
     def _step(self, work: FileWork, intent: str, before: dict[str, None],
               after: dict[str, None], old: str, new: str,
-              rewrote: list[str] | None = None) -> None:
-        """The edit's part in its step: the definitions it brought in first, then names; the
-        definitions it rewrote (``rewrote``, when known: those a rewrite changed); the names it
-        took out; its first telling lines of code."""
+              rewrote: list[str] | None = None) -> Step:
+        """The edit's part in its step (returned): the definitions it brought in first, then
+        names; the definitions it rewrote (``rewrote``, when known: those a rewrite changed); the
+        names it took out; its first telling lines of code."""
         key = intent_of(intent)
         step = work.steps.pop(key, None) or Step(key)
         work.steps[key] = step
@@ -551,8 +552,9 @@ class WorkLog:
                 break
             if weight >= 2.0 and len(line) <= CODE_CHARS:
                 step.code.setdefault(line, weight + (1.0 if _SALIENT.search(line) else 0.0))
-        while len(work.steps) > STEPS_PER_FILE:
+        while len(work.steps) > STEPS_PER_FILE:  # never this step: it was put last
             del work.steps[next(iter(work.steps))]
+        return step
 
     def read(self, path: str, text: str, whole: bool) -> None:
         """A file's text as a Read showed it (``whole``: not a part of it)."""
