@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ctxtool.core.summarizing.failures import (diagnosis, failed_count, failure_gist, kind_of,
-                                                program_of, reason_of)
+from ctxtool.core.summarizing.failures import (change_told, diagnosis, failed_count, failure_gist,
+                                                kind_of, program_of, reason_of)
 from ctxtool.core.summarizing.findings import check_words
 from ctxtool.core.summarizing.offline import OfflineRun, View, errors_and_fixes, offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
@@ -60,7 +60,8 @@ def test_a_failure_says_its_kind() -> None:
 
 def test_the_reason_is_what_the_assistant_made_of_it_not_what_it_does_next() -> None:
     said = "Good! I see the issue - the config format is wrong. Let me look at the README."
-    assert reason_of(said) == "I see the issue - the config format is wrong."
+    # "I see the issue -" only leads in to what it is
+    assert reason_of(said) == "The config format is wrong."
     assert reason_of("Let me fix the credo issues. First, the implicit try:") == ""
 
 
@@ -77,8 +78,8 @@ def test_a_failure_its_reason_its_fix_and_the_run_that_passed_make_one_line() ->
     assert errors_of(s).strip() == (
         "- Test failure (`mix test`): BadMapError: expected a map, got: [exporter: :stdout]. The "
         "processor config format is wrong; it wants a flat exporter key. Fixed: dev.exs: Use the "
-        "flat traces_exporter format; `traces_exporter: :stdout`. Then `mix test` passed (297 "
-        "tests, 0 failures)")
+        "flat traces_exporter format; `traces_exporter: :stdout`. Then it passed (297 tests, 0 "
+        "failures)")
 
 
 def test_repeats_of_one_cause_are_merged_and_an_open_one_says_so() -> None:
@@ -207,7 +208,7 @@ def test_a_formatter_run_is_a_fix() -> None:
     s.call("l2", "Bash", {"command": "golangci-lint run ./..."}, "0 issues.")
     assert errors_of(s).strip() == (
         "- Lint error (`golangci-lint run ./...`): x.go:9:1: File is not properly formatted (gofmt) "
-        "Fixed: `gofmt -w x.go`. Then `golangci-lint run ./...` passed.")
+        "Fixed: `gofmt -w x.go`. Then it passed.")
 
 
 def test_a_stated_finding_is_fixed_by_the_change_after_it() -> None:
@@ -221,8 +222,9 @@ def test_a_stated_finding_is_fixed_by_the_change_after_it() -> None:
     s.call("e2", "Edit", {"file_path": "/work/app/explain_test.go", "old_string": "a",
                           "new_string": "b"}, "updated", text="Now the tests.")  # another change
     s.call("b1", "Bash", {"command": "go build ./..."}, "")
-    assert errors_of(s).strip() == ('- Error: "unreachable code at line 298". Fixed: explain.go. '
-                                    'Then `go build ./...` passed.')
+    # the edit only took a line out: what it removed is the fix
+    assert errors_of(s).strip() == ('- Error: "unreachable code at line 298". Fixed: explain.go; '
+                                    'removed `return "", false`. Then `go build` passed.')
 
 
 def test_a_linter_check_is_also_named_in_plain_words() -> None:
@@ -254,7 +256,8 @@ def test_a_fix_names_what_it_defined_and_a_long_passing_run_by_its_program() -> 
     assert line.startswith("- Lint error (`mix credo`): hooks.ex:144:7: Function is too complex "
                            "(cyclomatic complexity is 13, max is 9) in `tool_call`. Fixed: ")
     assert "; added create_tool_call. Then" in line  # the definition, not the names it used
-    assert line.endswith("Then `mix credo` passed.")
+    # the passing run is the program that failed (its longer command named by it): "it"
+    assert line.endswith("Then it passed.")
 
 
 def test_a_fix_shown_is_to_the_file_the_diagnostic_shown_names() -> None:
@@ -369,8 +372,9 @@ def test_a_fix_tells_the_import_it_added_by_its_statement() -> None:
     s.call("c2", "Bash", {"command": "mix credo"}, "found no issues.")
     line = errors_of(s).strip()
     # the import as written, not its bare name
-    assert line.endswith("Fixed: app.ex; `defp start_otel do`; added alias App.Otel, Otel.setup. "
-                         "Then `mix credo` passed.")
+    # (the file the diagnostic names is not named again)
+    assert line.endswith("Fixed: `defp start_otel do`; added alias App.Otel, Otel.setup. "
+                         "Then it passed.")
 
 
 def test_a_test_failure_says_how_many_tests_failed() -> None:
@@ -401,3 +405,46 @@ def test_a_multiedit_of_no_edits_after_a_failure_is_no_change() -> None:
     s.call("t2", "MultiEdit", {"file_path": "/w/x.go", "edits": []}, "Applied 0 edits")
     errors = errors_of(s)  # once a KeyError: the file had no step
     assert "undefined: y" in errors and "Fixed" not in errors and "Tried" not in errors
+
+
+def test_a_small_edit_is_told_by_what_it_moved_or_took_out() -> None:
+    # a line moved: where it went, by the line now after it (or before it, at the end)
+    assert change_told([("class Row:\n    label: str\n    Base\n    size: int",
+                         "class Row:\n    Base\n    label: str\n    size: int")]) == \
+        "moved `Base` before `label: str`"
+    assert change_told([("close(db)\nrows = load()\nlog(rows)", "rows = load()\nlog(rows)\n"
+                         "close(db)")]) == "moved `close(db)` after `log(rows)`"
+    # lines only taken out, a brace left out; a long line cut at a space
+    assert change_told([("    return out\n\n    return None, False\n}", "    return out\n}")]) == \
+        "removed `return None, False`"
+    assert change_told([("x = 1\nraise ValueError(f'cannot parse the header of {path}')\n", "x = 1")]) \
+        == "removed `raise ValueError(f'cannot parse the...`"
+    # a line rewritten or only added is told by what it became (its new line), not here
+    assert change_told([("return err", "return wrap(err)")]) == ""
+    assert change_told([("a = 1", "a = 1\nb = 2")]) == ""
+    # many lines changed: a rewrite, told by its new lines
+    many = "\n".join(f"line_{n} = {n}" for n in range(8))
+    assert change_told([(many, "")]) == ""
+
+
+def test_a_lint_fix_says_every_check_in_plain_words_and_what_the_edit_did() -> None:
+    s = Session()
+    s.user("Make lint pass")
+    lint = ("Exit code 1\n[lint:go] app/row.go:12:2: embedded fields should be listed before "
+            "regular fields (embeddedstructfieldcheck)\n[lint:go] app/row.go:30:9: error returned "
+            "from external package is unwrapped (wrapcheck)\n[lint:go] ERROR task failed")
+    s.call("l1", "Bash", {"command": "make lint"}, lint, error=True)
+    s.assistant(text_block("Two lint issues: embedded field order and unwrapped error."))
+    s.call("e1", "Edit", {"file_path": "/w/app/row.go",
+                          "old_string": "type Row struct {\n\tName string\n\t*Base\n}\n\treturn err",
+                          "new_string": "type Row struct {\n\t*Base\n\tName string\n}\n\treturn "
+                                        "fmt.Errorf(\"read row: %w\", err)"}, "updated")
+    s.call("l2", "Bash", {"command": "make lint"}, "0 issues.")
+    # both checks named; the words that only say the checks again left out; the file the
+    # diagnostic names not named again; the run that failed, passing after it: "it"
+    line = errors_of(s).strip()
+    assert line.startswith("- Lint error: embedded field order, unwrapped error (`make lint`): "
+                           "row.go:12:2: embedded fields should be listed before regular fields")
+    assert "Two lint issues" not in line
+    assert line.endswith("Fixed: moved `*Base` before `Name string`; `return fmt.Errorf(\"read row: "
+                         "%w\", err)`. Then it passed.")

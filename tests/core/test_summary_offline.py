@@ -54,8 +54,7 @@ def test_errors_and_what_followed() -> None:
     assert errors.strip() == (
         "- Test failure (`pytest tests/test_pager.py`): ERROR: file or directory not found: "
         "tests/test_pager.py. The test file does not exist yet; creating it. Fixed: test_pager.py; "
-        "`def test_pages():`; added app.pager. Then `pytest -q tests/test_pager.py` passed (1 "
-        "passed)")
+        "`def test_pages():`; added app.pager. Then it passed (1 passed)")
 
 
 def test_error_gist_picks_the_telling_line() -> None:

@@ -200,7 +200,7 @@ def test_tests_commits_and_pushes_after_the_last_edit() -> None:
     done = sections(s)["Problem Solving"]
     assert "- Test failure (`pytest`): FAILED tests/test_a.py::test_one (test_one) Fixed: a.py. " \
         "Then " \
-        "`uv run pytest -q` passed (3 passed)" in sections(s)["Errors and fixes"]
+        "`uv run pytest` passed (3 passed)" in sections(s)["Errors and fixes"]
     assert "- `uv run pytest -q` passed: 3 passed\n   - Committed abc1234 \"fix: run pytest in CI\" (a.py)" \
         "\n   - Pushed to origin main" in done
 

@@ -93,8 +93,7 @@ def test_errors_say_what_resolved_them_and_tests_their_state_after_the_last_chan
     # one line: the error's gist and failing test, the change after it, the run that passed
     assert errors == ("- Test failure (`pytest tests/test_export.py`): FAILED tests/test_export.py"
                       "::test_json - KeyError: 'json' (test_json) Fixed: rows.py; `WRITERS = "
-                      "{'csv': w, 'json': write_json}`. Then `pytest -q tests/test_export.py -k "
-                      "json` passed (5 passed)")
+                      "{'csv': w, 'json': write_json}`. Then it passed (5 passed)")
     work = found["Current Work"]
     assert "Task in progress" not in work  # the report settled it
     assert "- `pytest -q tests/test_export.py -k json` passed after the last change (5 passed)." in work

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxtool.core.clearing.persist import truncate_text
-from ctxtool.core.summarizing.failures import FailureLog, failure_gist
+from ctxtool.core.summarizing.failures import FailureLog, change_told, failure_gist
 from ctxtool.core.summarizing.names import (WEIGHT_DEFINED, WEIGHT_DISCUSSED, WEIGHT_MENTIONED,
                                         WEIGHT_GLIMPSED, WEIGHT_SEEN, WEIGHT_USER, NameRanking, backticked,
                                         definitions_in, identifiers_in, paths_in, test_names_in,
@@ -376,7 +376,8 @@ class Facts:
                 names = [*imports, *(n for n in step.added if n not in had and
                                      n not in step.imports.values())]
                 self.failures.changed(path, step.intent, names, code[0] if code else "",
-                                      tuple(n for n in step.defined if n not in had))
+                                      tuple(n for n in step.defined if n not in had),
+                                      change_told(pairs))
         elif call.name == "Bash":
             command = str(data.get("command") or "")
             runs = commands_in(command)

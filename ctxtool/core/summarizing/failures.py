@@ -26,8 +26,9 @@ from __future__ import annotations
 import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
-from ctxtool.core.summarizing.findings import restates, speaks_of, stated_error
+from ctxtool.core.summarizing.findings import check_words, restates, speaks_of, stated_error
 from ctxtool.core.summarizing.names import test_names_in
 from ctxtool.core.summarizing.shell import commands_in, without_redirections
 from ctxtool.core.summarizing.text import one_line
@@ -40,7 +41,6 @@ FIX_NAMES = 6  # names those changes added, kept per episode
 FAILED_TESTS = 3
 GIST_CHARS = 160
 REASON_CHARS = 160
-PASSED_CHARS = 40  # a passing run longer than this is named by its program
 
 # a tool that refused the call before running it (Claude Code wraps that in tool_use_error)
 _REFUSED = re.compile(r"<tool_use_error>|\A\s*(?:File does not exist|File has not been read yet|"
@@ -210,6 +210,62 @@ def what_ran(call: ToolCall) -> str:
     return f"{call.name} {target}".strip()
 
 
+TOLD_LINES = 6  # an edit that changed more lines than this is told by its new lines, not its diff
+TOLD_PARTS = 2  # the moves and removals told of a small edit
+TOLD_CHARS = 40  # each line of code in them, at most
+DIFF_LINES = 200  # an edit longer than this on both sides is not compared
+
+
+def change_told(pairs: list[tuple[str, str]]) -> str:
+    """What a small edit did that its new lines do not show: a line it moved (``moved `*Alias`
+    before `Content []byte` ``), a line it took out (``removed `return "", false` ``); '' for an
+    edit that only added or rewrote lines, or changed many (its new lines tell it)."""
+    told: list[str] = []
+    for old, new in pairs:
+        before, after = _code_lines(old), _code_lines(new)
+        if min(len(before), len(after)) > DIFF_LINES:
+            continue  # too long to compare (a small change comes as a small edit)
+        ops = SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        gone = [before[i] for tag, i1, i2, _, _ in ops if tag in ("delete", "replace")
+                for i in range(i1, i2)]
+        came = [after[j] for tag, _, _, j1, j2 in ops if tag in ("insert", "replace")
+                for j in range(j1, j2)]
+        if len(gone) + len(came) > TOLD_LINES:
+            continue
+        moved = [line for line in gone if line in came and _says(line)]
+        told.extend(_moved(line, after) for line in moved)
+        if not came:  # lines only taken out (a rewritten line is told by what it became)
+            told.extend(f"removed `{_snip(line)}`" for line in gone if _says(line))
+    return "; ".join(t for t in told[:TOLD_PARTS] if t)
+
+
+def _code_lines(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def _says(line: str) -> bool:
+    """A line of code that says something (not a brace, ``end`` or a blank comment)."""
+    return len(re.findall(r"\w", line)) >= 3 and line not in ("end", "else", "done", "fi")
+
+
+def _moved(line: str, after: list[str]) -> str:
+    """``moved `x` before `y` ``: the line now after it, else the one now before it."""
+    at = after.index(line)
+    following = next((ln for ln in after[at + 1:] if _says(ln)), "")
+    if following:
+        return f"moved `{_snip(line)}` before `{_snip(following)}`"
+    preceding = next((ln for ln in reversed(after[:at]) if _says(ln)), "")
+    return f"moved `{_snip(line)}` after `{_snip(preceding)}`" if preceding else ""
+
+
+def _snip(line: str) -> str:
+    """A line of code cut at a space within TOLD_CHARS (its first words name it)."""
+    if len(line) <= TOLD_CHARS:
+        return line
+    cut = line.rfind(" ", 0, TOLD_CHARS - 3)
+    return line[:cut if cut > 8 else TOLD_CHARS - 3].rstrip() + "..."
+
+
 @dataclass
 class Episode:
     """One failure (or several of one cause) and what followed it."""
@@ -225,7 +281,9 @@ class Episode:
     names: dict[str, None] = field(default_factory=dict)  # names they added
     defined: set[str] = field(default_factory=set)  # those they defined (a new function...)
     code: str = ""  # the telling line of code the first change wrote
+    told: str = ""  # what the first change did, when small (:func:`change_told`)
     failed: str = ""  # how many tests failed ("11 of 297 tests failed")
+    checks: str = ""  # the linter checks its output names, in plain words (:func:`check_words`)
     code_failure: bool = True  # a test, lint, build or commit check: a change can fix it
     retry: ToolCall | None = None  # the next run of its cause when no change came before it
     passed: str = ""  # the run that passed after it
@@ -267,7 +325,8 @@ class FailureLog:
         tests = list(dict.fromkeys(test_names_in(text)))[:FAILED_TESTS]
         kind = kind_of(cause)
         episode = Episode(call, cause, gist, tests, position, code_failure=kind in _CODE,
-                          failed=failed_count(text) if kind == "Test failure" else "")
+                          failed=failed_count(text) if kind == "Test failure" else "",
+                          checks=check_words(text))
         self.episodes.append(episode)
         self.open = self.open[-(OPEN - 1):] + [episode]
         self.unsaid.append(episode)
@@ -296,13 +355,14 @@ class FailureLog:
         self.open = self.open[-(OPEN - 1):] + [episode]
 
     def changed(self, path: str, intent: str, names: list[str], code: str = "",
-                defined: tuple[str, ...] = ()) -> None:
+                defined: tuple[str, ...] = (), told: str = "") -> None:
         """A successful edit or write of ``path`` for ``intent``, adding ``names`` (``code``:
-        its telling new line; ``defined``: the definitions among them)."""
-        self._step(path.rsplit("/", 1)[-1], intent, names, code, defined)
+        its telling new line; ``defined``: the definitions among them; ``told``: what it did
+        when it was small, :func:`change_told`)."""
+        self._step(path.rsplit("/", 1)[-1], intent, names, code, defined, told)
 
     def _step(self, name: str, intent: str, names: list[str], code: str,
-              defined: tuple[str, ...] = ()) -> None:
+              defined: tuple[str, ...] = (), told: str = "") -> None:
         """A change (``name``: its file or command) for the failure being worked on."""
         self.unsaid = []  # words after a change are about the change
         # a change is for the latest failure a change can fix (the one being worked on)
@@ -316,7 +376,8 @@ class FailureLog:
         if len(episode.steps) < FIX_STEPS and not any(s.split(":")[0] == name
                                                       for s in episode.steps):
             episode.steps[name + (f": {intent}" if intent else "")] = None
-        episode.code = episode.code or code
+        if not episode.code and not episode.told:
+            episode.code, episode.told = code, told
         for added in names:
             if len(episode.names) < FIX_NAMES:
                 episode.names[added] = None
@@ -338,7 +399,7 @@ class FailureLog:
             if same or check and episode.steps:
                 verb = "passed" if check else "succeeded"
                 ran = one_line(_command(call), 60)
-                ran = cause if check and len(ran) > PASSED_CHARS else ran  # its program says it
+                ran = cause if check else ran  # a test or build run: its program says it
                 episode.passed = f"`{ran}` {verb}" + (
                     f" ({one_line(detail, 60)})" if detail else "")
                 self._close(episode)
@@ -389,9 +450,10 @@ def reason_of(text: str) -> str:
     said = [_FILLER.sub("", s).strip() for s in sentences if not _ACTION.match(_FILLER.sub("", s))]
     # a few words ending in a colon lead in to what follows ("First, the implicit try:"); "I
     # see the issue." says nothing of it
-    said = [s for s in said if s and not (s.endswith(":") and len(s.split()) < 5)
+    said = [_LEAD_IN.sub("", s) for s in said if s and not (s.endswith(":") and len(s.split()) < 5)
             and not _EMPTY.match(s)]
-    return one_line(" ".join(said[:2]).rstrip(":"), REASON_CHARS)
+    reason = " ".join(said[:2]).rstrip(":")
+    return one_line(reason[:1].upper() + reason[1:], REASON_CHARS)
 
 
 # a sentence that says what is wrong ("The issue is that ...", "The credo warning is about ...")
@@ -411,6 +473,10 @@ def diagnosis(intent: str) -> tuple[str, str]:
 
 _EMPTY = re.compile(r"(?:i (?:think i )?(?:see|found|understand|get) (?:the|what the) (?:issue|problem|"
                     r"error|bug)(?: now)?|got it)\W*$", re.IGNORECASE)
+# "I see the issue - " before what it is: the words after it say it
+_LEAD_IN = re.compile(r"^(?:i (?:think i )?(?:see|found|understand)(?: (?:the|what the) "
+                      r"(?:issue|problem|error|bug)(?: is)?)?(?: now)?|got it)"
+                      r"\s*(?:[-\u2013\u2014:]|\.\.\.)\s*", re.IGNORECASE)
 _ACTION = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|fix|now fix)\b",
                      re.IGNORECASE)
 

@@ -24,9 +24,9 @@ _CHECK_NAME = re.compile(r"\((" + "|".join(_CHECKS) + r")\)")
 
 
 def check_words(gist: str) -> str:
-    """What the linter check a gist names is, in plain words (``errcheck``: unchecked error)."""
-    found = _CHECK_NAME.search(gist)
-    return _CHECKS[found.group(1)] if found else ""
+    """What the linter checks a gist (or a run's output) names are, in plain words (``errcheck``:
+    unchecked error), each once, in order."""
+    return ", ".join(dict.fromkeys(_CHECKS[found.group(1)] for found in _CHECK_NAME.finditer(gist)))
 
 
 # a finding the assistant names: "fix the credo nesting issue in `f`", "`X` is unused" ...

@@ -59,7 +59,7 @@ from ctxtool.core.sizing.tokens import estimate_text_tokens
 from ctxtool.core.summarizing.facts import Facts, FileTouch, Message
 from ctxtool.core.summarizing.failures import (Episode, diagnosis, failure_gist, is_noise, kind_of,
                                                 stated_kind)
-from ctxtool.core.summarizing.findings import check_words
+from ctxtool.core.summarizing.findings import restates
 from ctxtool.core.summarizing.names import WEIGHT_MENTIONED, paths_in
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections, summary_body
 from ctxtool.core.summarizing.tools import ToolCall, describe_call, error_gist
@@ -388,12 +388,14 @@ def _episode_line(episode: Episode, f: float) -> str:
         head = f"- {stated_kind(gist)}: \"{gist}\""
     else:
         cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
-        plain = check_words(gist)  # the words a reader knows the check by
+        plain = episode.checks  # the words a reader knows the checks by
         head = f"- {kind_of(episode.cause)}{': ' + plain if plain else ''}{times} (`{cause}`): " \
                f"{clip(gist, limit)}{tests}"
     steps = list(episode.steps)
     if episode.passed:
-        end = f"Then {episode.passed}"
+        # the run that failed, passing now: "it" (the line named it)
+        again = episode.cause and episode.passed.startswith(f"`{episode.cause}` ")
+        end = "Then it " + episode.passed.split("` ", 1)[1] if again else f"Then {episode.passed}"
     elif episode.retry is not None and not steps:
         end = f"Retried: {describe_call(episode.retry, 60)}"
     elif not episode.closed:
@@ -406,7 +408,8 @@ def _episode_line(episode: Episode, f: float) -> str:
     named = [step for step in steps if step.split(":")[0] in _located_files(gist)]
     # no words after the failure: the diagnosis before its first change says why
     said = episode.reason or diagnosis((named or steps or [""])[0].partition(": ")[2])[0]
-    fix = _fix(episode, named or steps, said, first=not named or named[0] == steps[0])
+    said = "" if said and restates(said, head) else said  # words the error's line says already
+    fix = _fix(episode, named or steps, said, first=not named or named[0] == steps[0], head=head)
     # the reason and the fix share the room left: the fix as much as it needs, up to two thirds
     reason = clip(said, min(max(90, int(140 * f)), room - min(len(fix) + 8, room * 2 // 3))) \
         if room > 40 else ""
@@ -416,16 +419,20 @@ def _episode_line(episode: Episode, f: float) -> str:
     return " ".join(p if p[-1:] in ".!?)" else p + "." for p in parts)
 
 
-def _fix(episode: Episode, steps: list[str], said: str, first: bool) -> str:
-    """The changes told for a failure (``file: intent``, the words ``said`` already says left
-    out), the code the first change wrote beside its intent if it is among them (``first``);
-    then the definitions the changes added, else the names they brought in."""
+def _fix(episode: Episode, steps: list[str], said: str, first: bool, head: str) -> str:
+    """The changes told for a failure (``file: intent``, the words ``said`` or the error's line
+    ``head`` already say left out), what the first change moved or took out and the code it
+    wrote beside its intent if it is among them (``first``; the file not named again when it is
+    the one the error names); then the definitions the changes added, else the names they
+    brought in."""
     if not steps:
         return ""
-    told = [_step(step, said) for step in steps]
-    if first and episode.code:
-        told[0] += f"; `{clip(episode.code, 70)}`"
-    fix = "; ".join(told)
+    told = [_step(step, said, head) for step in steps]
+    code = [episode.told] * bool(first and episode.told) + \
+        [f"`{clip(episode.code, 70)}`"] * bool(first and episode.code)
+    if len(told) == 1 and told[0] in _located_files(head) and code:
+        told = []
+    fix = "; ".join(told[:1] + code + told[1:])
     # what the changes defined, else the names they brought in (those they merely used say
     # little beside a definition)
     names = [n for n in episode.names if n not in fix and n in episode.defined] or \
@@ -438,13 +445,14 @@ def _located_files(gist: str) -> set[str]:
     return set(re.findall(r"([\w.-]+\.\w+):\d+", gist))
 
 
-def _step(step: str, reason: str) -> str:
-    """A fix step (``file: intent``), the words the reason already says left out."""
+def _step(step: str, reason: str, head: str) -> str:
+    """A fix step (``file: intent``), the words the reason already says left out, and an intent
+    that only restates the error's line (``head``) left out whole."""
     name, _, intent = step.partition(": ")
     intent = diagnosis(intent)[1] or intent  # what it did: the diagnosis is the reason's
     said = reason.rstrip(".")
     rest = intent.replace(said, "").strip(" .;:") if said else intent
-    return f"{name}: {rest}" if rest else name
+    return f"{name}: {rest}" if rest and not (head and restates(rest, head)) else name
 
 
 STATE = {"completed": "done", "in_progress": "in progress", "pending": "not started"}
