@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ctxtool.core.summarizing.failures import (change_told, diagnosis, failed_count, failure_gist,
-                                                kind_of, program_of, reason_of)
+from ctxtool.core.summarizing.failures import (change_told, diagnosis, failed_count, failed_tests,
+                                                failure_gist, kind_of, program_of, reason_of)
 from ctxtool.core.summarizing.findings import check_words
 from ctxtool.core.summarizing.offline import OfflineRun, View, errors_and_fixes, offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
@@ -448,3 +448,19 @@ def test_a_lint_fix_says_every_check_in_plain_words_and_what_the_edit_did() -> N
     assert "Two lint issues" not in line
     assert line.endswith("Fixed: moved `*Base` before `Name string`; `return fmt.Errorf(\"read row: "
                          "%w\", err)`. Then it passed.")
+
+
+def test_a_test_run_s_log_is_no_diagnostic_and_its_passed_tests_are_not_named_failing() -> None:
+    # go test -v | tail: a helper's log line names a file and line but no fault; the assertion
+    # was cut off: the package's FAIL line says what failed
+    out = ("=== NAME  TestSync_Twice\n    store.go:88: saved blob component=store size=12\n"
+           "--- PASS: TestSync_Once (0.10s)\n--- FAIL: TestSync_Twice (0.20s)\n"
+           "--- PASS: TestSync_Empty (0.01s)\nFAIL\nFAIL\tgithub.com/acme/sync\t1.2s\nFAIL")
+    assert failure_gist(out) == "FAIL github.com/acme/sync 1.2s"
+    assert failed_tests(out) == ["TestSync_Twice"]
+    # a located line that does name a fault is the diagnostic still
+    assert failure_gist("    store.go:88: the blob was not found\n--- FAIL: TestSync_Twice (0.2s)\n"
+                        "FAIL") == "store.go:88: the blob was not found"
+    # "Progress!" exclaimed alone says nothing of the failure
+    assert reason_of("Progress! Most tests pass but `TestSync_Twice` still fails.") == \
+        "Most tests pass but `TestSync_Twice` still fails."

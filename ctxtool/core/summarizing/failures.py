@@ -71,8 +71,13 @@ _SEVERITY = re.compile(r"^\[[A-Z]\]\s*\W?\s+")
 _IN_FUNCTION = re.compile(r"\.?\s*#\((?:[\w.]+\.)?([\w?!]+)\)")
 _TEST_FAILED = re.compile(r"^(?:--- )?FAIL(?:ED)?\b|^\S+ \.\.\. (?:FAIL|ERROR)\b|\b[1-9]\d* "
                           r"(?:failed|failures?)\b")
-_FILLER = re.compile(r"^(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|so|right|hmm|ah|oh|first|"
-                     r"next|then)\b"
+# words of a diagnostic that says something is wrong (a log line in a test's output says none)
+_FAULT = re.compile(r"error|fail|undefined|cannot|can't|expect|want|got\b|\bnot\b|panic|invalid|"
+                    r"missing|unexpected|mismatch|should|must|no such|denied|unused|unknown|wrong",
+                    re.IGNORECASE)
+# ("Progress!": a word exclaimed alone says nothing of the failure)
+_FILLER = re.compile(r"^(?:(?:(?:good|great|perfect|excellent|ok(?:ay)?|now|so|right|hmm|ah|oh|first|"
+                     r"next|then)\b|\w+(?=!))"
                      r"[!,.:]*\s*)+", re.IGNORECASE)
 
 
@@ -98,16 +103,19 @@ def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
     if named:  # an exception's name says more than where it was raised
         return one_line(_exception(lines, named[0]), limit)
     found = [d for d in (_diagnostic(lines, i) for i in range(len(lines))) if d]
-    # a test's own lines say what it expected; a helper's lines in its output are its log
+    tests = [ln for ln in lines if _TEST_FAILED.search(ln)]
+    # a test's own lines say what it expected; a helper's lines in its output are its log, and
+    # in a failed test run's output a line that names no fault is log too
     asserted = [d for d in found if _TEST_FILE.match(d)]
+    found = asserted or [d for d in found if not tests or _FAULT.search(d.split(": ", 1)[-1])]
     if found:  # the first two diagnostics: the cause is usually the first
-        return one_line("; ".join((asserted or found)[:2]), limit)
+        return one_line("; ".join(found[:2]), limit)
     other = [i for i, line in enumerate(lines) if _EXCEPTION.search(line)]
     if other:
         return one_line(_exception(lines, other[0]), limit)
-    tests = [ln for ln in lines if _TEST_FAILED.search(ln)]
-    if tests:
-        return one_line(tests[-1], limit)
+    if tests:  # the last that says more than a bare "FAIL"
+        return one_line(next((ln for ln in reversed(tests) if len(ln.split()) > 1), tests[-1]),
+                        limit)
     return error_gist("\n".join(lines), limit)
 
 
@@ -151,6 +159,16 @@ def failed_count(text: str) -> str:
         return ""
     total = _TEST_COUNT.findall(text)
     return f"{failed[-1]} of {total[-1]} tests failed" if total else f"{failed[-1]} tests failed"
+
+
+def failed_tests(text: str) -> list[str]:
+    """The tests a run's output says failed (not those it says passed), the first
+    :data:`FAILED_TESTS`."""
+    failing = "\n".join(line for line in text.splitlines() if not _PASSED_LINE.search(line))
+    return list(dict.fromkeys(test_names_in(failing)))[:FAILED_TESTS]
+
+
+_PASSED_LINE = re.compile(r"\bPASS(?:ED)?\b")
 
 
 def program_of(command: str) -> str:
@@ -322,7 +340,7 @@ class FailureLog:
                     self.open = self.open[-(OPEN - 1):] + [episode]
                 self.unsaid.append(episode)
                 return
-        tests = list(dict.fromkeys(test_names_in(text)))[:FAILED_TESTS]
+        tests = failed_tests(text)
         kind = kind_of(cause)
         episode = Episode(call, cause, gist, tests, position, code_failure=kind in _CODE,
                           failed=failed_count(text) if kind == "Test failure" else "",
