@@ -70,6 +70,63 @@ def test_a_rebase_stopped_at_conflicts_says_whether_it_went_on_or_was_given_up()
     assert len(work.lines) == 3
 
 
+def test_a_report_line_restating_a_git_action_of_its_turn_is_told_on_that_action_s_line() -> None:
+    s = Session()
+    s.user("Update from main, then fix the lint")
+    s.call("b1", "Bash", {"command": "git status"}, "On branch feat/pager\nnothing to commit")
+    s.call("b2", "Bash", {"command": "git merge origin/main --no-edit"}, MERGED)
+    s.call("e1", "Edit", {"file_path": "/work/app/src/app.py", "old_string": "import os\n",
+                          "new_string": ""}, "The file has been updated.")
+    s.call("c1", "Bash", {"command": "git commit -am 'style: drop an unused import'"},
+           "[feat/pager 1a2b3c4] style: drop an unused import")
+    s.call("b3", "Bash", {"command": "npm test"}, "12 passing")
+    s.assistant(text_block("Done:\n- Merged from main - picked up the new pager code\n"
+                           "- Fixed the lint warning in app.py (commit `1a2b3c4`)\n"
+                           "- Updated nothing else in the pager module"))
+    s.user("Now merge the two render helpers")
+    s.assistant(text_block("Merged render_head and render_body into one render helper."))
+    lines = work_done(s.entries)
+    # the record's facts with the assistant's words, at the report's place, in its order
+    assert lines[-4:] == [
+        "- Merged origin/main into branch feat/pager: 2 files changed, no conflicts - reported: "
+        "Merged from main - picked up the new pager code",
+        '- Committed 1a2b3c4 "style: drop an unused import" (app.py) - reported: Fixed the lint '
+        "warning in app.py (commit `1a2b3c4`)",
+        "- Updated nothing else in the pager module",
+        # a later turn's merge of another kind is not the git merge
+        "- Merged render_head and render_body into one render helper."]
+    assert not any(line.startswith("- Merged from main") for line in lines)
+
+
+def test_a_report_naming_a_review_comment_s_id_is_told_on_its_round_s_line() -> None:
+    work = WorkLog()
+    for at, (ident, body) in enumerate([("2734651385", "Fixed in 1a2b3c4 - closed the iterator"),
+                                        ("2734651397", "Already fixed in 1a2b3c4 - it is closed")]):
+        work.posted(f"gh api repos/o/r/pulls/7/comments/{ident}/replies -f body=\"{body}\"", at)
+    work.report("Done replying to both comments:\n- 2734651385 - iterator close (fixed in 1a2b3c4)\n"
+                "- Updated the changelog for the release", 5)
+    texts = [line.text for line in work.lines]
+    # the round keeps its place (its comments are under it); the unrelated line stays its own
+    assert texts[0] == ("Replied to 2 review comments on PR #7: 1 fixed in 1a2b3c4, 1 already "
+                        "fixed - reported: Done replying to both comments; 2734651385 - iterator "
+                        "close (fixed in 1a2b3c4)")
+    assert [line.detail for line in work.lines] == [False, True, True, False]
+    assert texts[-1] == "Updated the changelog for the release"
+
+
+def test_a_push_right_after_a_commit_is_told_on_the_commit_s_line() -> None:
+    work = WorkLog()
+    work.commit("git commit -m 'fix: close the iterator'", "[main 1a2b3c4] fix: close the iterator", 1)
+    work.push("git push origin main", "", 2)
+    assert [line.text for line in work.lines] == [
+        'Committed 1a2b3c4 "fix: close the iterator", then pushed to origin main']
+    work.commit("git commit -m 'docs: changelog'", "[main 5e6f7a8] docs: changelog", 3)
+    work.git("git pull --rebase", "Successfully rebased and updated refs/heads/main.", 4, failed=False)
+    work.push("git push", "", 5)  # something came between: its own line
+    assert [line.text for line in work.lines][-2:] == [
+        "Pulled the upstream into branch main: no conflicts", "Pushed"]
+
+
 def test_what_is_merged_leaves_out_options_and_their_values() -> None:
     found = integration('git merge --no-ff -m "round 1: docs" alice/plan bob/notes', MERGED, "main")
     assert found is not None and (found.source, found.branch) == ("alice/plan, bob/notes", "main")

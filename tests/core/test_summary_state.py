@@ -202,7 +202,7 @@ def test_tests_commits_and_pushes_after_the_last_edit() -> None:
         "Then " \
         "`uv run pytest` passed (3 passed)" in sections(s)["Errors and fixes"]
     assert "- `uv run pytest -q` passed: 3 passed\n   - Committed abc1234 \"fix: run pytest in CI\" (a.py)" \
-        "\n   - Pushed to origin main" in done
+        ", then pushed to origin main\n" in done
 
 
 # --- names, files and size --------------------------------------------------------------------------

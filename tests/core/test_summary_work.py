@@ -68,9 +68,9 @@ def test_work_is_listed_by_task_in_order_with_commits_pushes_tests_and_reports()
     assert done.splitlines() == [
         '- Task "Add the export command" (done at the cut):',
         "  - `pytest -q tests/test_export.py` passed: 4 passed",
-        '  - Committed 1a2b3c4 "feat: export command" (export.py)',
+        # the push right after it is told on the commit's line
+        '  - Committed 1a2b3c4 "feat: export command" (export.py), then pushed to origin main',
         "    - Add export() writing the rows of a session as CSV",  # the body, trailer left out
-        "  - Pushed to origin main",
         # the assistant's report after the last update of the list settles it
         '- Task "Add a --format option" (done at the cut: the assistant said so after its last '
         'update):',
@@ -379,3 +379,13 @@ def test_a_codex_patch_larger_than_the_cut_is_read_whole_for_what_it_added() -> 
     ]
     files = sections(entries, CODEX)["Files and Code Sections"]
     assert "- src/app.py (edited x1): added: report_status" in files
+
+
+def test_the_work_shown_is_the_newest_that_fits_in_its_room_not_a_count_of_lines() -> None:
+    from ctxtool.core.summarizing.offline import WORK_SHOWN, _fitting
+    from ctxtool.core.summarizing.work import WorkLine
+    short = [WorkLine(i, "", f"Closed issue {i}") for i in range(40)]
+    long = [WorkLine(i, "", f"Committed {i:07x} " + "a long message " * 12) for i in range(40)]
+    assert _fitting(short, 1000, 200) == 0  # all 40 short lines fit
+    assert _fitting(long, 1000, 200) == 40 - WORK_SHOWN  # the least shown, though over the room
+    assert _fitting(long, 2000, 200) == 40 - 9  # each counted as shown: cut to 200 characters

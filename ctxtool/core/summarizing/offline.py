@@ -21,9 +21,10 @@ No network and no model: the sections are built from what the transcript records
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
    its state at the cut: commits, pushes, merges and rebases, rounds of replies to review
    comments (:mod:`ctxtool.core.summarizing.git_work`), tests and builds, issues closed, the
-   assistant's own end-of-turn reports (when not all fit, those a section above tells are left
-   out first); the tasks whose work is left out for size keep a line each (their state and
-   description);
+   assistant's own end-of-turn reports (a line restating a git action of its turn told on that
+   action's line); as many of the newest as fit in its room (:data:`WORK_CHARS`), those a
+   section above tells left out first; the tasks whose work is left out for size keep a line
+   each (their state and description);
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
    tool results, given as the reason for rejecting a tool call; a very long one keeps its start
    and end;
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
@@ -87,7 +88,8 @@ PRIOR_MARK = "From the earlier summary"
 ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix first)
 EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)...
 EPISODE_CHARS_LEAST = 300  # ...and at the least detail (the error and its fix still fit)
-WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)
+WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)...
+WORK_CHARS = 110  # ...at detail f, the newest that fit in 70 * f times this (a line, typically)
 PLAN_FILES = 6  # files of the task in progress named as not changed yet (at most)...
 PLAN_LINES = 2  # ...and the lines of its plan about them
 NEWS_WORDS = 2  # when not all fit: words a piece of work tells that no section above does
@@ -471,11 +473,12 @@ def problem_solving(v: View, f: float, said: str = "") -> str:
     tests and builds that changed outcome, the assistant's own reports. When not all fit, those
     that tell nothing ``said`` (the sections above) does not are left out first."""
     facts, work, lines = v.facts, v.facts.work, []
-    window = max(WORK_SHOWN, int(70 * f))
-    pool = list(work.lines) if len(work.lines) <= window else _untold(work.lines, said)
-    start = max(0, len(pool) - window)
+    room, width = int(70 * f) * WORK_CHARS, max(200, int(300 * f))
+    fits = _fitting(work.lines, room, width)
+    pool = list(work.lines) if fits == 0 else _untold(work.lines, said)
+    start = _fitting(pool, room, width)
     if start:  # the tasks whose work is left out get a line each, in its room
-        start += min(window - 1, len(_left_out(work, pool[start:])))
+        start += min(len(pool) - start - 1, len(_left_out(work, pool[start:])))
     while 0 < start < len(pool) and pool[start].detail:
         start -= 1  # a commit's body keeps its commit
     entries = pool[start:]
@@ -497,7 +500,7 @@ def problem_solving(v: View, f: float, said: str = "") -> str:
                 detail = f" - {clip(task.detail, 160)}" if task.detail else ""
                 lines.append(f"- Task \"{clip(group, 160)}\" ({_task_state(facts, task)}){detail}:")
         lines.append(("  " if group else "") + ("  - " if entry.detail else "- ")
-                     + clip(entry.text, max(200, int(300 * f))))
+                     + _shown(entry, width))
     if not entries:
         shown = list(facts.rounds)[-max(3, int(10 * f)):]
         for r in shown:
@@ -510,6 +513,23 @@ def problem_solving(v: View, f: float, said: str = "") -> str:
     elif v.prior_text and f > 0:
         lines.append(f"{PRIOR_MARK}:\n" + indent(clip(v.prior_text, int(3000 * f))))
     return "\n".join(lines) or "None recorded."
+
+
+def _fitting(entries: Sequence[WorkLine], room: int, width: int) -> int:
+    """Where the newest of ``entries`` that fit in ``room`` characters begin (each cut to
+    ``width``), :data:`WORK_SHOWN` of them at least."""
+    used, start = 0, len(entries)
+    while start > 0:
+        used += len(_shown(entries[start - 1], width)) + 4
+        if len(entries) - start >= WORK_SHOWN and used > room:
+            break
+        start -= 1
+    return start
+
+
+def _shown(entry: WorkLine, width: int) -> str:
+    """A work line as shown: cut to ``width``, the report lines told on it cut apart."""
+    return entry.shown(width) if entry.reported else clip(entry.text, width)
 
 
 def _untold(entries: Iterable[WorkLine], said: str) -> list[WorkLine]:

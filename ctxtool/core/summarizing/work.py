@@ -7,9 +7,11 @@ keeps, in order and in bounded memory:
   Claude Code's TodoWrite/TaskCreate/TaskUpdate): each task's latest state and the work done
   while it was the one in progress;
 * commits (the message, the hash the result names, the files changed since the commit before),
-  pushes or pull requests, merges, pulls and rebases, and rounds of replies to review comments
-  (each one line, a round's most telling comments under it, each with its point and what the
-  reply said came of it: :mod:`ctxtool.core.summarizing.git_work`);
+  pushes or pull requests (a push right after a commit on the commit's line), merges, pulls and
+  rebases, and rounds of replies to review comments (each one line, a round's most telling
+  comments under it, each with its point and what the reply said came of it:
+  :mod:`ctxtool.core.summarizing.git_work`); the end-of-turn report's lines that restate one of
+  them told on its line;
 * what each change did, from the edit itself, per file and per step (the edits made for one
   stated intent: what the assistant said it was about to do just before them, :func:`intent_of`),
   each read whole (a file written whole again: against its text as last read or written):
@@ -160,6 +162,24 @@ class WorkLine:
     task: str  # the task in progress when it happened ("" for none)
     text: str
     detail: bool = False  # a detail of the line before it (a commit message's body)
+    kind: str = ""  # the git action it tells (a key of :data:`_RESTATING`, or "commit")
+    keys: list[str] = field(default_factory=list)  # a commit's short hash, the comments replied to
+    reported: list[str] = field(default_factory=list)  # report lines of its turn told on it
+    own: str = ""  # what it says itself, when report lines are told on it
+
+    def tell(self, text: str) -> None:
+        """``text`` as what the line itself says, then the report lines told on it."""
+        self.own = text
+        self.text = self.shown(STEP_CHARS) if self.reported else text
+
+    def shown(self, width: int) -> str:
+        """The line, what it says itself and the reports told on it each cut to ``width``
+        (the reports alone when it names nothing: "Pushed"), within :data:`STEP_CHARS`."""
+        own = one_line(self.own or self.text, width)
+        told = one_line("; ".join(self.reported), width)
+        if not told:
+            return own
+        return one_line(f"{own} - reported: {told}" if telling_words(own) else told, STEP_CHARS)
 
 
 @dataclass
@@ -459,8 +479,9 @@ class WorkLog:
         self.comments: dict[str, Comment] = {}  # review comments as listed, by id (the newest)
         self.hashes: set[str] = set()  # the commits' short hashes
 
-    def _line(self, position: int, text: str, detail: bool = False) -> None:
-        self.lines.append(WorkLine(position, self.active, text, detail))
+    def _line(self, position: int, text: str, detail: bool = False, kind: str = "",
+              keys: tuple[str, ...] = ()) -> None:
+        self.lines.append(WorkLine(position, self.active, text, detail, kind, list(keys)))
 
     # --- feeding ---------------------------------------------------------------------------------
 
@@ -638,7 +659,8 @@ class WorkLog:
         names = ", ".join(p.rsplit("/", 1)[-1] for p in files[-6:])
         more = f" and {len(files) - 6} more" if len(files) > 6 else ""
         self._line(position, f"Committed {label + ' ' if label else ''}\"{one_line(message, 120)}\""
-                   + (f" ({names}{more})" if files else ""))
+                   + (f" ({names}{more})" if files else ""), kind="commit",
+                   keys=(label,) if label else ())
         for line in lines[1:1 + BODY_LINES]:
             self._line(position, one_line(line, 200), detail=True)
         committed = [step for path in files if path in self.files
@@ -657,7 +679,13 @@ class WorkLog:
         else:
             words = [w for w in command.split("&&")[-1].split() if not w.startswith("-")]
             target = " ".join(words[2:4]) if len(words) > 2 else ""
-            self._line(position, "Pushed" + (f" to {target}" if target else ""))
+            # right after a commit (nothing else between), the commit's line says so
+            commit = next((line for line in reversed(self.lines) if not line.detail), None)
+            if commit is not None and commit.kind == "commit" and "pushed" not in commit.text:
+                commit.tell((commit.own or commit.text) + ", then pushed"
+                            + (f" to {target}" if target else ""))
+            else:
+                self._line(position, "Pushed" + (f" to {target}" if target else ""), kind="push")
 
     def git(self, command: str, result: str, position: int, failed: bool) -> None:
         """A git command other than a commit or a push (``failed``: it exited with an error):
@@ -672,7 +700,7 @@ class WorkLog:
         found = integration(command, result, self.branch)
         if found is None or failed and not found.conflicts:
             return
-        line = WorkLine(position, self.active, found.text())
+        line = WorkLine(position, self.active, found.text(), kind=found.verb)
         self.lines.append(line)
         self.merging = (line, found, position)
 
@@ -691,7 +719,7 @@ class WorkLog:
             then = f"{found.verb} continued" if how in ("continue", "skip") else how
             found.ending = "resolved" + (f" by editing {', '.join(edited[:4])}" if edited else "") \
                 + f", {then}"
-        line.text = found.text()
+        line.tell(found.text())
 
     def tracker(self, command: str, result: str, position: int) -> bool:
         """An issue tracker's command (``bd close ID --reason ...``, ``gh issue close N``): the
@@ -771,11 +799,12 @@ class WorkLog:
         under it (the most telling: :meth:`ReviewRound.points`); a later report line saying no
         more is left out."""
         if self.review is None or self.review[2].pr != pr:
-            self.review = (WorkLine(position, self.active, ""), [], ReviewRound(pr))
+            self.review = (WorkLine(position, self.active, "", kind="review"), [], ReviewRound(pr))
             self.lines.append(self.review[0])
         line, under, round_ = self.review
         round_.add(body, self.hashes, self.comments.get(comment))
-        line.text = round_.text()
+        line.keys.append(comment)
+        line.tell(round_.text())
         under[:] = self._under(line, under, [WorkLine(position, self.active, text, detail=True)
                                              for text in round_.points()])
         self.said.append(telling_words(round_.told[-1].text()))
@@ -791,16 +820,40 @@ class WorkLog:
 
     def report(self, text: str, position: int) -> None:
         """The assistant's text at the end of a turn: its lines that say what was done, but
-        those an earlier report already says (all their telling words, :func:`telling_words`)."""
+        those an earlier report already says (all their telling words, :func:`telling_words`).
+        A line that restates a git action of its turn (:func:`_restated`) is told on that
+        action's line, which comes down to the report's place: the record's facts (what was
+        merged into which branch, how many files, the conflicts) with the assistant's words."""
         recent = [step for work in self.files.values() if work.last > self.reported
                   for step in work.steps.values()]
+        actions = [line for line in self.lines if line.kind and line.position > self.reported]
         self.reported = position
+        moved: list[WorkLine] = []
         for line in report_lines(text, _definitions(recent)):
             words = telling_words(line)
             if not any(words <= seen for seen in self.said):
-                self._line(position, line)
+                action = _restated(line, actions)
+                if action is None:
+                    self._line(position, line)
+                else:
+                    action.reported.append(line)
+                    action.tell(action.own or action.text)
+                    if not any(action is m for m in moved) and not self._under_lines(action):
+                        self._to_end(action)
+                        moved.append(action)
                 self.said.append(words)
             _attach(line, recent)
+
+    def _under_lines(self, head: WorkLine) -> bool:
+        """Whether lines are told under ``head`` (a commit's body, a round's comments)."""
+        lines = iter(self.lines)
+        next(line for line in lines if line is head)
+        return next(lines, head).detail
+
+    def _to_end(self, head: WorkLine) -> None:
+        """``head`` moved last."""
+        self.lines.remove(head)
+        self.lines.append(head)
 
     # --- reading back ------------------------------------------------------------------------------
 
@@ -824,6 +877,37 @@ class WorkLog:
             lines.append(one_line(f"tests added: {len(work.tests)}"
                                 + (" (" + ", ".join(unnamed) + ")" if unnamed else ""), STEP_CHARS))
         return lines
+
+
+# the words a report uses for a git action of its turn (a pull request is another matter)
+_RESTATING = {
+    "merge": re.compile(r"\bmerg(?:e|ed|es|ing)\b(?!\s+(?:the\s+|a\s+)?(?:pull request|PR)\b)",
+                        re.IGNORECASE),
+    "pull": re.compile(r"\bpull(?:ed|s|ing)?\b(?!\s+requests?\b)", re.IGNORECASE),
+    "rebase": re.compile(r"\brebas(?:e|ed|es|ing)\b", re.IGNORECASE),
+    "push": re.compile(r"\bpush(?:ed|es|ing)?\b", re.IGNORECASE),
+    "review": re.compile(r"\brepl(?:y|ies|ied|ying)\b", re.IGNORECASE),
+}
+
+
+def _restated(line: str, actions: list[WorkLine]) -> WorkLine | None:
+    """The git action among ``actions`` (those of the report's turn, oldest first) that a
+    report line restates: the commit whose hash it names, or the round of replies to a review
+    comment it names by its id; else the action its first word for one names ("Merged from
+    main" a merge; the newest of that kind); else None."""
+    best, at = None, len(line)
+    for action in actions:
+        if any(re.search(rf"\b{key}" + (r"\b" if key.isdigit() else ""), line)
+               for key in action.keys if key):  # a hash may be given whole
+            where: int | None = -1
+        elif action.kind in _RESTATING:
+            verb = _RESTATING[action.kind].search(line)
+            where = verb.start() if verb else None
+        else:
+            where = None
+        if where is not None and where <= at:
+            best, at = action, where
+    return best
 
 
 def _definitions(steps: list[Step]) -> set[str]:
