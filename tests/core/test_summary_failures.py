@@ -464,3 +464,24 @@ def test_a_test_run_s_log_is_no_diagnostic_and_its_passed_tests_are_not_named_fa
     # "Progress!" exclaimed alone says nothing of the failure
     assert reason_of("Progress! Most tests pass but `TestSync_Twice` still fails.") == \
         "Most tests pass but `TestSync_Twice` still fails."
+
+
+def test_one_fix_in_several_files_is_told_once_and_a_hook_s_escaped_output_read_as_lines() -> None:
+    s = Session()
+    s.user("Make the app start")
+    s.call("t1", "Bash", {"command": "npm test 2>&1 | tail -3"},
+           "TypeError: Cannot read properties of undefined (reading 'port')\n1 failed")
+    s.assistant(text_block("The server settings have no port."))
+    for n, name in enumerate(("dev.json", "test.json")):
+        s.call(f"e{n}", "Edit", {"file_path": f"/w/app/config/{name}", "old_string": '"server": {}',
+                                 "new_string": '"server": {"port": 8080}'}, "updated",
+               text="Give each config a server port:")
+    s.call("t2", "Bash", {"command": "npm test 2>&1 | tail -3"}, "Tests: 12 passed")
+    line = errors_of(s)
+    assert "(1 test failed)" in line
+    assert ('Fixed: dev.json, test.json: Give each config a server port; `"server": {"port": '
+            '8080}`. Then it passed') in line
+    # a pre-commit hook's message as a JSON string: its header, then the line it heads
+    hook = ("Exit code 1\nPre-commit checks failed:\\n\\n[STYLE] Code is not formatted.\\n"
+            "Run the formatter to fix.\\n")
+    assert failure_gist(hook) == "Pre-commit checks failed: Code is not formatted."

@@ -96,6 +96,8 @@ def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
     located diagnostics (``x.go:3:5: undefined: y``, directory left out), else the first other
     error line, else the last failing test line, else
     :func:`ctxtool.core.summarizing.tools.error_gist`'s line."""
+    if text.count("\\n") > text.count("\n"):  # a hook's output as a JSON string: its lines
+        text = text.replace("\\n", "\n")
     lines = [_DECORATION.sub("", ln) for ln in re.sub(r"</?tool_use_error>", "", text).splitlines()]
     lines = [_CLAUSE_ARGUMENTS.sub(r"no function clause matching in \1", ln) for ln in lines
              if ln and not ln.startswith("Exit code")]
@@ -116,7 +118,9 @@ def failure_gist(text: str, limit: int = GIST_CHARS) -> str:
     if tests:  # the last that says more than a bare "FAIL"
         return one_line(next((ln for ln in reversed(tests) if len(ln.split()) > 1), tests[-1]),
                         limit)
-    return error_gist("\n".join(lines), limit)
+    gist = error_gist("\n".join(lines), limit)
+    after = lines[lines.index(gist) + 1:] if gist.endswith(":") and gist in lines else []
+    return one_line(f"{gist} {after[0]}", limit) if after else gist  # a header: what it heads
 
 
 def _exception(lines: list[str], index: int) -> str:
@@ -158,7 +162,8 @@ def failed_count(text: str) -> str:
     if not failed or failed[-1] == "0":
         return ""
     total = _TEST_COUNT.findall(text)
-    return f"{failed[-1]} of {total[-1]} tests failed" if total else f"{failed[-1]} tests failed"
+    return f"{failed[-1]} of {total[-1]} tests failed" if total else \
+        f"{failed[-1]} test{'s' * (failed[-1] != '1')} failed"
 
 
 def failed_tests(text: str) -> list[str]:

@@ -429,7 +429,7 @@ def _fix(episode: Episode, steps: list[str], said: str, first: bool, head: str) 
     brought in."""
     if not steps:
         return ""
-    told = [_step(step, said, head) for step in steps]
+    told = _merged([_step(step, said, head) for step in steps])
     code = [episode.told] * bool(first and episode.told) + \
         [f"`{clip(episode.code, 70)}`"] * bool(first and episode.code)
     if len(told) == 1 and told[0] in _located_files(head) and code:
@@ -440,6 +440,15 @@ def _fix(episode: Episode, steps: list[str], said: str, first: bool, head: str) 
     names = [n for n in episode.names if n not in fix and n in episode.defined] or \
         [n for n in episode.names if n not in fix]
     return fix + ("; added " + ", ".join(names[:3]) if names else "")
+
+
+def _merged(steps: list[str]) -> list[str]:
+    """Steps of one intent in several files told once, naming the files (``a.exs, b.exs: x``)."""
+    files: dict[str, list[str]] = {}
+    for step in steps:
+        name, _, intent = step.partition(": ")
+        files.setdefault(intent, []).append(name)
+    return [", ".join(names) + (f": {intent}" if intent else "") for intent, names in files.items()]
 
 
 def _located_files(gist: str) -> set[str]:
