@@ -147,7 +147,9 @@ def test_an_edit_inside_a_function_body_names_the_function_it_changed() -> None:
     lines = work.file_lines(path, 2, in_order, any_code=False)
     assert lines[0] == "Update the conversion function: added s.EndedAt; changed toStrategy"
     assert "changed" not in lines[1]  # a top-level line is inside no function
-    # the text follows the edits: the next edit is found where the first one left it
+    # the text follows the edits: the next edit is found where the first one left it (after
+    # a commit: a step of its own, not a rework of the first)
+    work.commit('git commit -m "conversion"', "[main 1a2b3c4] conversion", 3)
     work.changed(path, "Edit", "\t\tEndedAt: s.EndedAt,", "\t\tEndedAt: s.EndedAt(),", 3,
                  True, "Call it:")
     assert work.file_lines(path, 3, in_order, any_code=False)[2] == \

@@ -359,24 +359,26 @@ class Facts:
             touch = self.files.get(path)
             read_before = touch is not None and touch.reads > 0
             intent = planned(call.intent, self.plan)  # the plan's words when it said fewer
-            had = self._step_names(path, intent_of(intent))
+            had = self._step_names(path)
             step = None  # none when the call changed nothing (a MultiEdit of no edits)
             # the work log reads a change whole; the names ranked saw it cut (a large file's
             # every name would crowd out those the conversation is about)
             for old, new in _pairs(call.name, call.uncut if isinstance(call.uncut, dict) else data):
                 step = self.work.changed(path, call.name, old, new, self.position, read_before,
-                                         intent, call.known)
+                                         intent, call.known, own=intent != call.intent)
             if self.failures.wants_changes and step is not None:
                 pairs = _pairs(call.name, data)
                 code = [line for old, new in pairs for line, _ in
                         sorted(new_lines(old, new, path), key=lambda item: -item[1])[:1]]
                 # an import told by its statement (``alias X``; Python's ``from x`` by name)
+                known = had.get(step.intent, set())
                 imports = [name if st.startswith("from ") else st
-                           for st, name in step.imports.items() if st not in had]
-                names = [*imports, *(n for n in step.added if n not in had and
+                           for st, name in step.imports.items() if st not in known]
+                names = [*imports, *(n for n in step.added if n not in known and
                                      n not in step.imports.values())]
-                self.failures.changed(path, step.intent, names, code[0] if code else "",
-                                      tuple(n for n in step.defined if n not in had),
+                # the change's own words, also when it reworks an earlier step
+                self.failures.changed(path, intent_of(intent), names, code[0] if code else "",
+                                      tuple(n for n in step.defined if n not in known),
                                       change_told(pairs))
         elif call.name == "Bash":
             command = str(data.get("command") or "")
@@ -396,12 +398,12 @@ class Facts:
             if _GIT.match(part) and not _COMMIT.match(part) and not _PUSH.match(part):
                 self.work.git(part, text, self.position, failed)
 
-    def _step_names(self, path: str, key: str) -> set[str]:
-        """The names and imports the work log's step ``key`` (:func:`intent_of`) for this change
-        of ``path`` holds so far (what the change adds is what it holds after, these left out)."""
+    def _step_names(self, path: str) -> dict[str, set[str]]:
+        """The names and imports each of the work log's steps for ``path`` holds so far, by
+        intent (what a change adds to its step is what the step holds after, these left out)."""
         work = self.work.files.get(path)
-        step = work.steps.get(key) if work else None
-        return set(step.added) | set(step.imports) if step else set()
+        return {key: set(step.added) | set(step.imports)
+                for key, step in (work.steps.items() if work else ())}
 
     def _check(self, call: ToolCall, text: str) -> bool | None:
         """A test or build run for the work log and the failures: True when it passed, False

@@ -20,7 +20,9 @@ keeps, in order and in bounded memory:
   function an edit of a body changed (found in the file's text as last read or written, edits
   applied), their most telling short line of code (a config entry, a dependency, a route), and
   the lines of the end-of-turn report after them that name what they added (the assistant's own
-  words for what a step did); and the tests each file gained;
+  words for what a step did); a change that reworks what a step wrote moments ago (an alias
+  for a call it added, an option it set dropped) is part of that step, which tells its net
+  change; and the tests each file gained;
 * tests and builds run, and whether each passed after the last change;
 * the assistant's own reports at the end of a turn (the lines that say what was done);
 * the constraints and decisions the user stated.
@@ -56,6 +58,7 @@ STEP_NAMES = 4  # names given per step and kind
 STEP_DEFINITIONS = 8  # the definitions a step brought in, all listed when this few
 STEP_REPORTS = 3  # report lines told on a step's line (instead of what it set out to do)
 STEP_CHARS = 390  # a step's line stays one line a reader (and a matcher) takes whole
+WROTE_CHARS = 50_000  # the text a step's changes wrote that is kept, to know a later rework
 TESTS_PER_FILE = 40  # tests added to one file that are named (the newest)
 TEXTS = 32  # files whose text is followed (the newest read or written), to find what an edit is in
 TEXT_CHARS = 500_000  # a longer file is not followed
@@ -144,6 +147,12 @@ class Step:
     reports: list[str] = field(default_factory=list)  # the lines of the report after it naming it
     imports: dict[str, str] = field(default_factory=dict)  # import statements it added: name
     dropped: dict[str, str] = field(default_factory=dict)  # import statements it took out: name
+    tried: dict[str, None] = field(default_factory=dict)  # names it added, then took out
+    aims: dict[str, None] = field(default_factory=dict)  # names its reworks' intents named
+    task: str = ""  # the task in progress when it began
+    commits: int = 0  # the commits made before its latest change
+    wrote: list[str] = field(default_factory=list)  # the texts its changes wrote, as they are now
+    fresh: set[str] = field(default_factory=set)  # the lines it brought in, spacing squeezed
 
 
 @dataclass
@@ -506,12 +515,15 @@ class WorkLog:
         self.active = active[-1] if active else ""
 
     def changed(self, path: str, tool: str, old: str, new: str, position: int,
-                read_before: bool, intent: str = "", known: Iterable[str] = ()) -> Step:
+                read_before: bool, intent: str = "", known: Iterable[str] = (),
+                own: bool = False) -> Step:
         """A successful edit (``old`` replaced by ``new``) or write (``new`` the whole file),
         made for ``intent`` (the assistant's words before it); ``known``: the names a
         rewritten file was read to hold. A rewrite of a file whose text is followed is told as
-        the edits it amounts to (what it added, changed and removed against that text). Returns
-        the step it is part of."""
+        the edits it amounts to (what it added, changed and removed against that text). A
+        change that reworks what an earlier step wrote is part of that step (:meth:`_refined`)
+        unless ``own`` (it carries out an item of a plan of its own). Returns the step it is
+        part of."""
         work = self.files.get(path)
         if work is None:
             work = self.files[path] = FileWork(path, created=tool == "Write" and not read_before,
@@ -523,8 +535,16 @@ class WorkLog:
         old = old if prior is None else prior
         before, after = names_of(old, path), names_of(new, path)
         inside = self._follow(path, tool, old, new)
-        step = self._step(work, intent, dict.fromkeys(known) if known and prior is None else before,
-                          after, old, new, None if prior is None else rewritten(prior, new))
+        host = None if own else self._refined(work, old, {n for n in before if n not in after},
+                                              any(n not in before for n in after))
+        step = host or self._step_for(work, intent_of(intent))
+        self._step(work, step, dict.fromkeys(known) if known and prior is None else before,
+                   after, old, new, None if prior is None else rewritten(prior, new),
+                   self.texts.get(path, ""))
+        _wrote(step, old, new, host is not None)
+        if host is not None:  # what the rework said it was about is the step's too
+            host.aims.update(dict.fromkeys(identifiers_in(intent_of(intent))))
+        step.task, step.commits = self.active, self.commits
         if inside and inside not in step.added and inside not in step.defined:
             step.changed[inside] = None
         self._tests(work, old, new)
@@ -532,28 +552,55 @@ class WorkLog:
         self.last_change = position
         return step
 
-    def _step(self, work: FileWork, intent: str, before: dict[str, None],
-              after: dict[str, None], old: str, new: str,
-              rewrote: list[str] | None = None) -> Step:
-        """The edit's part in its step (returned): the definitions it brought in first, then
-        names; the definitions it rewrote (``rewrote``, when known: those a rewrite changed); the
-        names it took out; its first telling lines of code."""
-        key = intent_of(intent)
+    def _step_for(self, work: FileWork, key: str) -> Step:
+        """The step of ``work`` for the intent ``key``, made the newest."""
         step = work.steps.pop(key, None) or Step(key)
         work.steps[key] = step
+        while len(work.steps) > STEPS_PER_FILE:  # never this step: it was put last
+            del work.steps[next(iter(work.steps))]
+        return step
+
+    def _refined(self, work: FileWork, old: str, gone: set[str], brings: bool) -> Step | None:
+        """The step a change reworks, if any: the newest of the file's steps, made while the
+        same task was in progress and no commit came since, whose written text ``old`` lies
+        inside and rewrites a line of it brought in (a fix-up of what was written moments ago:
+        a name aliased, an option dropped). Its net change is what a reader wants, once. A
+        change that only takes out (``gone``) all the step brought in, bringing nothing in
+        (``brings``), undoes it: a step of its own."""
+        lines = _squeezed(old)
+        for step in reversed(work.steps.values()):
+            if step.task == self.active and step.commits == self.commits \
+                    and not lines.isdisjoint(step.fresh) and any(old in t for t in step.wrote) \
+                    and (brings or not gone.issuperset(step.added)):
+                return step
+        return None
+
+    def _step(self, work: FileWork, step: Step, before: dict[str, None],
+              after: dict[str, None], old: str, new: str,
+              rewrote: list[str] | None = None, text: str = "") -> None:
+        """The edit's part in its step: the definitions it brought in first, then names; the
+        definitions it rewrote (``rewrote``, when known: those a rewrite changed); the names it
+        took out, but those the file's text after it (``text``, as far as known) still holds (a
+        duplicate taken out); its first telling lines of code. The step tells its net change: a
+        name one of its edits added and another took out is neither added nor removed."""
         defined, defined_before = definitions_in(new), set(definitions_in(old))
         for name in [*defined, *after]:
             if name not in before and name not in step.added:
+                if name in step.removed:  # taken out, then brought back
+                    del step.removed[name]
+                    continue
                 step.added[name] = None
-                step.removed.pop(name, None)
                 if name in defined:
                     step.defined[name] = None
         for name in defined if rewrote is None else rewrote:
             if name in defined_before and old != new and name not in step.added:
                 step.changed[name] = None
         for name in before:
-            if name not in after:
-                step.removed[name] = None
+            if name not in after and not (name in text and _named(name, text)):
+                if name not in step.added:
+                    step.removed[name] = None
+                else:
+                    step.tried[name] = None
                 step.added.pop(name, None)
                 step.defined.pop(name, None)
                 step.declared.pop(name, None)
@@ -573,9 +620,6 @@ class WorkLog:
                 break
             if weight >= 2.0 and len(line) <= CODE_CHARS:
                 step.code.setdefault(line, weight + (1.0 if _SALIENT.search(line) else 0.0))
-        while len(work.steps) > STEPS_PER_FILE:  # never this step: it was put last
-            del work.steps[next(iter(work.steps))]
-        return step
 
     def read(self, path: str, text: str, whole: bool) -> None:
         """A file's text as a Read showed it (``whole``: not a part of it)."""
@@ -916,12 +960,14 @@ def _definitions(steps: list[Step]) -> set[str]:
 
 def _attach(line: str, steps: list[Step]) -> None:
     """A report line goes with the step whose names it names most (its definitions and those
-    its intent names count double): the assistant's words after the work, or a commit's, say
-    what it did better than those before."""
+    its intent, or that of a change that reworked it, names count double; those it tried and
+    took out count too): the assistant's words after the work, or a commit's, say what it did
+    better than those before."""
     def named(step: Step) -> int:
-        aimed = identifiers_in(step.intent)  # what the assistant said the step was about
+        aimed = [*identifiers_in(step.intent), *step.aims]  # what the assistant said it was about
         return sum((2 if n in step.defined or n in step.changed or n in aimed else 1)
-                   for n in dict.fromkeys((*aimed, *step.added, *step.changed, *step.removed))
+                   for n in dict.fromkeys((*aimed, *step.added, *step.changed, *step.removed,
+                                           *step.tried))
                    if _named(n, line))
     best = max(steps, key=named, default=None)
     if best is None or named(best) < 2 or len(best.reports) >= STEP_REPORTS:
@@ -999,3 +1045,26 @@ def _push(names: dict[str, None], name: str, limit: int) -> None:
     names[name] = None
     if len(names) > limit:
         del names[next(iter(names))]
+
+
+def _squeezed(text: str) -> set[str]:
+    """The lines of ``text`` that say something, spacing squeezed."""
+    return {line for line in (" ".join(raw.split()) for raw in text.splitlines())
+            if len(line) >= 6 and not _TRIVIAL.match(line)}
+
+
+def _wrote(step: Step, old: str, new: str, reworked: bool) -> None:
+    """What a change wrote, kept with its step (up to :data:`WROTE_CHARS`, the newest) to know
+    a later change that reworks it; a change that reworked it (``reworked``) rewrites it in
+    place, and the step's lines of code it took out go."""
+    if reworked:
+        at = next(i for i, text in enumerate(step.wrote) if old in text)
+        step.wrote[at] = step.wrote[at].replace(old, new, 1)
+        kept, gone = " ".join(new.split()), " ".join(old.split())
+        step.code = {ln: w for ln, w in step.code.items() if ln not in gone or ln in kept}
+    elif len(new) <= WROTE_CHARS:
+        step.wrote.append(new)
+    while sum(map(len, step.wrote)) > WROTE_CHARS:
+        del step.wrote[0]
+    if step.wrote and len(step.fresh) < WROTE_CHARS // 10:
+        step.fresh |= _squeezed(new) - _squeezed(old)

@@ -1,0 +1,110 @@
+"""A change that reworks what a step of the same file wrote moments ago (issue 28): it is part of
+that step, which tells its net change once - the names brought in and kept, not those tried and
+taken out - in the words of the step it refines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ctxtool.core.summarizing.work import WorkLog
+
+PATH = "/w/lib/shop/application.ex"
+BEFORE = "defmodule Shop.Application do\n  use Application\n\n  def start(_type, _args) do\n" \
+         "    children = [Shop.Repo]\n"
+WIRED = "defmodule Shop.Application do\n  use Application\n\n  def start(_type, _args) do\n" \
+        "    # start the metrics reporter before the children\n    Shop.Metrics.Reporter.attach()\n\n" \
+        "    children = [Shop.Repo]\n"
+ALIASED = "defmodule Shop.Application do\n  use Application\n\n  alias Shop.Metrics.Reporter\n\n" \
+          "  def start(_type, _args) do\n    # start the metrics reporter before the children\n" \
+          "    Reporter.attach()\n"
+
+
+def in_order(names: Iterable[str], count: int) -> list[str]:
+    return list(names)[:count]
+
+
+def wired(work: WorkLog) -> None:
+    work.changed(PATH, "Edit", BEFORE, WIRED, 1, True, "Now let me wire the reporter into start:")
+
+
+def test_a_fix_up_of_what_a_step_just_wrote_joins_it_and_the_step_tells_the_net_change() -> None:
+    work = WorkLog()
+    wired(work)
+    old = WIRED[:WIRED.index("\n\n    children")]
+    step = work.changed(PATH, "Edit", old, ALIASED, 2, True,
+                        "The linter wants the nested module aliased. Let me fix it:")
+    assert step.intent == "Wire the reporter into start"
+    # the call first written in full, then through the alias: only the second is the change
+    assert work.file_lines(PATH, 3, in_order) == [
+        "Wire the reporter into start: added Reporter.attach, alias Shop.Metrics.Reporter; "
+        "changed Shop.Application"]
+
+
+def test_names_a_step_added_and_its_fix_up_took_out_are_neither_added_nor_removed() -> None:
+    work = WorkLog()
+    path = "/w/config/runtime.exs"
+    first = "if prod do\n  sample_ratio = String.to_float(System.get_env(\"SAMPLE_RATE\"))\n" \
+            "  config :metrics, sampler: sample_ratio\nend\n"
+    work.changed(path, "Edit", "if prod do\nend\n", first, 1, True,
+                 "Let me add runtime overrides for the metrics:")
+    second = "if prod do\n  config :metrics, exporter: System.get_env(\"METRICS_EXPORTER\")\nend\n"
+    work.changed(path, "Edit", first, second, 2, True, "Use the documented format instead:")
+    lines = work.file_lines(path, 3, in_order)
+    assert len(lines) == 1 and lines[0].startswith("Add runtime overrides for the metrics: added ")
+    assert "METRICS_EXPORTER" in lines[0] and "exporter" in lines[0]
+    assert "sample_ratio" not in lines[0] and "removed" not in lines[0]
+
+
+def test_a_change_is_its_own_step_after_a_commit_in_another_task_or_as_a_plan_item() -> None:
+    old = WIRED[:WIRED.index("\n\n    children")]
+    fix = "The linter wants the nested module aliased. Let me fix it:"
+    committed = WorkLog()
+    wired(committed)
+    committed.commit('git commit -m "wire the reporter"', "[main 1a2b3c4] wire the reporter", 2)
+    committed.changed(PATH, "Edit", old, ALIASED, 3, True, fix)
+    moved_on = WorkLog()
+    wired(moved_on)
+    moved_on.task_list([("completed", "Wire the reporter"), ("in_progress", "Alias modules")], 2)
+    moved_on.changed(PATH, "Edit", old, ALIASED, 3, True, fix)
+    planned = WorkLog()
+    wired(planned)
+    planned.changed(PATH, "Edit", old, ALIASED, 3, True, "2. Alias the nested modules", own=True)
+    for work in (committed, moved_on, planned):
+        assert len(work.file_lines(PATH, 3, in_order)) == 2
+
+
+def test_a_change_that_only_takes_out_all_a_step_brought_in_is_a_step_of_its_own() -> None:
+    work = WorkLog()
+    path = "/w/trailer.go"
+    first = "func hasTrailer(lines []string) bool {\n\tseenBlank := false\n\treturn seenBlank\n}\n"
+    work.changed(path, "Edit", "func hasTrailer(lines []string) bool {\n}\n", first, 1, True,
+                 "Let me make it look for the blank line:")
+    second = "func hasTrailer(lines []string) bool {\n\treturn false\n}\n"
+    work.changed(path, "Edit", first, second, 2, True, "Rethink the scanning instead:")
+    lines = work.file_lines(path, 3, in_order)
+    assert lines == ["Make it look for the blank line: added seenBlank; changed hasTrailer",
+                     "Rethink the scanning instead: changed hasTrailer; removed seenBlank"]
+
+
+def test_a_name_taken_out_that_the_file_still_holds_is_not_removed() -> None:
+    work = WorkLog()
+    path = "/w/helpers.py"
+    text = "def safe_attrs(x):\n    return x\n\n\ndef other():\n    return safe_attrs(1)\n" \
+           "\n\ndef safe_attrs(x):\n    return x\n"
+    work.read(path, text, whole=True)
+    work.changed(path, "Edit", "\n\ndef safe_attrs(x):\n    return x\n", "\n", 1, True,
+                 "Remove the duplicate definition:")
+    assert work.file_lines(path, 1, in_order) == ["Remove the duplicate definition"]
+
+
+def test_a_report_goes_with_the_step_a_fix_up_joined_by_what_the_fix_up_was_about() -> None:
+    work = WorkLog()
+    wired(work)
+    work.changed("/w/test/shop_test.exs", "Edit", "", "test \"starts\" do\n  assert Reporter.attach()",
+                 2, True, "Check that `Reporter.attach` starts:")
+    old = WIRED[:WIRED.index("\n\n    children")]
+    work.changed(PATH, "Edit", old, ALIASED, 3, True,
+                 "`Shop.Metrics.Reporter.attach` is nested: alias it. Let me fix it:")
+    work.report("- Aliased `Shop.Metrics.Reporter.attach` so the linter passes", 4)
+    assert work.file_lines(PATH, 1, in_order)[0].startswith(
+        "Aliased `Shop.Metrics.Reporter.attach` so the linter passes")
