@@ -343,6 +343,11 @@ def test_the_last_commit_is_told_by_its_hash_and_subject_and_how_it_ended() -> N
     s.call("p1", "Bash", {"command": "git push"}, "To github.com:x/y.git")
     assert "- Last commit: 1a2b3c4 \"fix: pager rounding\" done, then pushed." \
         in current_work(s.entries)
+    s.call("c0", "Bash", {"command": "git commit -am 'docs: pager'"}, "[main 5e6f7a8] docs: pager")
+    work = current_work(s.entries)  # a push before it is not its push
+    assert "- Last commit: 5e6f7a8 \"docs: pager\" done, not pushed (the last `git push` came " \
+        "before it)." in work
+    assert "Last push" not in work
     s.call("c2", "Bash", {"command": "git commit -am 'feat: page size'"},
            "Exit code 1\nlib/pager.ex:3:5: undefined function size/0", error=True)
     assert "- Last commit: \"feat: page size\" failed: pager.ex:3:5: undefined function size/0." \

@@ -33,7 +33,7 @@ No network and no model: the sections are built from what the transcript records
 8. Current Work - the assistant's last words, the task in progress with what it is and the files
    its plan names that nothing changed since it started (and the plan's lines about them), the
    tool calls in flight, each test or build's last outcome, the files changed since the last
-   commit, the last commit (hash and subject, how it ended) and push;
+   commit, the last commit (hash and subject, how it ended, pushed or not) and push;
 9. Optional Next Step - what follows from the latest request and the work in progress (nothing
    new when the last request was answered).
 
@@ -750,11 +750,16 @@ def _state_lines(facts: Facts) -> list[str]:
     commit, push = facts.last_commit, facts.last_push
     if commit is not None:
         told = commit_told(_command(commit), commit.result) or describe_call(commit, 60)
+        outcome = _outcome(commit)
         pushed = push is not None and push.order > commit.order and _outcome(push) == "done"
-        lines.append(f"- Last commit: {told} {_outcome(commit)}"
+        # the session pushes with git, but not since this commit: the remote lacks it
+        behind = push is not None and push.order < commit.order and outcome == "done" \
+            and _GIT_PUSH.search(_command(push)) is not None
+        lines.append(f"- Last commit: {told} {outcome}"
                      + (", then " + _pushed(push) if pushed else "")
+                     + (", not pushed (the last `git push` came before it)" if behind else "")
                      + _later(facts, push if pushed else commit) + ".")
-        push = None if pushed else push
+        push = None if pushed or behind else push
     if push is not None:
         lines.append(f"- Last push or pull request: {describe_call(push, 60)} {_outcome(push)}"
                      f"{_later(facts, push)}.")
