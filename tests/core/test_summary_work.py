@@ -13,7 +13,8 @@ from ctxtool.core.summarizing.facts import Facts
 from ctxtool.core.summarizing.offline import View, offline_summary, problem_solving
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections
 from ctxtool.core.summarizing.request import build_request
-from ctxtool.core.summarizing.work import WorkLog, commit_message, intent_of, report_lines
+from ctxtool.core.summarizing.work import (WorkLog, commit_message, intent_of, report_lines,
+                                           telling_words)
 from ctxtool.types import CLAUDE_CODE
 
 CODEX = "codex"
@@ -149,6 +150,10 @@ def test_commit_messages_and_report_lines() -> None:
     assert commit_message("git commit") == []
     assert report_lines("## Summary\n**Fixed** the parser in `p.py`\nShould I go on?\n| a | b |\n"
                         "- All tests passing") == ["Fixed the parser in `p.py`", "All tests passing"]
+    # headings of a report say nothing themselves; a short line naming something does
+    assert report_lines("Done. Summary:\n### Before the fix\n**Fixed `p.py`, `q.py`:**\nFixed docs") \
+        == ["Fixed `p.py`, `q.py`", "Fixed docs"]
+    assert telling_words("Done. Summary of `p.py`.") == {"summary", "p.py"}  # a full stop is no name
 
 
 def test_intent_is_what_the_assistant_said_it_would_do_before_a_call() -> None:
@@ -389,3 +394,15 @@ def test_the_work_shown_is_the_newest_that_fits_in_its_room_not_a_count_of_lines
     assert _fitting(short, 1000, 200) == 0  # all 40 short lines fit
     assert _fitting(long, 1000, 200) == 40 - WORK_SHOWN  # the least shown, though over the room
     assert _fitting(long, 2000, 200) == 40 - 9  # each counted as shown: cut to 200 characters
+
+
+def test_the_work_shown_keeps_a_head_with_the_lines_under_it_or_leaves_both_out() -> None:
+    from ctxtool.core.summarizing.offline import _whole
+    from ctxtool.core.summarizing.work import WorkLine
+    lines = [WorkLine(0, "", "Committed 1a2b3c4 \"fix: pager\""),
+             *(WorkLine(0, "", f"body line {i}: " + "words " * 30, detail=True) for i in range(4)),
+             WorkLine(1, "", "Pushed")]
+    assert _whole(lines, 3, 200) == 5  # three long lines under it would overflow: all left out
+    assert _whole(lines, 5, 200) == 5 and _whole(lines, 0, 200) == 0
+    short = [lines[0], WorkLine(0, "", "- a", detail=True), WorkLine(0, "", "- b", detail=True)]
+    assert _whole(short, 2, 200) == 0  # the head and its first line fit in one line's room

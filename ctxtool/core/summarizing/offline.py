@@ -488,8 +488,7 @@ def problem_solving(v: View, f: float, said: str = "") -> str:
     start = _fitting(pool, room, width)
     if start:  # the tasks whose work is left out get a line each, in its room
         start += min(len(pool) - start - 1, len(_left_out(work, pool[start:])))
-    while 0 < start < len(pool) and pool[start].detail:
-        start -= 1  # a commit's body keeps its commit
+    start = _whole(pool, start, width)
     entries = pool[start:]
     left = len(work.lines) - len(entries)
     if left > 0:
@@ -533,6 +532,19 @@ def _fitting(entries: Sequence[WorkLine], room: int, width: int) -> int:
         if len(entries) - start >= WORK_SHOWN and used > room:
             break
         start -= 1
+    return start
+
+
+def _whole(entries: Sequence[WorkLine], start: int, width: int) -> int:
+    """``start`` moved off the lines under a head (a commit's body, a round's comments): back
+    to their head when what that adds is no more than a line (``width``), else past them."""
+    head = start
+    while 0 < head < len(entries) and entries[head].detail:
+        head -= 1
+    if sum(len(_shown(entry, width)) + 4 for entry in entries[head:start]) <= width:
+        return head
+    while start < len(entries) and entries[start].detail:
+        start += 1
     return start
 
 

@@ -359,13 +359,16 @@ def commit_told(command: str, result: str) -> str:
 
 def report_lines(text: str, added: Iterable[str] = ()) -> list[str]:
     """The lines of an end-of-turn report that say what was done (markup and opening filler
-    taken off; a line naming nothing in particular left out): those with a verb of work done,
-    and those that name one of ``added`` (the definitions the work added: ``TestX - what it
-    checks``, an item under "Added 5 tests:")."""
+    taken off; a line naming nothing in particular left out, and a heading of one telling word:
+    "Done. Summary:", "**Before the fix:**"): those with a verb of work done, and those that name one of ``added``
+    (the definitions the work added: ``TestX - what it checks``, an item under "Added 5
+    tests:")."""
     lines: list[str] = []
     for raw in text.splitlines():
         line = _FILLER.sub("", _MARKUP.sub("", raw).strip()).strip().rstrip(":")
-        if line.endswith("?") or line.startswith(("```", "|")) or not telling_words(line) \
+        words = telling_words(line)
+        if line.endswith("?") or line.startswith(("```", "|")) or not words \
+                or len(words) == 1 and _heading(raw) \
                 or not _REPORT_VERB.search(line) and not any(_named(n, line) for n in added):
             continue
         lines.append(line if len(line) <= 240 else line[:237].rstrip() + "...")
@@ -379,13 +382,22 @@ _PLAIN = frozenset("that this with from have been into were will would should co
                    "make work session successfully everything things all".split())
 
 
+def _heading(raw: str) -> bool:
+    """A line that opens a section or a list (``## Fixes``, ``**Before the fix:**``)."""
+    bare = raw.strip().strip("*").strip()
+    return bare.startswith("#") or bare.endswith(":")
+
+
+_NAME = re.compile(r"[_./`\d]|[a-z][A-Z]")  # a name, not a word: ``x_y``, ``a.b``, ``fooBar``
+
+
 def telling_words(line: str) -> set[str]:
     """The words of a line that say something: names, and words of 4 letters or more that are
     neither plain English nor the verbs of a report."""
     found = set()
     for word in re.findall(r"[\w.`/-]+", line):
-        bare = word.strip("`.").lower()
-        if re.search(r"[_./`\d]|[a-z][A-Z]", word) or len(bare) >= 4 and bare not in _PLAIN \
+        bare = word.strip("`.").lower()  # a sentence's full stop does not make a name
+        if _NAME.search(word.rstrip(".")) or len(bare) >= 4 and bare not in _PLAIN \
                 and not _REPORT_VERB.fullmatch(bare):
             found.add(bare)
     return found
