@@ -485,3 +485,30 @@ def test_one_fix_in_several_files_is_told_once_and_a_hook_s_escaped_output_read_
     hook = ("Exit code 1\nPre-commit checks failed:\\n\\n[STYLE] Code is not formatted.\\n"
             "Run the formatter to fix.\\n")
     assert failure_gist(hook) == "Pre-commit checks failed: Code is not formatted."
+
+
+def test_a_finding_named_by_its_kind_only_is_told_by_the_words_that_say_what_it_is() -> None:
+    s = Session()
+    s.user("Move the parser into its own module")
+    # a hook's compiler output is not kept: "the compile error" is all the finding's own words say
+    s.assistant(text_block("The `Lexer` import went away with the old import block. I need to add "
+                           "it back since `parse/1` still calls it. Let me fix the compile error "
+                           "first."))
+    s.call("e1", "Edit", {"file_path": "/w/lib/parser.ex", "old_string": "alias App.{Ast}",
+                          "new_string": "alias App.{Ast, Lexer}"}, "updated")
+    s.call("b1", "Bash", {"command": "mix compile"}, "Compiling 1 file (.ex)")
+    assert errors_of(s).strip().startswith(
+        '- Build error: "compile error: The `Lexer` import went away with the old import block". '
+        "Fixed: parser.ex")
+    # the sentence of the fix's words that names the finding says more of it, and once
+    s = Session()
+    s.user("Tidy the parser")
+    s.call("e1", "Edit", {"file_path": "/w/lib/parser.ex", "old_string": "def a, do: 1",
+                          "new_string": "def a, do: 2"}, "updated")
+    s.assistant(text_block("`Lexer` is unused since the tokenizer does it now. Remove it and call "
+                           "the tokenizer:"))
+    s.call("e2", "Edit", {"file_path": "/w/lib/parser.ex", "old_string": "alias App.{Ast, Lexer}",
+                          "new_string": "alias App.{Ast}"}, "updated")
+    line = errors_of(s).strip()
+    assert line.startswith('- Warning: "`Lexer` is unused since the tokenizer does it now". Tried: '
+                           "parser.ex: Remove it and call the tokenizer;")

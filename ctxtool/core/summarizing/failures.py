@@ -28,7 +28,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from ctxtool.core.summarizing.findings import check_words, restates, speaks_of, stated_error
+from ctxtool.core.summarizing.findings import (check_words, restates, speaks_of, stated_cause,
+                                                stated_error)
 from ctxtool.core.summarizing.names import test_names_in
 from ctxtool.core.summarizing.shell import commands_in, without_redirections
 from ctxtool.core.summarizing.text import one_line
@@ -372,8 +373,9 @@ class FailureLog:
         gist = stated_error(text)
         if not gist or any(speaks_of(gist, e.gist) for e in list(self.episodes)[-OPEN:]):
             return  # a failure listed already
+        cause = stated_cause(text, gist)  # "the compile error": the words before say what it is
         self.count += 1
-        episode = Episode(None, "", gist, [], position)
+        episode = Episode(None, "", f"{gist}: {cause}" if cause else gist, [], position)
         self.episodes.append(episode)
         self.open = self.open[-(OPEN - 1):] + [episode]
 

@@ -63,6 +63,25 @@ def stated_error(text: str) -> str:
     return ""
 
 
+def stated_cause(text: str, words: str) -> str:
+    """When the finding ``words`` names only its kind ("the compile error"), the sentence of
+    ``text`` before it that says what is wrong (not one that says what to do), else ''."""
+    if set(re.findall(r"[a-z]+", words.lower())) - _KIND_WORDS:
+        return ""  # the finding names what it is
+    at = text.find(words)
+    before = [s.strip() for s in _SENTENCE_SPLIT.split(text[:max(at, 0)]) if s.strip()]
+    said = [s for s in before if len(s.split()) >= 4 and not _TO_DO.match(s)]
+    return said[-1].rstrip(".:") if said else ""
+
+
+_KIND_WORDS = {"the", "this", "that", "these", "both", "two", "an", "a", "first", "remaining",
+               "compile", "compilation", "build", "lint", "linter", "test", "type", "error",
+               "errors", "issue", "issues", "warning", "warnings", "failure", "failures"}
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_TO_DO = re.compile(r"(?:let me|let's|i'll|i will|i need to|i'm going to|now|next|first)\b",
+                    re.IGNORECASE)
+
+
 def _sentence(text: str, start: int, end: int) -> str:
     """The sentence of ``text`` that holds ``text[start:end]``."""
     before = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
@@ -86,4 +105,4 @@ def restates(words: str, gist: str) -> bool:
     return len(said & set(re.findall(r"[a-z_]{3,}", gist.lower()))) >= 0.6 * len(said)
 
 
-__all__ = ["check_words", "restates", "speaks_of", "stated_error"]
+__all__ = ["check_words", "restates", "speaks_of", "stated_cause", "stated_error"]

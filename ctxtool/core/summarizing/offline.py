@@ -387,6 +387,10 @@ def _episode_line(episode: Episode, f: float) -> str:
     limit = max(110, int(160 * f))
     gist = episode.gist if len(episode.gist) <= limit else episode.gist.split("; ")[0]
     if episode.call is None:  # stated: the assistant's words are all there is of it
+        # the sentence of its fix's words that names it says more of it ("`x` is unused since ...")
+        intent = next(iter(episode.steps), "").partition(": ")[2]
+        gist = next((s.rstrip(".") for s in re.split(r"(?<=[.!?])\s+", intent)
+                     if gist in s and len(s) <= limit), gist)
         head = f"- {stated_kind(gist)}: \"{gist}\""
     else:
         cause = episode.cause if episode.cause != "Bash" else describe_call(episode.call, 40)[6:-1]
@@ -463,7 +467,9 @@ def _step(step: str, reason: str, head: str) -> str:
     intent = diagnosis(intent)[1] or intent  # what it did: the diagnosis is the reason's
     said = reason.rstrip(".")
     rest = intent.replace(said, "").strip(" .;:") if said else intent
-    return f"{name}: {rest}" if rest and not (head and restates(rest, head)) else name
+    # its sentences the error's line says already left out
+    rest = " ".join(s for s in re.split(r"(?<=[.!?])\s+", rest) if s.rstrip(".") not in head)
+    return f"{name}: {rest}" if rest and not restates(rest, head) else name
 
 
 STATE = {"completed": "done", "in_progress": "in progress", "pending": "not started"}
