@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ctxtool.core.clearing.persist import truncate_text
 from ctxtool.core.sizing.tokens import estimate_text_tokens
@@ -80,12 +80,14 @@ BASE_TOKENS = 1200  # target size: this much...
 SHARE = 0.025  # ...plus this share of the history's tokens (tool output as summarized)
 NAMES_SHOWN = 12  # names in play listed: those no other section shows
 STEPS_BONUS = 3  # steps shown beyond the base for a file changed often (one per 4 changes)
+OLDER_NAMES = 3  # names per kind on the line of a changed file older than those described
 FILES_LISTED = 30  # changed files given a line of their own (the rest are named in one line)
 PATH_TOKENS = 60  # one file reached only through searches, shells or subagents per this many...
 REFERENCED_SHOWN = 10  # ...and never more: a short list, the rest counted
 _GIT_SIDE = re.compile(r"^[ab]/")  # a path as ``git diff`` prints it (``a/src/x.py``)
 PRIOR_MARK = "From the earlier summary"
 ERRORS_SHOWN = 4  # failures listed at the least detail (the ones with a fix first)
+LINE_CHARS = 396  # a file's line with its one step on it stays one a reader takes whole
 EPISODE_CHARS = 396  # a failure's line (the score reads lines of up to 400 characters)...
 EPISODE_CHARS_LEAST = 300  # ...and at the least detail (the error and its fix still fit)
 WORK_SHOWN = 8  # pieces of work listed at the least detail (the newest)...
@@ -236,8 +238,8 @@ def files_and_code(v: View, f: float) -> str:
     described = max(12, int(40 * f))  # the newest: what their changes did
     snippets = int(2 * f)
     for index, touch in enumerate(shown):
-        if index >= described:  # older changes: the file and its state
-            lines.append(f"- {v.show(touch.path)} ({_file_state(touch, work)})")
+        if index >= described:  # older changes: the file, its state and its main step
+            lines.append(_older_file(v, touch))
             continue
         lines.extend(_changed_file(v, touch, f))
         if touch.last_edit is not None and snippets > 0:
@@ -276,14 +278,28 @@ def _changed_file(v: View, touch: FileTouch, f: float) -> list[str]:
     facts = v.facts
     head = f"- {v.show(touch.path)} ({_file_state(touch, facts.work)})"
     steps = max(2, int(5 * f)) + min(STEPS_BONUS, (touch.edits + touch.writes) // 4)
-    details = facts.work.file_lines(touch.path, steps, lambda names, count: facts.names.best(
-        names, count, facts.position, facts.compacted_at), 4 + int(4 * f), any_code=f >= 0.5)
+    details = facts.work.file_lines(touch.path, steps, _centrality(facts), 4 + int(4 * f),
+                                    any_code=f >= 0.5)
     names = _file_names(v, touch, max(3, int(8 * f)), " ".join(details))
     if names:  # what else in it the conversation was about
         head = head[:-1] + "; about " + ", ".join(names) + ")"
-    if len(details) == 1:
+    if len(details) == 1 and len(head) + len(details[0]) < LINE_CHARS:
         return [f"{head}: {details[0]}"]
     return [head, *(indent("- " + d, "  ") for d in details)]
+
+
+def _older_file(v: View, touch: FileTouch) -> str:
+    """An older change on one line: the file, its state and its step that did most, briefly
+    (a config file's keys, a manifest's dependencies, the definitions it added)."""
+    facts = v.facts
+    head = f"- {v.show(touch.path)} ({_file_state(touch, facts.work)})"
+    step = facts.work.file_lines(touch.path, 1, _centrality(facts), OLDER_NAMES, any_code=False)
+    return f"{head}: {clip(step[0], LINE_CHARS - len(head) - 2)}" if step else head
+
+
+def _centrality(facts: Facts) -> Callable[[Iterable[str], int], list[str]]:
+    """The ranking of a step's names: the most central in the conversation first."""
+    return lambda names, count: facts.names.best(names, count, facts.position, facts.compacted_at)
 
 
 def _file_names(v: View, touch: FileTouch, count: int, shown: str) -> list[str]:
