@@ -94,9 +94,17 @@ def test_current_work_is_the_last_text_and_the_state_of_the_tests() -> None:
 def test_current_work_names_the_calls_in_flight() -> None:
     s = coding_session()
     s.user("Go on")
+    s.call("r8", "Read", {"file_path": "/work/app/app/cli.py"}, "import click")
     s.call("r9", "Read", {"file_path": "/work/app/app/pager.py"}, "def pages(n, size):")
-    work = sections_of(summary_of(s))["Current Work"]
-    assert "Latest tool calls:" in work and "- Read /work/app/app/pager.py (ok)" in work
+    found = sections_of(summary_of(s))
+    work = found["Current Work"]
+    # the last call once, under the next step
+    assert "Tool calls before the last one:" in work and "- Read /work/app/app/cli.py (ok)" in work
+    assert "app/pager.py" not in work
+    assert "The last tool call: Read /work/app/app/pager.py" in found["Optional Next Step"]
+    s.call("b9", "Bash", {"command": "pytest -q"}, "Exit code 1\nboom", error=True)
+    work = sections_of(summary_of(s))["Current Work"]  # the next step does not say it failed
+    assert "Latest tool calls:" in work and "- Bash `pytest -q` (error)" in work
 
 
 def test_long_messages_are_cut_with_a_visible_marker_and_the_bound_holds() -> None:

@@ -702,8 +702,12 @@ def current_work(v: View, f: float) -> str:
     lines.extend(_task_lines(v, f))
     # the calls in flight say where the work stands; after a reply, the reply says it
     recent = list(facts.recent)[-max(1, int(3 * f)):] if not facts.latest_answered else []
+    last = recent[-1] if recent and facts.latest_request is not None else None
+    if last is not None and not last.is_error:  # Optional Next Step names it
+        recent.pop()
     if recent:
-        lines.append("Latest tool calls:")
+        lines.append("Tool calls before the last one:" if last is not None and last not in recent
+                     else "Latest tool calls:")
         for call in recent:
             status = "error" if call.is_error else "ok" if call.has_result else "no result"
             lines.append(f"- {describe_call(call, 140)} ({status})")
