@@ -157,3 +157,14 @@ def test_a_file_s_one_step_too_long_to_share_its_line_gets_a_line_of_its_own() -
     assert lines[0] == "- /w/lib/shop_web/live/dashboard_live_handlers.ex (edited x1)"
     assert lines[1].startswith("  - Add the event handlers for every kind of event")
     assert all(len(line) <= 400 for line in lines)
+
+
+def test_a_declaration_taken_out_is_removed_though_a_use_of_it_is_left() -> None:
+    work = WorkLog()
+    path = "/w/lib/renderer.ex"
+    work.read(path, "defmodule Renderer do\n  @max_rows 5\n\n  def rows(all) do\n"
+                    "    Enum.take(all, @max_rows)\n  end\nend\n", whole=True)
+    work.changed(path, "Edit", "  @max_rows 5\n", "  @visible_rows 10\n", 1, True,
+                 "Keep every row visible:")
+    assert work.file_lines(path, 1, in_order) == [
+        "Keep every row visible: added @visible_rows; removed @max_rows"]

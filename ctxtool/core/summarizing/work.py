@@ -593,7 +593,9 @@ class WorkLog:
         """The edit's part in its step: the definitions it brought in first, then names; the
         definitions it rewrote (``rewrote``, when known: those a rewrite changed); the names it
         took out, but those the file's text after it (``text``, as far as known) still holds (a
-        duplicate taken out); its first telling lines of code. The step tells its net change: a
+        duplicate taken out; a definition or declaration it still defines or declares, a use of
+        it left elsewhere being no reason not to call it removed); its first telling lines of
+        code. The step tells its net change: a
         name one of its edits added and another took out is neither added nor removed."""
         defined, defined_before = definitions_in(new), set(definitions_in(old))
         for name in [*defined, *after]:
@@ -607,8 +609,13 @@ class WorkLog:
         for name in defined if rewrote is None else rewrote:
             if name in defined_before and old != new and name not in step.added:
                 step.changed[name] = None
+        gone = [name for name in before if name not in after and name in text
+                and _named(name, text)]  # still named in the file: removed only when declared
+        declared = set(definitions_in(old)) | set(declarations_in(old)) if gone else set()
+        kept = set(definitions_in(text)) | set(declarations_in(text)) if declared & set(gone) \
+            else set()
         for name in before:
-            if name not in after and not (name in text and _named(name, text)):
+            if name not in after and (name not in gone or name in declared and name not in kept):
                 if name not in step.added:
                     step.removed[name] = None
                 else:
@@ -1080,3 +1087,4 @@ def _wrote(step: Step, old: str, new: str, reworked: bool) -> None:
         del step.wrote[0]
     if step.wrote and len(step.fresh) < WROTE_CHARS // 10:
         step.fresh |= _squeezed(new) - _squeezed(old)
+
