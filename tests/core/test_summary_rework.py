@@ -159,6 +159,19 @@ def test_a_file_s_one_step_too_long_to_share_its_line_gets_a_line_of_its_own() -
     assert all(len(line) <= 400 for line in lines)
 
 
+def test_a_long_intent_gives_way_to_the_names_on_its_step_s_line() -> None:
+    work = WorkLog()
+    path = "/w/lib/renderer.ex"
+    names = [f"render_dashboard_section_number_{n}" for n in range(8)]
+    work.changed(path, "Edit", "", "\n".join(f"def {n}(rows), do: rows" for n in names), 1, True,
+                 "Let me do these: keep every result line instead of the first five rows; "
+                 "group the rows of one tool call under a header; mark numbered output as code")
+    line = work.file_lines(path, 1, in_order)[0]
+    # the intent ends after a whole clause, and every definition is named
+    assert line.startswith("Do these: keep every result line instead of the first five rows: added ")
+    assert all(n in line for n in names) and len(line) <= 390
+
+
 def test_a_declaration_taken_out_is_removed_though_a_use_of_it_is_left() -> None:
     work = WorkLog()
     path = "/w/lib/renderer.ex"

@@ -51,6 +51,7 @@ SAID_LINES = 120  # report lines a new one is compared with (the newest)
 BODY_LINES = 6  # paragraphs or list items of a commit message's body kept
 STEPS_PER_FILE = 12  # intents kept per file (the newest)
 INTENT_CHARS = 160
+INTENT_SHORT = 80  # an intent is cut to this to make room for the names on its step's line
 SHORT_INTENT = 5  # words: an intent this short announcing its calls (``...:``) points above
 CODE_CHARS = 100  # a line of code a step shows: at most this long...
 STEP_CODE = 6  # ...among the first this many telling lines it added
@@ -1026,7 +1027,8 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
     if not what:  # edits the assistant said nothing about
         text = "; ".join(part.replace(" ", ": ", 1) if not part.startswith("`") else part
                          for part in parts)
-    else:
+    else:  # the names a reader cannot guess before the end of a long intent
+        what = _shortened(what, max(STEP_CHARS - len("; ".join(parts)) - 2, INTENT_SHORT))
         text = what.rstrip(" .:;") + ": " + "; ".join(parts) if parts else what
     return one_line(text, STEP_CHARS)
 
@@ -1088,3 +1090,13 @@ def _wrote(step: Step, old: str, new: str, reworked: bool) -> None:
     if step.wrote and len(step.fresh) < WROTE_CHARS // 10:
         step.fresh |= _squeezed(new) - _squeezed(old)
 
+
+def _shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters: after its last whole clause (``; ``) when that
+    keeps half of it, else after a word, marked."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if head.rfind("; ") >= limit // 2:
+        return head[:head.rfind("; ")]
+    return head[:max(head.rfind(" "), limit // 2)].rstrip(" ,;:") + " \u2026"
