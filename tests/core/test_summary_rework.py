@@ -181,3 +181,22 @@ def test_a_declaration_taken_out_is_removed_though_a_use_of_it_is_left() -> None
                  "Keep every row visible:")
     assert work.file_lines(path, 1, in_order) == [
         "Keep every row visible: added @visible_rows; removed @max_rows"]
+
+
+def test_the_comment_over_a_new_clause_of_a_function_says_what_it_is_for() -> None:
+    work = WorkLog()
+    path = "/w/lib/shop_web/live/cart_live.ex"
+    work.read(path, "defmodule ShopWeb.CartLive do\n  def handle_event(\"add\", _p, socket) do\n"
+                    "    {:noreply, socket}\n  end\nend\n", whole=True)
+    work.changed(path, "Write", "", "defmodule ShopWeb.CartLive do\n  def handle_event(\"add\", _p, "
+                 "socket) do\n    {:noreply, socket}\n  end\n\n  # No-op handler for badge clicks "
+                 "(badges do not navigate)\n  def handle_event(\"badge_clicked\", _p, socket) do\n"
+                 "    {:noreply, socket}\n  end\nend\n", 1, True, "Let me rewrite the cart view:",
+                 ["ShopWeb.CartLive", "handle_event"])
+    assert work.file_lines(path, 1, in_order, any_code=False) == [
+        "Rewrite the cart view: added badge_clicked; changed handle_event; "
+        "`# No-op handler for badge clicks (badges do not navigate)`"]
+    # a new function is told by its name, not by the comment over it
+    work.changed(path, "Edit", "end\nend\n", "end\n\n  # Counts the items for the badge\n"
+                 "  def badge_count(cart), do: length(cart)\nend\n", 2, True, "Count them:")
+    assert work.file_lines(path, 2, in_order, any_code=False)[1] == "Count them: added badge_count"

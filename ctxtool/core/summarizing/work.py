@@ -18,7 +18,8 @@ keeps, in order and in bounded memory:
   the definitions, declarations (``attr :rows``, ``@max_rows 5``), imports, options, config
   keys and routes they added, changed or removed, the
   function an edit of a body changed (found in the file's text as last read or written, edits
-  applied), their most telling short line of code (a config entry, a dependency, a route), and
+  applied), their most telling short line of code (a config entry, a dependency, a route, the
+  comment over a definition they brought in, which says what it is for), and
   the lines of the end-of-turn report after them that name what they added (the assistant's own
   words for what a step did); a change that reworks what a step wrote moments ago (an alias
   for a call it added, an option it set dropped) is part of that step, which tells its net
@@ -249,6 +250,22 @@ def new_lines(old: str, new: str, path: str) -> list[tuple[str, float]]:
 
 
 _GOES_ON = re.compile(r"[,(\[{=]$")
+PURPOSE = 5.0  # the weight of a comment saying what a definition it sits on is for
+PURPOSES = 2  # such comments a step keeps
+
+
+def purposes_in(old: str, new: str) -> list[str]:
+    """The comments of ``new`` right above a new clause of a function ``old`` already defines
+    (``# No-op handler for badge clicks`` over ``def handle_event("badge_clicked", ...)``):
+    what it is for, in the words of whoever wrote it, where the function's name says nothing
+    new (a new function is told by its name)."""
+    before = {" ".join(ln.split()) for ln in old.splitlines()}
+    known = set(definitions_in(old))
+    lines = [" ".join(raw.split()) for raw in new.splitlines()]
+    return [above for above, line in zip(lines, lines[1:])
+            if line not in before and _DEFINES.search(line) and _COMMENT.match(above)
+            and above not in before and len(above.split()) >= 3 and len(above) <= CODE_CHARS
+            and set(definitions_in(line)) <= known and definitions_in(line)]
 
 
 # a line that brings a module or a name in (Python, JavaScript, Go, Rust, Elixir, Ruby, PHP):
@@ -640,6 +657,8 @@ class WorkLog:
                 break
             if weight >= 2.0 and len(line) <= CODE_CHARS:
                 step.code.setdefault(line, weight + (1.0 if _SALIENT.search(line) else 0.0))
+        for line in purposes_in(old, new)[:PURPOSES]:
+            step.code[line] = PURPOSE
 
     def read(self, path: str, text: str, whole: bool) -> None:
         """A file's text as a Read showed it (``whole``: not a part of it)."""
@@ -1011,15 +1030,15 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
                shown: set[str], any_code: bool) -> str:
     """``Add the X handler: added f, g; changed h; removed k; `code``` on one line: what it
     did as the report after it says (else what the assistant set out to do), the names it
-    added, changed and removed (:func:`_name_parts`) and its telling line of code: a config
-    entry, a dependency, a route or an option, or with ``any_code`` a line naming something
-    not said already."""
+    added, changed and removed (:func:`_name_parts`) and its telling line of code: the comment
+    over a definition it brought in, a config entry, a dependency, a route or an option, or
+    with ``any_code`` a line naming something not said already."""
     what = "; ".join(step.reports) or step.intent
     parts = _name_parts(step, rank, count, what)
     said = " ".join([what, *parts])
     code = [ln for ln, weight in sorted(step.code.items(), key=lambda kv: -kv[1])
             if ln not in shown and not any(_named(d, said) for d in definitions_in(ln))
-            and (_SALIENT.search(ln) is not None
+            and (_SALIENT.search(ln) is not None or weight >= PURPOSE
                  or any_code and not all(_named(n, said) for n in names_of(ln, "")))]
     if code:
         parts.append(f"`{code[0]}`")
