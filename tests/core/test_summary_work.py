@@ -13,8 +13,8 @@ from ctxtool.core.summarizing.facts import Facts
 from ctxtool.core.summarizing.offline import View, offline_summary, problem_solving
 from ctxtool.core.summarizing.prompt import HEADINGS, split_sections
 from ctxtool.core.summarizing.request import build_request
-from ctxtool.core.summarizing.work import (WorkLog, commit_message, intent_of, report_lines,
-                                           telling_words)
+from ctxtool.core.summarizing.work import (WorkLog, commit_message, intent_of, purpose_of,
+                                           report_lines, telling_words)
 from ctxtool.types import CLAUDE_CODE
 
 CODEX = "codex"
@@ -240,6 +240,24 @@ def test_a_commit_whose_body_starts_the_shown_work_keeps_its_subject() -> None:
     assert done.splitlines()[:3] == ["- Committed 1a2b3c4 \"feat: the exporter\"",
                                      "  - Add the CSV writer", "  - Add the JSON writer"]
     assert done.splitlines()[-1] == "- Added the writer number 5"
+
+
+def test_an_issue_shown_from_the_shell_says_what_its_task_is_for() -> None:
+    s = Session()
+    s.user("Work on the epic")
+    s.call("b0", "Bash", {"command": "bd show app-7.1"},
+           "\u25cb app-7.1 \u00b7 Add the OTEL bootstrap   [\u25cf P1 \u00b7 OPEN]\n"
+           "Owner: Ada Lovelace \u00b7 Type: task \u00b7 Created: 2026-02-12 by the team lead\n\n"
+           "DESCRIPTION\n## Why this task is needed\n- see the epic for the whole list of parts\n"
+           "Traces stop at the web layer, so a slow import cannot be followed into the jobs it "
+           "starts. This task wires the exporter first.\n")
+    s.call("b1", "Bash", {"command": "bd update app-7.1 --status in_progress"}, "Updated")
+    s.call("b2", "Bash", {"command": "mix test"}, "12 tests, 0 failures")
+    done = sections(s.entries)["Problem Solving"]
+    assert done.splitlines()[0] == (
+        '- Task "app-7.1" (in progress at the cut) - Add the OTEL bootstrap (why: Traces stop at '
+        "the web layer, so a slow import cannot be followed into the jobs it starts):")
+    assert purpose_of("title:\tFix the pager\nstate:\tOPEN\n--\nShort body.\n") == ""
 
 
 def test_a_commit_made_for_a_tracker_issue_in_progress_names_it() -> None:

@@ -19,7 +19,7 @@ No network and no model: the sections are built from what the transcript records
 4. Errors and fixes - the failed tool calls and runs (those a change fixed, with the assistant's
    diagnosis, first when not all fit), the changes after them and whether the run then passed;
 5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
-   its state at the cut: commits, pushes, merges and rebases, rounds of replies to review
+   its state at the cut (and what it is for, as its issue's description opens): commits, pushes, merges and rebases, rounds of replies to review
    comments (:mod:`ctxtool.core.summarizing.git_work`), tests and builds, issues closed, the
    assistant's own end-of-turn reports (a line restating a git action of its turn told on that
    action's line); as many of the newest as fit in its room (:data:`WORK_CHARS`), those a
@@ -528,6 +528,8 @@ def problem_solving(v: View, f: float, said: str = "") -> str:
             task = work.tasks.get(group)
             if task is not None:
                 detail = f" - {clip(task.detail, 160)}" if task.detail else ""
+                why = work.whys.get(group, "")  # what it is for, as its issue says
+                detail += f" (why: {why.rstrip('.')})" if why else ""
                 lines.append(f"- Task \"{clip(group, 160)}\" ({_task_state(facts, task)}){detail}:")
         lines.append(("  " if group else "") + ("  - " if entry.detail else "- ")
                      + _shown(entry, width))

@@ -70,6 +70,7 @@ DIFF_LINES = 20_000  # a longer file written whole again is not compared line by
 CONSTRAINTS = 12  # user statements kept (the newest)
 PLANS = 16  # issues whose text as shown is kept (the newest)...
 PLAN_CHARS = 8000  # ...up to this much of it
+WHY_CHARS = 200  # what an issue is for: its description's first sentence, cut to this
 _REPORT_VERB = re.compile(
     r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
     r"wrote|written|updated|modified|refactored|removed|replaced|renamed|extracted|migrated|"
@@ -113,6 +114,7 @@ _TRACKER = re.compile(r"(?:^|&&|;|\|\|)\s*(?:bd|beads|gh issue)\s+"
 _SHOWN_TITLE = re.compile(r"\A\W*[\w.#-]+(?:\s+\[\w+\])?\s+\u00b7\s+(.+?)(?:\s{2,}\[.*)?$|^title:\s+(.+)$",
                           re.MULTILINE)
 _FLAG_STATUS = re.compile(r"--status[= ]+([\w-]+)")
+_LEAD = ("#", "-", "*", "+", "|", ">", "`", "[")  # a heading, list, table, quote, fence, link
 _STATUS = {"in_progress": "in_progress", "in-progress": "in_progress", "open": "pending",
            "closed": "completed", "done": "completed", "blocked": "pending"}
 _REASON = re.compile(r"""--(?:reason|comment)[= ]+(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
@@ -506,6 +508,7 @@ class WorkLog:
         self.commits = 0
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
         self.plans: dict[str, str] = {}  # the issues as the tracker printed them, by id (newest)
+        self.whys: dict[str, str] = {}  # what each issue is for (:func:`purpose_of`), by id
         self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
         self.whole: set[str] = set()  # the files whose text there is all of it (not a part read)
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
@@ -815,6 +818,7 @@ class WorkLog:
             shown = _SHOWN_TITLE.search(result.lstrip())
             if shown:
                 self.titles[ident] = one_line(shown.group(1) or shown.group(2), 160)
+                self.whys[ident] = purpose_of(result)
                 self.plans.pop(ident, None)  # what the issue says is to be done
                 self.plans[ident] = result[:PLAN_CHARS]
                 while len(self.plans) > PLANS:
@@ -960,6 +964,18 @@ class WorkLog:
             lines.append(one_line(f"tests added: {len(work.tests)}"
                                 + (" (" + ", ".join(unnamed) + ")" if unnamed else ""), STEP_CHARS))
         return lines
+
+
+def purpose_of(shown: str) -> str:
+    """What an issue is for: the first sentence of the first paragraph of prose an issue
+    tracker's view of it prints after its title (its description's opening; headings, lists
+    and ``Key: value`` lines passed over), '' if there is none."""
+    for line in shown.splitlines()[1:]:
+        text = line.strip()
+        words = text.split()
+        if len(words) >= 8 and not text.startswith(_LEAD) and not words[0].endswith(":"):
+            return one_line(re.split(r"(?<=[.!?])\s+", text)[0], WHY_CHARS)
+    return ""
 
 
 # the words a report uses for a git action of its turn (a pull request is another matter)
