@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ctxtool.core.summarizing.offline import OfflineRun, View, files_and_code
 from ctxtool.core.summarizing.request import build_request
-from ctxtool.core.summarizing.work import WorkLog
+from ctxtool.core.summarizing.work import TEXTS, WorkLog
 from ctxtool.types import CLAUDE_CODE
 from tests.summarize_builder import Session, text_block
 
@@ -200,3 +200,17 @@ def test_the_comment_over_a_new_clause_of_a_function_says_what_it_is_for() -> No
     work.changed(path, "Edit", "end\nend\n", "end\n\n  # Counts the items for the badge\n"
                  "  def badge_count(cart), do: length(cart)\nend\n", 2, True, "Count them:")
     assert work.file_lines(path, 2, in_order, any_code=False)[1] == "Count them: added badge_count"
+
+
+def test_what_steps_wrote_is_let_go_once_many_other_files_changed_since() -> None:
+    work = WorkLog()
+    wired(work)
+    for i in range(TEXTS):
+        work.changed(f"/w/lib/shop/part{i}.ex", "Edit", "x = 1", "x = 2", 2 + i, True, "Bump:")
+    # a long session's writes are not all held: the oldest file's steps keep none of theirs...
+    assert all(not s.wrote and not s.fresh for s in work.files[PATH].steps.values())
+    assert all(s.wrote for s in work.files["/w/lib/shop/part0.ex"].steps.values())
+    # ...so a change of what it wrote long ago is a step of its own
+    old = WIRED[:WIRED.index("\n\n    children")]
+    step = work.changed(PATH, "Edit", old, ALIASED, 99, True, "Alias the nested module:")
+    assert step.intent == "Alias the nested module"

@@ -509,6 +509,7 @@ class WorkLog:
         self.titles: dict[str, str] = {}  # issue titles an issue tracker printed, by id
         self.plans: dict[str, str] = {}  # the issues as the tracker printed them, by id (newest)
         self.whys: dict[str, str] = {}  # what each issue is for (:func:`purpose_of`), by id
+        self.holding: dict[str, None] = {}  # files whose steps keep what they wrote (the newest)
         self.texts: dict[str, str] = {}  # the files' text as last read or written, edits applied
         self.whole: set[str] = set()  # the files whose text there is all of it (not a part read)
         self.said: deque[set[str]] = deque(maxlen=SAID_LINES)  # the telling words of report lines
@@ -575,6 +576,7 @@ class WorkLog:
                    after, old, new, None if prior is None else rewritten(prior, new),
                    self.texts.get(path, ""))
         _wrote(step, old, new, host is not None)
+        self._hold(path)
         if host is not None:  # what the rework said it was about is the step's too
             host.aims.update(dict.fromkeys(identifiers_in(intent_of(intent))))
         step.task, step.commits = self.active, self.commits
@@ -584,6 +586,19 @@ class WorkLog:
         self.since_commit[path] = None
         self.last_change = position
         return step
+
+    def _hold(self, path: str) -> None:
+        """``path``'s steps keep what they wrote; those of a file changed longer ago (past the
+        newest :data:`TEXTS`) let it go. A rework comes moments after what it reworks, and what
+        a long session wrote in many files is not all held."""
+        self.holding.pop(path, None)
+        self.holding[path] = None
+        while len(self.holding) > TEXTS:
+            oldest = next(iter(self.holding))
+            del self.holding[oldest]
+            for step in self.files[oldest].steps.values():
+                step.wrote.clear()
+                step.fresh.clear()
 
     def _step_for(self, work: FileWork, key: str) -> Step:
         """The step of ``work`` for the intent ``key``, made the newest."""
