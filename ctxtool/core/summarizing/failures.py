@@ -167,14 +167,14 @@ def failed_count(text: str) -> str:
         f"{failed[-1]} test{'s' * (failed[-1] != '1')} failed"
 
 
+_PASSED_LINE = re.compile(r"\bPASS(?:ED)?\b")  # a line of a run's output naming a test that passed
+
+
 def failed_tests(text: str) -> list[str]:
     """The tests a run's output says failed (not those it says passed), the first
     :data:`FAILED_TESTS`."""
     failing = "\n".join(line for line in text.splitlines() if not _PASSED_LINE.search(line))
     return list(dict.fromkeys(test_names_in(failing)))[:FAILED_TESTS]
-
-
-_PASSED_LINE = re.compile(r"\bPASS(?:ED)?\b")
 
 
 def program_of(command: str) -> str:
