@@ -326,7 +326,7 @@ def _header_words(header: str) -> str:
     return re.sub(r"[\[\]]|\bby\b", " ", bare)
 
 
-@dataclass
+@dataclass(eq=False)  # a reply is itself: two that say the same are still two
 class Reply:
     """One reply of a round: what it said came of the comment it answers."""
 

@@ -169,7 +169,7 @@ class Check:
     position: int
 
 
-@dataclass
+@dataclass(eq=False)  # a line is itself: two that say the same are still two
 class WorkLine:
     position: int
     task: str  # the task in progress when it happened ("" for none)
@@ -914,7 +914,7 @@ class WorkLog:
     def _under(self, head: WorkLine, old: list[WorkLine], new: list[WorkLine]) -> list[WorkLine]:
         """``new`` in place of ``old`` right under ``head`` (other lines may have come after
         it since); the oldest lines go when there is no room."""
-        kept = [line for line in self.lines if not any(line is o for o in old)]
+        kept = [line for line in self.lines if line not in old]
         at = next((i + 1 for i, line in enumerate(kept) if line is head), len(kept))
         self.lines.clear()
         self.lines.extend(kept[:at] + new + kept[at:])
@@ -940,7 +940,7 @@ class WorkLog:
                 else:
                     action.reported.append(line)
                     action.tell(action.own or action.text)
-                    if not any(action is m for m in moved) and not self._under_lines(action):
+                    if action not in moved and not self._under_lines(action):
                         self._to_end(action)
                         moved.append(action)
                 self.said.append(words)
