@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from ctxtool.core.sizing.tokens import estimate_entry_tokens
+from ctxtool.core.summarizing.offline import OfflineRun, View
+from ctxtool.core.summarizing.request import build_request
 from ctxtool.types import CLAUDE_CODE
 
 SESSION = "5e55a0a0-0000-4000-8000-000000000001"
@@ -80,6 +83,17 @@ class Session:
 
     def jsonl(self) -> bytes:
         return b"".join(orjson.dumps(e) + b"\n" for e in self.entries)
+
+
+def least_detail(s: Session, section: Callable[[View, float], str]) -> list[str]:
+    """The lines of one section of the offline summary of ``s`` (``files_and_code``,
+    ``errors_and_fixes``...), written at the least detail."""
+    request = build_request(s.entries, CLAUDE_CODE)
+    run = OfflineRun()
+    for turn in request.turns:
+        run.add(turn)
+    run.facts.end_turn()
+    return section(View(request, run.facts), 0.0).splitlines()
 
 
 def text_block(text: str) -> dict[str, Any]:

@@ -9,12 +9,12 @@ import textwrap
 from ctxtool.core.summarizing.failures import (change_told, diagnosis, failed_count, failed_tests,
                                                 failure_gist, kind_of, program_of, reason_of)
 from ctxtool.core.summarizing.findings import check_words
-from ctxtool.core.summarizing.offline import OfflineRun, View, errors_and_fixes, offline_summary
+from ctxtool.core.summarizing.offline import errors_and_fixes, offline_summary
 from ctxtool.core.summarizing.prompt import split_sections
 from ctxtool.core.summarizing.request import build_request
 from ctxtool.core.summarizing.work import WorkLog
 from ctxtool.types import CLAUDE_CODE
-from tests.summarize_builder import Session, text_block
+from tests.summarize_builder import Session, least_detail, text_block
 
 
 def errors_of(s: Session) -> str:
@@ -306,15 +306,6 @@ def test_a_test_run_is_named_by_its_assertion_not_a_helper_s_log() -> None:
     assert failure_gist(build) == "a.go:3:5: undefined: logging; b.go:9:2: declared and not used: x"
 
 
-def _errors_at_least_detail(s: Session) -> list[str]:
-    request = build_request(s.entries, CLAUDE_CODE)
-    run = OfflineRun()
-    for turn in request.turns:
-        run.add(turn)
-    run.facts.end_turn()
-    return errors_and_fixes(View(request, run.facts), 0.0).splitlines()
-
-
 def test_a_failure_diagnosed_and_fixed_is_told_before_hook_rejections() -> None:
     s = Session()
     s.user("Add tracing and commit")
@@ -332,7 +323,7 @@ def test_a_failure_diagnosed_and_fixed_is_told_before_hook_rejections() -> None:
         s.call(f"f{n}", "Edit", {"file_path": f"/work/app/lib/f{n}.ex", "old_string": "a",
                                  "new_string": "b"}, "updated")
         s.call(f"m{n}", "Bash", {"command": "mix compile"}, "Compiling 1 file (.ex)")
-    lines = _errors_at_least_detail(s)
+    lines = least_detail(s, errors_and_fixes)
     # room for four: the latest, the diagnosed fix, then the newest of the others
     assert len(lines) == 5 and lines[0] == "- 2 other failures not listed: git commit x2."
     assert lines[1].startswith("- Test failure (`mix test`): BadMapError: expected a map")

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ctxtool.core.summarizing.offline import OfflineRun, View, files_and_code
-from ctxtool.core.summarizing.request import build_request
+from ctxtool.core.summarizing.offline import files_and_code
 from ctxtool.core.summarizing.work import TEXTS, WorkLog
-from ctxtool.types import CLAUDE_CODE
-from tests.summarize_builder import Session, text_block
+from tests.summarize_builder import Session, least_detail, text_block
 
 PATH = "/w/lib/shop/application.ex"
 BEFORE = "defmodule Shop.Application do\n  use Application\n\n  def start(_type, _args) do\n" \
@@ -115,15 +113,6 @@ def test_a_report_goes_with_the_step_a_fix_up_joined_by_what_the_fix_up_was_abou
         "Aliased `Shop.Metrics.Reporter.attach` so the linter passes")
 
 
-def _files_at_least_detail(s: Session) -> list[str]:
-    request = build_request(s.entries, CLAUDE_CODE)
-    run = OfflineRun()
-    for turn in request.turns:
-        run.add(turn)
-    run.facts.end_turn()
-    return files_and_code(View(request, run.facts), 0.0).splitlines()
-
-
 def test_a_changed_file_older_than_those_described_still_says_what_its_change_did() -> None:
     s = Session()
     s.user("Add the metrics")
@@ -136,7 +125,7 @@ def test_a_changed_file_older_than_those_described_still_says_what_its_change_di
         s.call(f"e{n}", "Edit", {"file_path": f"/w/lib/handler_{n}.ex", "old_string": "",
                                  "new_string": f"def handle_{n}(x), do: x"}, "updated")
     s.assistant(text_block("Done."))
-    lines = _files_at_least_detail(s)
+    lines = least_detail(s, files_and_code)
     assert lines[-2:] == [
         "- /w/lib/handler_0.ex (edited x1): The handler number 0: added handle_0",
         "- /w/mix.exs (edited x1): Add the metrics dependencies first: added metrics_core; "
@@ -153,7 +142,7 @@ def test_a_file_s_one_step_too_long_to_share_its_line_gets_a_line_of_its_own() -
                          "old_string": "", "new_string": "\n".join(
                              f"def {n}(socket), do: socket" for n in names)}, "updated")
     s.assistant(text_block("Done."))
-    lines = _files_at_least_detail(s)
+    lines = least_detail(s, files_and_code)
     assert lines[0] == "- /w/lib/shop_web/live/dashboard_live_handlers.ex (edited x1)"
     assert lines[1].startswith("  - Add the event handlers for every kind of event")
     assert all(len(line) <= 400 for line in lines)
