@@ -424,3 +424,29 @@ def test_the_work_shown_keeps_a_head_with_the_lines_under_it_or_leaves_both_out(
     assert _whole(lines, 5, 200) == 5 and _whole(lines, 0, 200) == 0
     short = [lines[0], WorkLine(0, "", "- a", detail=True), WorkLine(0, "", "- b", detail=True)]
     assert _whole(short, 2, 200) == 0  # the head and its first line fit in one line's room
+
+
+def test_a_report_line_restating_a_shell_call_of_its_turn_names_its_command() -> None:
+    s = Session()
+    s.user("Make the build dir and show me the logs")
+    s.call("b1", "Bash", {"command": "mkdir -p build/out", "description": "Create build output dir"},
+           "")
+    s.call("b2", "Bash", {"command": "du -sh logs/*.log", "description": "List the rotated logs "
+                          "with their disk usage"}, "4.0K logs/a.log\n8.0K logs/b.log")
+    s.call("b3", "Bash", {"command": "git status", "description": "List logs in git"}, "clean")
+    s.assistant(text_block("Done:\n- Created the build output folder\n"
+                           "- \u2705 Listed the logs: two files, 12K in all"))
+    s.user("Thanks. Check the cache too")
+    s.call("b4", "Bash", {"command": "du -sh cache", "description": "List cache size"}, "1M cache")
+    s.call("b5", "Bash", {"command": "rm -rf cache/tmp", "description": "Remove cache tmp files"},
+           "rm: cannot remove", error=True)
+    s.assistant(text_block("- Created the cache report\n- Removed the cache tmp files, as asked"))
+    done = sections(s.entries)["Problem Solving"].splitlines()
+    # the purpose said what the line and command do not ("disk usage", "rotated") - told
+    assert "- \u2705 Listed the logs: two files, 12K in all (ran `du -sh logs/*.log`: List the rotated " \
+           "logs with their disk usage)" in done
+    # the purpose adds nothing: the command alone; a git command is a git action, never this
+    assert "- Created the build output folder (ran `mkdir -p build/out`)" in done
+    # another turn's call, a failed call and a line whose verb no purpose opens with: as said
+    assert done[-2:] == ["- Created the cache report", "- Removed the cache tmp files, as asked"]
+    assert not any("rm -rf" in line or "git status" in line for line in done)

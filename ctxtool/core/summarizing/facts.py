@@ -383,8 +383,11 @@ class Facts:
         elif call.name == "Bash":
             command = str(data.get("command") or "")
             runs = commands_in(command)
-            self.work.tracker(command, text, self.position)
+            tracked = self.work.tracker(command, text, self.position)
             self.work.posted(command, self.position, text)
+            purpose = data.get("description")
+            if isinstance(purpose, str) and not tracked and not any(map(_GIT.match, runs)):
+                self.work.ran(command, purpose)
             for part in runs:
                 if _COMMIT.match(part):
                     self.work.commit(command, text, self.position)

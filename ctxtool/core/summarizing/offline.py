@@ -22,7 +22,7 @@ No network and no model: the sections are built from what the transcript records
    its state at the cut (and what it is for, as its issue's description opens): commits, pushes, merges and rebases, rounds of replies to review
    comments (:mod:`ctxtool.core.summarizing.git_work`), tests and builds, issues closed, the
    assistant's own end-of-turn reports (a line restating a git action of its turn told on that
-   action's line); as many of the newest as fit in its room (:data:`WORK_CHARS`), those a
+   action's line, one restating another shell command naming it); as many of the newest as fit in its room (:data:`WORK_CHARS`), those a
    section above tells left out first; the tasks whose work is left out for size keep a line
    each (their state and description);
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside

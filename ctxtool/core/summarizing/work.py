@@ -25,7 +25,8 @@ keeps, in order and in bounded memory:
   for a call it added, an option it set dropped) is part of that step, which tells its net
   change; and the tests each file gained;
 * tests and builds run, and whether each passed after the last change;
-* the assistant's own reports at the end of a turn (the lines that say what was done);
+* the assistant's own reports at the end of a turn (the lines that say what was done; one that
+  restates a shell command of its turn names it, with what its call said it was for);
 * the constraints and decisions the user stated.
 
 Every line it writes is short and says one piece of work; lists of names are short and ranked.
@@ -71,6 +72,8 @@ CONSTRAINTS = 12  # user statements kept (the newest)
 PLANS = 16  # issues whose text as shown is kept (the newest)...
 PLAN_CHARS = 8000  # ...up to this much of it
 WHY_CHARS = 200  # what an issue is for: its description's first sentence, cut to this
+TURN_CALLS = 16  # shell calls of a turn that its report's lines may restate (the newest)
+CALL_CHARS = 80  # a shell command told on a report line, cut to this
 _REPORT_VERB = re.compile(
     r"\b(?:done|fixed|fix|completed?|resolved|implemented|merged|committed|pushed|created|added|"
     r"wrote|written|updated|modified|refactored|removed|replaced|renamed|extracted|migrated|"
@@ -521,6 +524,8 @@ class WorkLog:
         self.review: tuple[WorkLine, list[WorkLine], ReviewRound] | None = None
         self.comments: dict[str, Comment] = {}  # review comments as listed, by id (the newest)
         self.hashes: set[str] = set()  # the commits' short hashes
+        # this turn's shell commands (no git or tracker), each with what the call said it was for
+        self.calls: deque[tuple[str, str]] = deque(maxlen=TURN_CALLS)
 
     def _line(self, position: int, text: str, detail: bool = False, kind: str = "",
               keys: tuple[str, ...] = ()) -> None:
@@ -530,6 +535,7 @@ class WorkLog:
 
     def user(self, text: str) -> None:
         self.review = None  # the user's message ends a round of replies
+        self.calls.clear()  # and a turn: a report after it is about the calls after it
         for sentence in constraints_in(text):
             if sentence not in self.constraints:
                 self.constraints.append(sentence)
@@ -911,6 +917,11 @@ class WorkLog:
                                              for text in round_.points()])
         self.said.append(telling_words(round_.told[-1].text()))
 
+    def ran(self, command: str, purpose: str) -> None:
+        """A shell command that succeeded, with what the call said it was for (``description``:
+        "List the new files with their sizes"), for the turn's report to name."""
+        self.calls.append((command, purpose))
+
     def _under(self, head: WorkLine, old: list[WorkLine], new: list[WorkLine]) -> list[WorkLine]:
         """``new`` in place of ``old`` right under ``head`` (other lines may have come after
         it since); the oldest lines go when there is no room."""
@@ -936,7 +947,7 @@ class WorkLog:
             if not any(words <= seen for seen in self.said):
                 action = _restated(line, actions)
                 if action is None:
-                    self._line(position, line)
+                    self._line(position, _backed(line, self.calls))
                 else:
                     action.reported.append(line)
                     action.tell(action.own or action.text)
@@ -945,6 +956,7 @@ class WorkLog:
                         moved.append(action)
                 self.said.append(words)
             _attach(line, recent)
+        self.calls.clear()
 
     def _under_lines(self, head: WorkLine) -> bool:
         """Whether lines are told under ``head`` (a commit's body, a round's comments)."""
@@ -1022,6 +1034,39 @@ def _restated(line: str, actions: list[WorkLine]) -> WorkLine | None:
         if where is not None and where <= at:
             best, at = action, where
     return best
+
+
+# past tenses that are not the verb with -ed or -d
+_IRREGULAR = {"ran": "run", "wrote": "write", "built": "build", "found": "find", "made": "make",
+              "got": "get", "read": "read", "set": "set", "put": "put", "began": "begin",
+              "did": "do", "gave": "give", "saw": "see", "took": "take", "kept": "keep"}
+
+
+def _backed(line: str, calls: Iterable[tuple[str, str]]) -> str:
+    """A report line with the shell command it restates (the newest of the turn whose stated
+    purpose opens with the line's verb, "Listed the files" and "List the new files ...", and
+    shares another word with it): ``line (ran `ls -lh *.txt`: List the new files with their
+    sizes)``, the purpose told only when it says what neither the line nor the command does."""
+    verb = re.search(r"[A-Za-z]+", line)
+    if verb is None:
+        return line
+    said = telling_words(line)
+    for command, purpose in reversed(list(calls)):
+        first, _, rest = purpose.partition(" ")
+        if _past_of(verb.group(0).lower(), first.lower()) and telling_words(rest) & said:
+            told = one_line(command.replace("`", "'"), CALL_CHARS)  # the span stays one
+            new = telling_words(rest) - said - telling_words(command)
+            return f"{line} (ran `{told}`" + (f": {purpose}" if new else "") + ")"
+    return line
+
+
+def _past_of(past: str, verb: str) -> bool:
+    """Whether ``past`` is ``verb``'s past tense (listed: list, tried: try, stopped: stop)."""
+    if len(verb) < 2 or not verb.isalpha():
+        return False
+    return _IRREGULAR.get(past) == verb or past in (
+        verb + "ed", verb + "d", verb + verb[-1] + "ed",
+        verb[:-1] + "ied" if verb.endswith("y") else "")
 
 
 def _definitions(steps: list[Step]) -> set[str]:
