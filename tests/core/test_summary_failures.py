@@ -65,6 +65,23 @@ def test_the_reason_is_what_the_assistant_made_of_it_not_what_it_does_next() -> 
     assert reason_of("Let me fix the credo issues. First, the implicit try:") == ""
 
 
+def test_words_after_a_failure_that_are_not_about_it_give_no_reason_but_a_later_line_may() -> None:
+    failed = "node build.js /bin/sh: node: command not found"
+    said = ("Done! I ran three commands at once:\n\n1. **Read**: read `build.js` back\n"
+            "2. **Bash**: ran `node build.js` (failed because node isn't installed here)\n"
+            "3. **Bash**: the disk has 4 GB free, no problem there\n\nLet me try again:")
+    # the first words are about something else; the first line further on that says what
+    # went wrong with what failed is the reason (not one naming it only, nor one only saying
+    # something went wrong)
+    assert reason_of(said, failed) == \
+        "Bash: ran `node build.js` (failed because node isn't installed here)"
+    assert reason_of("Here is the comparison of both branches.\n\nThey differ in 3 files.",
+                     failed) == ""
+    # words about it keep the first sentences, as they are without a failure to compare with
+    assert reason_of("The node binary is not on PATH. Install it first.", failed) == \
+        reason_of("The node binary is not on PATH. Install it first.")
+
+
 def test_a_failure_its_reason_its_fix_and_the_run_that_passed_make_one_line() -> None:
     s = Session()
     s.user("Make the tests pass")

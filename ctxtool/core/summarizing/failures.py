@@ -9,8 +9,9 @@ they are only counted).
 
 Each failure opens an *episode*, which gathers as the session goes on: the error's gist (the
 exception or compiler message, not a stack frame; the failing tests and how many failed), the
-assistant's first words after it (its stated reason, or else the diagnosis it stated before its
-first change: :func:`diagnosis`), the changes made after it (each step's intent and the names
+assistant's first words after it when they speak of it, else its first line further on that
+says what went wrong with what failed (its stated reason: :func:`reason_of`; or else the
+diagnosis it stated before its first change: :func:`diagnosis`), the changes made after it (each step's intent and the names
 the work log's step gained), and the run of the same program that passed after them. A failure
 of the same program with the same gist while its episode is still open is counted in it, not
 listed again. Episodes are kept in order and in bounded memory (the newest :data:`EPISODES`).
@@ -28,8 +29,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from ctxtool.core.summarizing.findings import (check_words, restates, speaks_of, stated_cause,
-                                                stated_error)
+from ctxtool.core.summarizing.findings import (check_words, names_failed, restates, says_wrong,
+                                                speaks_of, stated_cause, stated_error)
 from ctxtool.core.summarizing.names import test_names_in
 from ctxtool.core.summarizing.shell import commands_in, without_redirections
 from ctxtool.core.summarizing.text import one_line
@@ -359,7 +360,7 @@ class FailureLog:
         """The assistant's text: the stated reason of the failures since its last words that
         have none yet; words about no failure seen may name one (:meth:`thought`)."""
         for episode in self.unsaid:
-            episode.reason = episode.reason or reason_of(text)
+            episode.reason = episode.reason or reason_of(text, f"{episode.cause} {episode.gist}")
         about, self.unsaid, self.said_at = bool(self.unsaid), [], position
         if not about:
             self.thought(text, position)
@@ -465,20 +466,35 @@ def _rewrites(call: ToolCall) -> str:
 _BOOKKEEPING = ("TodoWrite", "TaskCreate", "TaskUpdate", "TaskList")
 
 
-def reason_of(text: str) -> str:
+def reason_of(text: str, failure: str = "") -> str:
     """What the assistant made of a failure: the first sentences of its words after it, filler
-    ("Good!", "Now") and what it goes on to do ("Let me ...": the fix says it) left out."""
-    paragraph = next((p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()), "")
-    words = " ".join(re.sub(r"\*\*|^\s*(?:[-*]|\d+[.)]|#+)\s*", "", ln).strip()
-                     for ln in paragraph.splitlines() if not ln.strip().startswith("```"))
+    ("Good!", "Now") and what it goes on to do ("Let me ...": the fix says it) left out. When
+    they speak of neither what failed (``failure``: the command and the error) nor of anything
+    going wrong ("I ran the three commands:"), the first sentence further on that speaks of
+    both ("- Ran the script (failed because `python` isn't installed)"), else ''."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    said = _reason_sentences(" ".join(_bare(ln) for ln in (paragraphs or [""])[0].splitlines()
+                                      if not ln.strip().startswith("```")))[:2]
+    if failure and not any(says_wrong(s) or names_failed(s, failure) for s in said):
+        later = (s for p in paragraphs[1:] for ln in p.splitlines() if not ln.strip().startswith("```")
+                 for s in _reason_sentences(_bare(ln)))
+        said = [next((s for s in later if says_wrong(s) and names_failed(s, failure)), "")]
+    reason = " ".join(said).rstrip(":")
+    return one_line(reason[:1].upper() + reason[1:], REASON_CHARS)
+
+
+def _bare(line: str) -> str:
+    return re.sub(r"\*\*|^\s*(?:[-*]|\d+[.)]|#+)\s*", "", line).strip()
+
+
+def _reason_sentences(words: str) -> list[str]:
+    """The sentences of ``words`` that may say a reason: filler off, those saying what comes
+    next, a few words leading in to what follows ("First, the implicit try:") and those saying
+    nothing of it ("I see the issue.") left out."""
     sentences = re.split(r"(?<=[.!?])\s+", words)
     said = [_FILLER.sub("", s).strip() for s in sentences if not _ACTION.match(_FILLER.sub("", s))]
-    # a few words ending in a colon lead in to what follows ("First, the implicit try:"); "I
-    # see the issue." says nothing of it
-    said = [_LEAD_IN.sub("", s) for s in said if s and not (s.endswith(":") and len(s.split()) < 5)
+    return [_LEAD_IN.sub("", s) for s in said if s and not (s.endswith(":") and len(s.split()) < 5)
             and not _EMPTY.match(s)]
-    reason = " ".join(said[:2]).rstrip(":")
-    return one_line(reason[:1].upper() + reason[1:], REASON_CHARS)
 
 
 # a sentence that says what is wrong ("The issue is that ...", "The credo warning is about ...")

@@ -105,4 +105,27 @@ def restates(words: str, gist: str) -> bool:
     return len(said & set(re.findall(r"[a-z_]{3,}", gist.lower()))) >= 0.6 * len(said)
 
 
-__all__ = ["check_words", "restates", "speaks_of", "stated_cause", "stated_error"]
+# words that say something went wrong, whatever it was, or what it needs
+_WRONG = re.compile(r"\b(?:fail\w*|errors?|because|bug|broke\w*|wrong|missing|issue|problem|"
+                    r"needs?|needed|must|should|ha(?:ve|s) to|instead|"
+                    r"(?:is|was|does|did|are|were|ca|could)n'?t|cannot|not (?:found|available|"
+                    r"installed|defined|exist|allowed|set)|no such|unavailable|unknown)\b",
+                    re.IGNORECASE)
+_SAYING = re.compile(r"[A-Za-z_][\w.]{3,}")
+
+
+def says_wrong(sentence: str) -> bool:
+    """Whether a sentence says something went wrong ("failed because", "isn't available") or
+    what it needs ("Need to activate the virtual environment")."""
+    return _WRONG.search(sentence) is not None
+
+
+def names_failed(sentence: str, failure: str) -> bool:
+    """Whether a sentence names a word of what failed (``failure``: the command and the error's
+    gist), besides "error" and the like."""
+    named = {w.rstrip(".").lower() for w in _SAYING.findall(failure)} - _GENERIC
+    return any(w.rstrip(".").lower() in named for w in _SAYING.findall(sentence))
+
+
+__all__ = ["check_words", "names_failed", "restates", "says_wrong", "speaks_of", "stated_cause",
+           "stated_error"]
