@@ -435,6 +435,30 @@ def test_a_small_edit_is_told_by_what_it_moved_or_took_out() -> None:
     assert change_told([(many, "")]) == ""
 
 
+def test_one_value_changed_on_each_line_an_edit_rewrote_is_told_old_to_new() -> None:
+    old = "    # retries: 3 attempts, then give up\n    if tries > 3:\n        raise Busy(3)"
+    new = "    # retries: 5 attempts with backoff, then give up\n    if tries > 5:\n        raise Busy(5)"
+    assert change_told([(old, new)]) == "3 -> 5 in a comment, `if tries > 5:`, `raise Busy(5)`"
+    # not the same change on every line, or one line only: its new lines tell it
+    assert change_told([("a = 3\nb = 3", "a = 5\nb = 4")]) == ""
+    assert change_told([("if tries > 3:", "if tries > 5:")]) == ""
+
+
+def test_a_fix_that_changed_one_value_shows_its_lines_once() -> None:
+    s = Session()
+    s.user("Fix the retry test")
+    s.call("t1", "Bash", {"command": "pytest tests/test_retry.py"},
+           "FAILED tests/test_retry.py::test_gives_up - assert 5 == 3\n1 failed", error=True)
+    s.call("e1", "Edit", {"file_path": "/work/app/tests/test_retry.py",
+                          "old_string": "    # gives up after 3 tries\n    assert tries == 3",
+                          "new_string": "    # gives up after 5 tries\n    assert tries == 5"},
+           "The file has been updated.", text="The test still expects the old limit. Let me update it:")
+    s.call("t2", "Bash", {"command": "pytest tests/test_retry.py"}, "1 passed")
+    errors = errors_of(s)
+    assert "3 -> 5 in a comment, `assert tries == 5`" in errors
+    assert errors.count("assert tries == 5") == 1
+
+
 def test_a_lint_fix_says_every_check_in_plain_words_and_what_the_edit_did() -> None:
     s = Session()
     s.user("Make lint pass")

@@ -243,8 +243,10 @@ DIFF_LINES = 200  # an edit longer than this on both sides is not compared
 
 def change_told(pairs: list[tuple[str, str]]) -> str:
     """What a small edit did that its new lines do not show: a line it moved (``moved `*Alias`
-    before `Content []byte` ``), a line it took out (``removed `return "", false` ``); '' for an
-    edit that only added or rewrote lines, or changed many (its new lines tell it)."""
+    before `Content []byte` ``), a line it took out (``removed `return "", false` ``), a value
+    it changed on every line it rewrote (``6 -> 7 in a comment, `if count != 7 {` ``); '' for
+    an edit that only added or rewrote lines otherwise, or changed many (its new lines tell
+    it)."""
     told: list[str] = []
     for old, new in pairs:
         before, after = _code_lines(old), _code_lines(new)
@@ -259,9 +261,34 @@ def change_told(pairs: list[tuple[str, str]]) -> str:
             continue
         moved = [line for line in gone if line in came and _says(line)]
         told.extend(_moved(line, after) for line in moved)
+        if not moved:
+            told.append(_substituted(gone, came))
         if not came:  # lines only taken out (a rewritten line is told by what it became)
             told.extend(f"removed `{_snip(line)}`" for line in gone if _says(line))
     return "; ".join(t for t in told[:TOLD_PARTS] if t)
+
+
+def _substituted(gone: list[str], came: list[str]) -> str:
+    """``6 -> 7 in a comment, `if count != 7 {` ``: the one word or value a small edit changed
+    on each of the two or more lines it rewrote (the same on every one), else ''."""
+    if len(gone) != len(came) or len(came) < 2:
+        return ""
+    common: set[tuple[str, str]] | None = None
+    for old, new in zip(gone, came):
+        a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+        swaps = {(a[i1], b[j1]) for tag, i1, i2, j1, j2
+                 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                 if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1}
+        common = swaps if common is None else common & swaps
+    if not common:
+        return ""
+    was, now = min(common)
+    where = ("a comment" if _COMMENT_LINE.match(line) else f"`{_snip(line)}`" for line in came)
+    return f"{was} -> {now} in " + ", ".join(dict.fromkeys(where))
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_COMMENT_LINE = re.compile(r"^(?:#|//|--|/\*|\*|;|<!--)")
 
 
 def _code_lines(text: str) -> list[str]:

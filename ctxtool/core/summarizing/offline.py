@@ -451,7 +451,8 @@ def _fix(episode: Episode, steps: list[str], said: str, first: bool, head: str) 
         return ""
     told = _merged([_step(step, said, head) for step in steps])
     code = [episode.told] * bool(first and episode.told) + \
-        [f"`{clip(episode.code, 70)}`"] * bool(first and episode.code)
+        [f"`{clip(episode.code, 70)}`"] * bool(first and episode.code
+                                               and not _shows(episode.told, episode.code))
     if len(told) == 1 and told[0] in _located_files(head) and code:
         told = []
     fix = "; ".join(told[:1] + code + told[1:])
@@ -460,6 +461,11 @@ def _fix(episode: Episode, steps: list[str], said: str, first: bool, head: str) 
     names = [n for n in episode.names if n not in fix and n in episode.defined] or \
         [n for n in episode.names if n not in fix]
     return fix + ("; added " + ", ".join(names[:3]) if names else "")
+
+
+def _shows(told: str, code: str) -> bool:
+    """Whether what a change did (``told``) shows its line of code already (its start)."""
+    return any(code.startswith(span.removesuffix("...")) for span in re.findall(r"`([^`]+)`", told))
 
 
 def _merged(steps: list[str]) -> list[str]:
