@@ -209,6 +209,23 @@ def test_imports_a_step_adds_or_removes_are_told_with_their_keyword() -> None:
         "It uses a macro: require it: added require SpotterWeb.OtelTraceHelpers"]
 
 
+def test_a_go_file_s_imports_are_told_by_their_package_path_in_or_out_of_a_block() -> None:
+    work = WorkLog()
+    path = "/w/cmd/explain.go"
+    work.changed(path, "Edit", '\t"fmt"\n\t"os"',
+                 '\t"fmt"\n\t"os"\n\n\t"example.com/cli/logging"', 1, True,
+                 "Log the error instead of dropping it:")
+    work.changed(path, "Edit", 'import "strings"\n\nfunc a() {}',
+                 'import str "strings"\n\nfunc a() {}', 2, True, "Alias the strings package:")
+    assert work.file_lines(path, 2, in_order) == [
+        "Log the error instead of dropping it: added import example.com/cli/logging",
+        "Alias the strings package"]  # the same package: no import added or removed
+    # a quoted line of another language is no import
+    work.changed("/w/app.py", "Edit", "X = [\n]", 'X = [\n    "example.com/a"\n]', 3, True,
+                 "Add the host:")
+    assert "import" not in " ".join(work.file_lines("/w/app.py", 1, in_order))
+
+
 def test_a_step_is_told_in_the_words_of_the_report_that_names_what_it_added() -> None:
     work = WorkLog()
     path = "/w/hooks.go"

@@ -273,7 +273,7 @@ def purposes_in(old: str, new: str) -> list[str]:
             and set(definitions_in(line)) <= known and definitions_in(line)]
 
 
-# a line that brings a module or a name in (Python, JavaScript, Go, Rust, Elixir, Ruby, PHP):
+# a line that brings a module or a name in (Python, JavaScript, Rust, Elixir, Ruby, PHP; Go below):
 # a change's imports are told with their keyword, as one would say it ("added alias X")
 _IMPORT = re.compile(r"^[ \t]*(import|from|use|alias|require)[ \t]+([A-Za-z_][\w.:]*)", re.MULTILINE)
 
@@ -303,9 +303,18 @@ def _indent(line: str) -> int:
     return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
 
 
-def imports_in(text: str) -> dict[str, str]:
+# Go's: ``import "fmt"``, ``import log "x/log"`` or a line of an ``import (...)`` block (an edit
+# of the block often holds only its lines)
+_GO_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+)?(?:[A-Za-z_]\w*[ \t]+)?"
+                        r"\"([\w.-]+(?:/[\w.-]+)*)\"[ \t]*$", re.MULTILINE)
+
+
+def imports_in(text: str, path: str = "") -> dict[str, str]:
     """The imports of ``text`` (``alias X.Y``: the keyword and the name) and the name each
-    brings in."""
+    brings in (of a Go file, its package path's last part)."""
+    if path.endswith(".go"):
+        return {f"import {m.group(1)}": m.group(1).rsplit("/", 1)[-1]
+                for m in _GO_IMPORT.finditer(text)}
     return {f"{m.group(1)} {m.group(2)}": m.group(2) for m in _IMPORT.finditer(text)
             if looks_like_identifier(m.group(2))}
 
@@ -669,7 +678,7 @@ class WorkLog:
         for name in declarations_in(new):
             if name not in gone and name in step.added and name not in step.defined:
                 step.declared[name] = None
-        brought, dropped = imports_in(new), imports_in(old)
+        brought, dropped = imports_in(new, work.path), imports_in(old, work.path)
         for statement, name in brought.items():
             if statement not in dropped and step.dropped.pop(statement, None) is None:
                 step.imports[statement] = name
