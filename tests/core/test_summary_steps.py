@@ -226,6 +226,18 @@ def test_a_go_file_s_imports_are_told_by_their_package_path_in_or_out_of_a_block
     assert "import" not in " ".join(work.file_lines("/w/app.py", 1, in_order))
 
 
+def test_an_intent_cut_short_ends_at_a_whole_word_marked_before_the_names() -> None:
+    work = WorkLog()
+    path = "/w/app/retry.py"
+    said = ("The retry loop gives up too early on a slow network, and the backoff never grows "
+            "past one second, so the third attempt always lands during the same outage window")
+    assert len(said) > 160  # longer than an intent is kept
+    work.changed(path, "Edit", "def fetch():\n    pass", "def fetch():\n    pass\n\n"
+                 "def delay_for(n):\n    return 2 ** n", 1, True, said)
+    line = work.file_lines(path, 1, in_order)[0]
+    assert line.endswith(" during the same outage \u2026: added delay_for"), line
+
+
 def test_a_step_is_told_in_the_words_of_the_report_that_names_what_it_added() -> None:
     work = WorkLog()
     path = "/w/hooks.go"

@@ -1133,7 +1133,7 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
                          for part in parts)
     else:  # the names a reader cannot guess before the end of a long intent
         what = _shortened(what, max(STEP_CHARS - len("; ".join(parts)) - 2, INTENT_SHORT))
-        text = what.rstrip(" .:;") + ": " + "; ".join(parts) if parts else what
+        text = _unstopped(what) + ": " + "; ".join(parts) if parts else what
     return one_line(text, STEP_CHARS)
 
 
@@ -1193,6 +1193,14 @@ def _wrote(step: Step, old: str, new: str, reworked: bool) -> None:
         del step.wrote[0]
     if step.wrote and len(step.fresh) < WROTE_CHARS // 10:
         step.fresh |= _squeezed(new) - _squeezed(old)
+
+
+def _unstopped(what: str) -> str:
+    """What a step did without its full stop or colon, to go before a colon; cut short
+    (``...``, :func:`one_line`), it ends after its last whole word, marked."""
+    if what.endswith("...") and " " in what:
+        return what[:what.rfind(" ")].rstrip(" ,;:") + " \u2026"
+    return what.rstrip(" .:;")
 
 
 def _shortened(text: str, limit: int) -> str:
