@@ -236,6 +236,9 @@ def test_an_intent_cut_short_ends_at_a_whole_word_marked_before_the_names() -> N
                  "def delay_for(n):\n    return 2 ** n", 1, True, said)
     line = work.file_lines(path, 1, in_order)[0]
     assert line.endswith(" during the same outage \u2026: added delay_for"), line
+    # a step that added no names ends the same way
+    work.changed("/w/app/notes.txt", "Write", "", "slow networks\n", 2, False, said)
+    assert work.file_lines("/w/app/notes.txt", 1, in_order)[0].endswith(" the same outage \u2026")
 
 
 def test_a_step_is_told_in_the_words_of_the_report_that_names_what_it_added() -> None:

@@ -11,8 +11,8 @@ Each failure opens an *episode*, which gathers as the session goes on: the error
 exception or compiler message, not a stack frame; the failing tests and how many failed), the
 assistant's first words after it when they speak of it, else its first line further on that
 says what went wrong with what failed (its stated reason: :func:`reason_of`; or else the
-diagnosis it stated before its first change: :func:`diagnosis`), the changes made after it (each step's intent and the names
-the work log's step gained), and the run of the same program that passed after them. A failure
+diagnosis it stated before its first change: :func:`diagnosis`), the changes made after it
+(each step's intent and the names the work log's step gained), and the run of the same program that passed after them. A failure
 of the same program with the same gist while its episode is still open is counted in it, not
 listed again. Episodes are kept in order and in bounded memory (the newest :data:`EPISODES`).
 
@@ -31,7 +31,7 @@ from difflib import SequenceMatcher
 
 from ctxtool.core.summarizing.findings import (check_words, names_failed, restates, says_wrong,
                                                 speaks_of, stated_cause, stated_error)
-from ctxtool.core.summarizing.names import test_names_in
+from ctxtool.core.summarizing.names import COMMENT_LINE, test_names_in
 from ctxtool.core.summarizing.shell import commands_in, without_redirections
 from ctxtool.core.summarizing.text import one_line
 from ctxtool.core.summarizing.tools import ToolCall, error_gist
@@ -283,12 +283,11 @@ def _substituted(gone: list[str], came: list[str]) -> str:
     if not common:
         return ""
     was, now = min(common)
-    where = ("a comment" if _COMMENT_LINE.match(line) else f"`{_snip(line)}`" for line in came)
+    where = ("a comment" if COMMENT_LINE.match(line) else f"`{_snip(line)}`" for line in came)
     return f"{was} -> {now} in " + ", ".join(dict.fromkeys(where))
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_COMMENT_LINE = re.compile(r"^(?:#|//|--|/\*|\*|;|<!--)")
 
 
 def _code_lines(text: str) -> list[str]:
@@ -503,8 +502,8 @@ def reason_of(text: str, failure: str = "") -> str:
     said = _reason_sentences(" ".join(_bare(ln) for ln in (paragraphs or [""])[0].splitlines()
                                       if not ln.strip().startswith("```")))[:2]
     if failure and not any(says_wrong(s) or names_failed(s, failure) for s in said):
-        later = (s for p in paragraphs[1:] for ln in p.splitlines() if not ln.strip().startswith("```")
-                 for s in _reason_sentences(_bare(ln)))
+        later = (s for p in paragraphs[1:] for ln in p.splitlines()
+                 if not ln.strip().startswith("```") for s in _reason_sentences(_bare(ln)))
         said = [next((s for s in later if says_wrong(s) and names_failed(s, failure)), "")]
     reason = " ".join(said).rstrip(":")
     return one_line(reason[:1].upper() + reason[1:], REASON_CHARS)

@@ -25,6 +25,7 @@ _BACKTICKED = re.compile(r"`([^`\n]{2,120})`")
 _DEFINITION = re.compile(
     r"\b(?:def|class|func|function|type|struct|interface|enum|trait|impl|fn|defp?|defmodule|"
     r"module|const|let|var|val)\s+(?:\([^)]*\)\s*)?([A-Za-z_][\w.]*)")
+COMMENT_LINE = re.compile(r"^(?:#|//|--|/\*|\*|;|<!--)")  # a line of code that is a comment
 _TEST_NAME = re.compile(r"--- (?:FAIL|PASS): (\w+)|(?:FAILED|ERROR) \S*?::(\w+)|::(test_?\w+)")
 _CUT_MARK = "\n\n[... "  # a head-and-tail cut: ``[... N chars truncated ...]`` (truncate_text)
 FILE_EXTENSIONS = frozenset(

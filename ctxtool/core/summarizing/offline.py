@@ -18,13 +18,14 @@ No network and no model: the sections are built from what the transcript records
    commands, subagents or the conversation;
 4. Errors and fixes - the failed tool calls and runs (those a change fixed, with the assistant's
    diagnosis, first when not all fit), the changes after them and whether the run then passed;
-5. Problem Solving - the work done, in order, grouped by the task in progress at the time with
-   its state at the cut (and what it is for, as its issue's description opens): commits, pushes, merges and rebases, rounds of replies to review
-   comments (:mod:`ctxtool.core.summarizing.git_work`), tests and builds, issues closed, the
-   assistant's own end-of-turn reports (a line restating a git action of its turn told on that
-   action's line, one restating another shell command naming it); as many of the newest as fit in its room (:data:`WORK_CHARS`), those a
-   section above tells left out first; the tasks whose work is left out for size keep a line
-   each (their state and description);
+5. Problem Solving - the work done, in order, grouped by the task in progress at the time with its
+   state at the cut (and what it is for, as its issue's description opens): commits, pushes, merges
+   and rebases, rounds of replies to review comments (:mod:`ctxtool.core.summarizing.git_work`),
+   tests and builds, issues closed, the assistant's own end-of-turn reports (a line restating a git
+   action of its turn told on that action's line, one restating another shell command naming it);
+   as many of the newest as fit in its room (:data:`WORK_CHARS`), those a section above tells left
+   out first; the tasks whose work is left out for size keep a line each (their state and
+   description);
 6. All user messages - every one, in order: typed, queued while the assistant worked, sent beside
    tool results, given as the reason for rejecting a tool call; a very long one keeps its start
    and end;

@@ -43,8 +43,9 @@ from difflib import SequenceMatcher
 from ctxtool.core.summarizing.git_work import (COMMENTS, Comment, Integration, ReviewRound,
                                                branch_in, ending_of, integration, replies_in,
                                                review_comments)
-from ctxtool.core.summarizing.names import (declarations_in, definitions_in, enclosing_definition,
-                                            identifiers_in, looks_like_identifier)
+from ctxtool.core.summarizing.names import (COMMENT_LINE, declarations_in, definitions_in,
+                                            enclosing_definition, identifiers_in,
+                                            looks_like_identifier)
 from ctxtool.core.summarizing.text import one_line
 
 WORK_LINES = 400  # pieces of work kept (the newest)
@@ -214,7 +215,6 @@ def _rank(names: dict[str, None], limit: int) -> list[str]:
 
 
 _TRIVIAL = re.compile(r"^[\W\d_]*$|^(?:end|else|fi|done|esac|return|pass|break|continue)\W*$")
-_COMMENT = re.compile(r"^(?:#|//|--|/\*|\*|;|<!--)")
 _DEFINES = re.compile(r"\b(?:def|defp|defmacro|defmodule|class|func|function|fn|struct|interface|"
                       r"enum|trait|impl|type|const|module)\s+[A-Za-z_]")
 
@@ -228,7 +228,7 @@ def _weight(line: str, path: str) -> float:
         return 4.0
     if _CONFIG_FILE.search(path) and _CONFIG_KEY.match(line):
         return 3.0
-    if _COMMENT.match(line):
+    if COMMENT_LINE.match(line):
         return 1.0 if len(line.split()) >= 3 else 0.0
     return 2.0 if identifiers_in(line) or _OPTION.search(line) or _ROUTE.search(line) else 0.5
 
@@ -268,7 +268,7 @@ def purposes_in(old: str, new: str) -> list[str]:
     known = set(definitions_in(old))
     lines = [" ".join(raw.split()) for raw in new.splitlines()]
     return [above for above, line in zip(lines, lines[1:])
-            if line not in before and _DEFINES.search(line) and _COMMENT.match(above)
+            if line not in before and _DEFINES.search(line) and COMMENT_LINE.match(above)
             and above not in before and len(above.split()) >= 3 and len(above) <= CODE_CHARS
             and set(definitions_in(line)) <= known and definitions_in(line)]
 
@@ -1133,7 +1133,8 @@ def _step_line(step: Step, rank: Callable[[Iterable[str], int], list[str]], coun
                          for part in parts)
     else:  # the names a reader cannot guess before the end of a long intent
         what = _shortened(what, max(STEP_CHARS - len("; ".join(parts)) - 2, INTENT_SHORT))
-        text = _unstopped(what) + ": " + "; ".join(parts) if parts else what
+        what = _at_word(what)
+        text = what.rstrip(" .:;") + ": " + "; ".join(parts) if parts else what
     return one_line(text, STEP_CHARS)
 
 
@@ -1195,12 +1196,12 @@ def _wrote(step: Step, old: str, new: str, reworked: bool) -> None:
         step.fresh |= _squeezed(new) - _squeezed(old)
 
 
-def _unstopped(what: str) -> str:
-    """What a step did without its full stop or colon, to go before a colon; cut short
-    (``...``, :func:`one_line`), it ends after its last whole word, marked."""
+def _at_word(what: str) -> str:
+    """What a step did, cut short (``...``, :func:`one_line`): ending after its last whole
+    word, marked."""
     if what.endswith("...") and " " in what:
         return what[:what.rfind(" ")].rstrip(" ,;:") + " \u2026"
-    return what.rstrip(" .:;")
+    return what
 
 
 def _shortened(text: str, limit: int) -> str:
