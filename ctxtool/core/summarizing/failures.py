@@ -12,9 +12,10 @@ exception or compiler message, not a stack frame; the failing tests and how many
 assistant's first words after it when they speak of it, else its first line further on that
 says what went wrong with what failed (its stated reason: :func:`reason_of`; or else the
 diagnosis it stated before its first change: :func:`diagnosis`), the changes made after it
-(each step's intent and the names the work log's step gained), and the run of the same program that passed after them. A failure
-of the same program with the same gist while its episode is still open is counted in it, not
-listed again. Episodes are kept in order and in bounded memory (the newest :data:`EPISODES`).
+(each step's intent and the names the work log's step gained), and the run of the same program
+that passed after them. A failure of the same program with the same gist while its episode is
+still open is counted in it, not listed again. Episodes are kept in order and in bounded memory
+(the newest :data:`EPISODES`).
 
 A check's finding can also reach the assistant where the transcript does not keep it (a hook's
 feedback on an edit: the compiler's or linter's words are gone). When the assistant then names

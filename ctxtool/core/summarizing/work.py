@@ -1199,9 +1199,12 @@ def _wrote(step: Step, old: str, new: str, reworked: bool) -> None:
 def _at_word(what: str) -> str:
     """What a step did, cut short (``...``, :func:`one_line`): ending after its last whole
     word, marked."""
-    if what.endswith("...") and " " in what:
-        return what[:what.rfind(" ")].rstrip(" ,;:") + " \u2026"
-    return what
+    return _marked(what[:-3]) if what.endswith("...") and " " in what else what
+
+
+def _marked(text: str, floor: int = 0) -> str:
+    """``text`` cut after its last whole word (not before ``floor``), marked as cut."""
+    return text[:max(text.rfind(" "), floor)].rstrip(" ,;:") + " \u2026"
 
 
 def _shortened(text: str, limit: int) -> str:
@@ -1212,4 +1215,4 @@ def _shortened(text: str, limit: int) -> str:
     head = text[:limit]
     if head.rfind("; ") >= limit // 2:
         return head[:head.rfind("; ")]
-    return head[:max(head.rfind(" "), limit // 2)].rstrip(" ,;:") + " \u2026"
+    return _marked(head, limit // 2)
